@@ -1,0 +1,281 @@
+//! The bench: the state behind the browser lab's controls and every readout it shows.
+//!
+//! A [`Bench`] holds the drop, the stiffness, the step and the tolerance switch, and
+//! computes one [`BenchReadout`] per change. Readouts that do not depend on k (the
+//! divergence exponent at a given dt, the contact share's exponent) are cached, so a
+//! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
+//! few closed-form evaluations.
+
+use crate::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
+use crate::contact::rigid::{exact, time_of_impact_term, ExactOptions};
+use crate::error::{positive, FerroError, Result};
+use crate::integrate::adaptive::{tolerance, ToleranceOptions, PROBE_DEPENDENCE};
+use crate::integrate::fixed::{fixed, FixedOptions};
+use crate::model::Drop;
+use crate::readout::{
+    blame, contact_share_exponent, divergence_exponent, dt_refinement, Blame, Fit, Refinement,
+};
+use crate::state::RouteResult;
+use crate::sweep::{sweep, RouteRow, Sweep, SweepOptions};
+use serde::Serialize;
+
+/// Gradient error below which a route "lands on the exact answer" (with the right sign).
+pub const LANDS_BELOW: f64 = 1e-2;
+
+/// The lab's controls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BenchConfig {
+    /// The drop.
+    pub drop: Drop,
+    /// Penalty stiffness, N/m.
+    pub k: f64,
+    /// The base fixed step, s (the lab's "dt" button).
+    pub base_dt: f64,
+    /// 1, 10 or 100: the current step is base_dt / divisor.
+    pub dt_divisor: u32,
+    /// Run the tolerance route too.
+    pub tolerance: bool,
+    /// Its options.
+    pub tolerance_options: ToleranceOptions,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            drop: Drop::default(),
+            k: 1e6,
+            base_dt: 1e-4,
+            dt_divisor: 1,
+            tolerance: false,
+            tolerance_options: ToleranceOptions::default(),
+        }
+    }
+}
+
+impl BenchConfig {
+    /// The current fixed step, s.
+    pub fn dt(&self) -> f64 {
+        self.base_dt / self.dt_divisor as f64
+    }
+}
+
+/// What the rigid reference says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExactReadout {
+    /// State and Jacobian.
+    #[serde(flatten)]
+    pub flat: crate::readout::Flat,
+    /// The restitution used: the push-only law's stiff limit for the drop's zeta.
+    pub restitution: f64,
+    /// Speed of the first impact, m/s.
+    pub impact_speed: f64,
+    /// (1+e)·g/|v| at that speed, 1/s.
+    pub time_of_impact_term: f64,
+}
+
+/// Every number the lab shows for one setting of the controls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReadout {
+    /// Stiffness, N/m.
+    pub k: f64,
+    /// Current fixed step, s.
+    pub dt: f64,
+    /// k·dt²/m: above about 4 the explicit contact step is unstable; near 1 it is under-resolved.
+    pub k_dt2: f64,
+    /// The rigid reference.
+    pub exact: ExactReadout,
+    /// The fixed-step route at the current step.
+    pub fixed: RouteRow,
+    /// The continuous penalty flow (the blame split's reference).
+    pub flow: RouteRow,
+    /// The tolerance route, when switched on.
+    pub tolerance: Option<ToleranceReadout>,
+    /// Restitution the penalty law realises at this k and the drop's impact speed
+    /// (`None` when the mass does not leave the ground).
+    pub restitution_at_k: Option<f64>,
+    /// Divergence exponent at the current step.
+    pub exponent: Fit,
+    /// Gradient error at base_dt, /10, /100 at this k.
+    pub refinement: Refinement,
+    /// Blame split at (k, current step).
+    pub blame: Blame,
+    /// Fitted exponent of the contact share on k = 1e4..1e8.
+    pub contact_exponent: Fit,
+}
+
+/// The tolerance route's readout.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToleranceReadout {
+    /// State, Jacobian, errors and cost.
+    #[serde(flatten)]
+    pub row: RouteRow,
+    /// Relative tolerance used.
+    pub rtol: f64,
+    /// Whether rollouts stopped at the contact switches.
+    pub events: bool,
+    /// max |D(eps) - D(eps/2)| between the two probe sizes.
+    pub probe_gap: f64,
+    /// The flag threshold, 1e-3·max|J|.
+    pub probe_threshold: f64,
+    /// Force evaluations of the 8 Jacobian rollouts over the fixed route's.
+    pub cost_ratio: f64,
+    /// Right sign and gradient error below 1e-2.
+    pub lands: bool,
+}
+
+/// The bench: controls plus caches.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    config: BenchConfig,
+    reference: RouteResult,
+    exponent_cache: Vec<(f64, Fit)>,
+    contact_exponent: Option<Fit>,
+}
+
+impl Bench {
+    /// A bench with the given controls (validated).
+    pub fn new(config: BenchConfig) -> Result<Bench> {
+        let reference = exact(&config.drop, &ExactOptions::default())?;
+        let mut b = Bench {
+            config,
+            reference,
+            exponent_cache: Vec::new(),
+            contact_exponent: None,
+        };
+        b.set_config(config)?;
+        Ok(b)
+    }
+
+    /// The current controls.
+    pub fn config(&self) -> &BenchConfig {
+        &self.config
+    }
+
+    /// Replace the controls, validating them. A new drop clears the caches.
+    pub fn set_config(&mut self, config: BenchConfig) -> Result<()> {
+        config.drop.validate()?;
+        positive("k", config.k)?;
+        positive("dt", config.base_dt)?;
+        if ![1, 10, 100].contains(&config.dt_divisor) {
+            return Err(FerroError::InvalidParameter {
+                name: "dt_divisor",
+                value: config.dt_divisor as f64,
+                limit: "must be 1, 10 or 100".into(),
+            });
+        }
+        config.tolerance_options.integrator()?;
+        crate::integrate::fixed::step_count(config.drop.t_final, config.dt(), FixedOptions::default().max_steps)?;
+        if config.drop != self.config.drop {
+            self.reference = exact(&config.drop, &ExactOptions::default())?;
+            self.exponent_cache.clear();
+            self.contact_exponent = None;
+        }
+        self.config = config;
+        Ok(())
+    }
+
+    /// Set the stiffness, N/m.
+    pub fn set_k(&mut self, k: f64) -> Result<()> {
+        self.set_config(BenchConfig { k, ..self.config })
+    }
+
+    /// Set the stiffness from the slider's log10 k (2..8 in the lab; any finite value here).
+    pub fn set_log10_k(&mut self, log10_k: f64) -> Result<()> {
+        crate::error::finite("log10_k", log10_k)?;
+        self.set_k(libm::pow(10.0, log10_k))
+    }
+
+    /// Choose the current step: base_dt / divisor with divisor 1, 10 or 100.
+    pub fn set_dt_divisor(&mut self, divisor: u32) -> Result<()> {
+        self.set_config(BenchConfig { dt_divisor: divisor, ..self.config })
+    }
+
+    /// Switch the tolerance route on or off, with its relative tolerance and events flag.
+    pub fn set_tolerance(&mut self, on: bool, rtol: f64, events: bool) -> Result<()> {
+        let tolerance_options = ToleranceOptions { rtol, events, ..self.config.tolerance_options };
+        self.set_config(BenchConfig { tolerance: on, tolerance_options, ..self.config })
+    }
+
+    fn exponent_at(&mut self, dt: f64) -> Result<Fit> {
+        if let Some((_, fit)) = self.exponent_cache.iter().find(|(d, _)| *d == dt) {
+            return Ok(fit.clone());
+        }
+        let fit = divergence_exponent(&self.config.drop, dt)?;
+        self.exponent_cache.push((dt, fit.clone()));
+        Ok(fit)
+    }
+
+    /// Every readout for the current controls.
+    pub fn readout(&mut self) -> Result<BenchReadout> {
+        let c = self.config;
+        let drop = &c.drop;
+        let dt = c.dt();
+        let reference = &self.reference;
+        let e = limit_restitution(drop.zeta);
+        let speed = drop.impact_speed();
+        let exact_readout = ExactReadout {
+            flat: reference.into(),
+            restitution: e,
+            impact_speed: speed,
+            time_of_impact_term: time_of_impact_term(e, drop.gravity, speed)?,
+        };
+        let fixed_route = fixed(drop, c.k, dt, &FixedOptions::default())?;
+        let flow_route = flow(drop, c.k, &FlowOptions::default())?;
+        let fixed_row = RouteRow::from_route(&fixed_route, reference);
+        let tol = if c.tolerance {
+            let t = tolerance(drop, c.k, &c.tolerance_options)?;
+            let row = RouteRow::from_route(&t, reference);
+            let lands = row.errors.right_sign && row.errors.gradient < LANDS_BELOW;
+            Some(ToleranceReadout {
+                rtol: c.tolerance_options.rtol,
+                events: c.tolerance_options.events,
+                probe_gap: t.probe_gap.unwrap_or(0.0),
+                probe_threshold: PROBE_DEPENDENCE * crate::state::max_abs(&t.jacobian),
+                cost_ratio: t.cost.force_evals as f64 / fixed_route.cost.force_evals as f64,
+                lands,
+                row,
+            })
+        } else {
+            None
+        };
+        let exponent = self.exponent_at(dt)?;
+        let contact_exponent = match &self.contact_exponent {
+            Some(f) => f.clone(),
+            None => {
+                let f = contact_share_exponent(drop)?;
+                self.contact_exponent = Some(f.clone());
+                f
+            }
+        };
+        let reference = &self.reference;
+        Ok(BenchReadout {
+            k: c.k,
+            dt,
+            k_dt2: c.k * dt * dt / drop.mass,
+            exact: exact_readout,
+            fixed: fixed_row,
+            flow: RouteRow::from_route(&flow_route, reference),
+            tolerance: tol,
+            restitution_at_k: realised_restitution(drop, c.k, speed)?,
+            exponent,
+            refinement: dt_refinement(drop, c.k, c.base_dt)?,
+            blame: blame(drop, c.k, dt)?,
+            contact_exponent,
+        })
+    }
+
+    /// Forward and gradient error of the fixed route (and the tolerance route when on)
+    /// against k, at the current step: the lab's log-log plot.
+    pub fn curve(&self, ks: &[f64]) -> Result<Sweep> {
+        let c = &self.config;
+        sweep(
+            &c.drop,
+            ks,
+            &SweepOptions {
+                dt: c.dt(),
+                tolerance: if c.tolerance { Some(c.tolerance_options) } else { None },
+                blame: false,
+            },
+        )
+    }
+}

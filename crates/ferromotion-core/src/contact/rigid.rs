@@ -1,0 +1,166 @@
+//! Rigid impact with restitution, and the `exact` route built on it.
+//!
+//! Between impacts the mass flies: `y(t) = y0 + v0·t - g·t²/2`, whose state-transition
+//! matrix is `[[1, t], [0, 1]]`. At y = 0 with v- < 0 the velocity resets to `v+ = -e·v-`.
+//! Differentiating through the reset needs the saltation matrix
+//!
+//! ```text
+//! Xi = R + (f+ - R·f-)·nᵀ / (nᵀ·f-),   R = diag(1, -e),  f = (v, -g),  n = (1, 0)
+//!    = [[ -e,              0 ],
+//!       [ (1+e)·g/|v-|,   -e ]]
+//! ```
+//!
+//! Its lower-left entry is the time-of-impact term: moving y0 moves the impact time, and
+//! that shifts the bounce by an amount that grows as 1/|v-| (3.61 1/s at this drop's
+//! 4.43 m/s with e = 0.632; 1,601 1/s at 1 cm/s). No smooth contact model carries it.
+
+use crate::error::{FerroError, Result};
+use crate::model::Drop;
+use crate::state::{Cost, Jacobian, RouteResult, State};
+
+/// Default grazing threshold: impacts slower than this (m/s) are refused.
+pub const DEFAULT_GRAZE_SPEED: f64 = 1e-3;
+
+/// Time until a body at height `y` (m) with velocity `v` (m/s) reaches y = 0 moving down
+/// under gravity `g`, s. Returns 0 when it is already at or below the ground moving down.
+pub fn time_to_ground(y: f64, v: f64, g: f64) -> f64 {
+    if y <= 0.0 && v <= 0.0 {
+        return 0.0;
+    }
+    // Larger root of y + v·t - g·t²/2 = 0, written to avoid cancellation when v > 0.
+    let disc = (v * v + 2.0 * g * y).sqrt();
+    if v >= 0.0 {
+        (v + disc) / g
+    } else {
+        // v < 0: (v + disc)/g = 2y / (disc - v), no cancellation.
+        2.0 * y / (disc - v)
+    }
+}
+
+/// The time-of-impact term (1+e)·g/|v|, 1/s: the saltation matrix's dv+/dy- entry.
+pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result<f64> {
+    crate::error::positive("speed", speed)?;
+    crate::error::positive("gravity", gravity)?;
+    if !(restitution.is_finite() && (0.0..=1.0).contains(&restitution)) {
+        return Err(FerroError::InvalidParameter {
+            name: "restitution",
+            value: restitution,
+            limit: "must be in [0, 1]".into(),
+        });
+    }
+    Ok((1.0 + restitution) * gravity / speed)
+}
+
+/// Saltation matrix of a rigid impact at velocity `v_minus` < 0 (see the module docs).
+pub fn saltation(restitution: f64, gravity: f64, v_minus: f64) -> Jacobian {
+    let e = restitution;
+    Jacobian::new(-e, 0.0, -(1.0 + e) * gravity / v_minus, -e)
+}
+
+/// State-transition matrix of free flight over `t` seconds.
+pub fn flight_jacobian(t: f64) -> Jacobian {
+    Jacobian::new(1.0, t, 0.0, 1.0)
+}
+
+/// Free flight of (y, v) for `t` seconds under gravity `g`.
+pub fn fly(x: &State, t: f64, g: f64) -> State {
+    State::new(x[0] + x[1] * t - 0.5 * g * t * t, x[1] - g * t)
+}
+
+/// One rigid impact met by the `exact` route.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Impact {
+    /// Time of the impact, s.
+    pub t: f64,
+    /// Velocity just before, m/s (negative).
+    pub v_minus: f64,
+    /// Velocity just after, m/s.
+    pub v_plus: f64,
+}
+
+/// Options of the `exact` route.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExactOptions {
+    /// Coefficient of restitution e in [0, 1]; `None` takes the push-only penalty law's
+    /// stiff limit for the drop's zeta ([`crate::contact::penalty::limit_restitution`]).
+    pub restitution: Option<f64>,
+    /// Impacts slower than this (m/s) are refused as grazing.
+    pub graze_speed: f64,
+}
+
+impl Default for ExactOptions {
+    fn default() -> Self {
+        ExactOptions {
+            restitution: None,
+            graze_speed: DEFAULT_GRAZE_SPEED,
+        }
+    }
+}
+
+/// The rigid reference: x(T) and its Jacobian through every impact before T, composed
+/// from flight matrices and saltation matrices. Refuses grazing impacts.
+pub fn exact(drop: &Drop, opts: &ExactOptions) -> Result<RouteResult> {
+    Ok(exact_with_impacts(drop, opts)?.0)
+}
+
+/// [`exact`], also returning the impacts it went through.
+pub fn exact_with_impacts(drop: &Drop, opts: &ExactOptions) -> Result<(RouteResult, Vec<Impact>)> {
+    drop.validate()?;
+    crate::error::positive("graze_speed", opts.graze_speed)?;
+    let e = match opts.restitution {
+        Some(e) => {
+            if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
+                return Err(FerroError::InvalidParameter {
+                    name: "restitution",
+                    value: e,
+                    limit: "must be in [0, 1]".into(),
+                });
+            }
+            e
+        }
+        None => crate::contact::penalty::limit_restitution(drop.zeta),
+    };
+    let g = drop.gravity;
+    let mut x = drop.x0();
+    let mut t = 0.0;
+    let mut jac = Jacobian::identity();
+    let mut impacts = Vec::new();
+    loop {
+        let dt_hit = time_to_ground(x[0], x[1], g);
+        if t + dt_hit >= drop.t_final {
+            let rest = drop.t_final - t;
+            x = fly(&x, rest, g);
+            jac = flight_jacobian(rest) * jac;
+            break;
+        }
+        // Land exactly on the ground: y = 0, v- from energy, not from round-off.
+        let v_minus = x[1] - g * dt_hit;
+        t += dt_hit;
+        jac = flight_jacobian(dt_hit) * jac;
+        let speed = -v_minus;
+        if speed < opts.graze_speed {
+            return Err(FerroError::Grazing {
+                t,
+                speed,
+                threshold: opts.graze_speed,
+                term: (1.0 + e) * g / speed,
+            });
+        }
+        let v_plus = -e * v_minus;
+        impacts.push(Impact { t, v_minus, v_plus });
+        if v_plus <= 0.0 {
+            // e = 0: the mass stays on the ground; nothing about x(T) depends on x(0).
+            x = State::zeros();
+            jac = Jacobian::zeros();
+            break;
+        }
+        jac = saltation(e, g, v_minus) * jac;
+        x = State::new(0.0, v_plus);
+    }
+    Ok((RouteResult::new(x, jac, Cost::default()), impacts))
+}
+
+/// The rigid flow's state at T alone (no Jacobian), for finite-difference oracles.
+pub fn exact_state(drop: &Drop, opts: &ExactOptions) -> Result<State> {
+    Ok(exact(drop, opts)?.state)
+}

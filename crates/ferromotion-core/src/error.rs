@@ -1,0 +1,135 @@
+//! The one error type of the core. Every fallible entry point returns [`Result`].
+//!
+//! Each variant names the parameter or quantity at fault and carries the numbers that
+//! broke the limit, so a binding can show the message as it is (a Python exception, a
+//! JS `Error` in the lab's status line) without rewording it.
+
+/// Everything that can go wrong in the core, one variant per failure a user can cause.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FerroError {
+    /// A parameter is non-finite or outside its allowed range.
+    #[error("invalid parameter `{name}` = {value}: {limit}")]
+    InvalidParameter {
+        /// Parameter name as the user spells it (`k`, `dt`, `zeta`, ...).
+        name: &'static str,
+        /// The value received.
+        value: f64,
+        /// The limit it broke, in words (`must be > 0`).
+        limit: String,
+    },
+    /// A fixed step that does not divide the final time into a whole number of steps.
+    #[error(
+        "dt = {dt:e} s does not divide t_final = {t_final} s: t_final/dt = {ratio} is not a whole number (to 1e-9 relative)"
+    )]
+    StepDoesNotDivide {
+        /// The step received, s.
+        dt: f64,
+        /// The final time, s.
+        t_final: f64,
+        /// t_final / dt.
+        ratio: f64,
+    },
+    /// A rollout would need more steps than the cap allows.
+    #[error("{route} would need {steps:e} steps, above the cap max_steps = {max_steps}")]
+    TooManySteps {
+        /// Which route asked.
+        route: &'static str,
+        /// Steps needed (or taken when the cap was hit).
+        steps: f64,
+        /// The cap.
+        max_steps: u64,
+    },
+    /// The drop does not reach the ground before the final time.
+    #[error("no impact before t_final = {t_final} s: the first impact is at t = {t_impact} s")]
+    NoImpact {
+        /// The final time, s.
+        t_final: f64,
+        /// When the ground would first be reached, s (infinite if never).
+        t_impact: f64,
+    },
+    /// An impact so slow that the time-of-impact term explodes; refused by default.
+    #[error(
+        "grazing impact at t = {t} s: speed {speed:e} m/s is below the threshold {threshold:e} m/s (the time-of-impact term would be {term:e} 1/s)"
+    )]
+    Grazing {
+        /// Time of the impact, s.
+        t: f64,
+        /// Impact speed |v-|, m/s.
+        speed: f64,
+        /// The refusal threshold, m/s.
+        threshold: f64,
+        /// (1+e)·g/|v-|, 1/s: what the saltation entry would have been.
+        term: f64,
+    },
+    /// The adaptive integrator's step fell below what f64 can resolve.
+    #[error("step size underflow at t = {t} s (h = {h:e} s)")]
+    StepSizeUnderflow {
+        /// Time reached, s.
+        t: f64,
+        /// The step that was too small, s.
+        h: f64,
+    },
+    /// A result came out NaN or infinite (an unstable step, an overflow).
+    #[error("{what} is not finite ({detail})")]
+    NonFinite {
+        /// Which quantity.
+        what: &'static str,
+        /// Why it probably happened.
+        detail: String,
+    },
+    /// A scenario document could not be read.
+    #[error("invalid scenario: {0}")]
+    Scenario(String),
+}
+
+/// Result alias used throughout the core.
+pub type Result<T> = std::result::Result<T, FerroError>;
+
+impl From<serde_json::Error> for FerroError {
+    fn from(e: serde_json::Error) -> Self {
+        FerroError::Scenario(e.to_string())
+    }
+}
+
+impl FerroError {
+    /// A stable, machine-readable name for the variant (used by the bindings to pick
+    /// the exception class or the JS error's `name`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FerroError::InvalidParameter { .. } => "InvalidParameter",
+            FerroError::StepDoesNotDivide { .. } => "StepDoesNotDivide",
+            FerroError::TooManySteps { .. } => "TooManySteps",
+            FerroError::NoImpact { .. } => "NoImpact",
+            FerroError::Grazing { .. } => "Grazing",
+            FerroError::StepSizeUnderflow { .. } => "StepSizeUnderflow",
+            FerroError::NonFinite { .. } => "NonFinite",
+            FerroError::Scenario(_) => "Scenario",
+        }
+    }
+}
+
+/// Check that `value` is finite and strictly positive.
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(FerroError::InvalidParameter {
+            name,
+            value,
+            limit: "must be finite and > 0".into(),
+        })
+    }
+}
+
+/// Check that `value` is finite.
+pub(crate) fn finite(name: &'static str, value: f64) -> Result<f64> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(FerroError::InvalidParameter {
+            name,
+            value,
+            limit: "must be finite".into(),
+        })
+    }
+}

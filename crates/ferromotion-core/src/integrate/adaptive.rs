@@ -1,0 +1,406 @@
+//! Dormand–Prince 5(4) with error control and optional event location, and the
+//! `tolerance` route built on it.
+//!
+//! Each step takes the 5th-order solution and estimates its error from the embedded
+//! 4th-order one (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.5; `dopri5`). A step
+//! is accepted when `sqrt(mean((err_i / (atol + rtol·max|x_i|))²)) <= 1`; the next step
+//! is `h·clamp(0.9·err^(-1/5), 0.2, 10)` (no growth right after a rejection). The last
+//! stage of an accepted step is the first of the next (FSAL), so an accepted or rejected
+//! step costs six right-hand-side evaluations; the initial step-size guess costs two.
+//!
+//! Without events the right-hand side is the push-only law with its kink and jump, and
+//! error control alone has to cope with them. With events the rollout runs one smooth
+//! mode at a time (free flight, or the linear spring-damper), watches the switching
+//! function `psi = min(-y, -k·y - c·v)` (positive exactly where the push-only law pushes)
+//! on the step's dense output, locates the switch, lands on it with a shortened step
+//! and restarts in the other mode. Leaving y < 0 after the force has returned to zero
+//! changes nothing in the law, so it is not an event.
+
+use crate::contact::penalty::check_finite;
+use crate::error::{positive, FerroError, Result};
+use crate::model::{Drop, Penalty};
+use crate::state::{max_abs, Cost, Jacobian, RouteResult, State};
+
+// Butcher tableau of Dormand–Prince 5(4).
+const A21: f64 = 1.0 / 5.0;
+const A31: f64 = 3.0 / 40.0;
+const A32: f64 = 9.0 / 40.0;
+const A41: f64 = 44.0 / 45.0;
+const A42: f64 = -56.0 / 15.0;
+const A43: f64 = 32.0 / 9.0;
+const A51: f64 = 19372.0 / 6561.0;
+const A52: f64 = -25360.0 / 2187.0;
+const A53: f64 = 64448.0 / 6561.0;
+const A54: f64 = -212.0 / 729.0;
+const A61: f64 = 9017.0 / 3168.0;
+const A62: f64 = -355.0 / 33.0;
+const A63: f64 = 46732.0 / 5247.0;
+const A64: f64 = 49.0 / 176.0;
+const A65: f64 = -5103.0 / 18656.0;
+const A71: f64 = 35.0 / 384.0;
+const A73: f64 = 500.0 / 1113.0;
+const A74: f64 = 125.0 / 192.0;
+const A75: f64 = -2187.0 / 6784.0;
+const A76: f64 = 11.0 / 84.0;
+// Error coefficients: 5th-order weights minus the embedded 4th-order ones.
+const E1: f64 = 71.0 / 57600.0;
+const E3: f64 = -71.0 / 16695.0;
+const E4: f64 = 71.0 / 1920.0;
+const E5: f64 = -17253.0 / 339200.0;
+const E6: f64 = 22.0 / 525.0;
+const E7: f64 = -1.0 / 40.0;
+// Dense output (Hairer's `contd5`).
+const D1: f64 = -12715105075.0 / 11282082432.0;
+const D3: f64 = 87487479700.0 / 32700410799.0;
+const D4: f64 = -10690763975.0 / 1880347072.0;
+const D5: f64 = 701980252875.0 / 199316789632.0;
+const D6: f64 = -1453857185.0 / 822651844.0;
+const D7: f64 = 69997945.0 / 29380423.0;
+
+/// Counters of one or more rollouts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Right-hand-side evaluations actually made.
+    pub num_eval: u64,
+    /// Accepted steps.
+    pub accepted_steps: u64,
+    /// Rejected steps.
+    pub rejected_steps: u64,
+    /// Contact switches located (events mode only).
+    pub events: u64,
+}
+
+/// Which smooth law the rollout follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The push-only law with its `max` (no event location).
+    Clipped,
+    /// Free flight, a = -g (events mode).
+    Free,
+    /// The unclipped spring-damper, a = -g + (-k·y - c·v)/m (events mode).
+    Pushing,
+}
+
+struct System<'a> {
+    law: &'a Penalty,
+    gravity: f64,
+}
+
+impl System<'_> {
+    #[inline]
+    fn rhs(&self, mode: Mode, x: &State) -> State {
+        let force = match mode {
+            Mode::Clipped => self.law.force(x[0], x[1]),
+            Mode::Free => 0.0,
+            Mode::Pushing => self.law.spring_damper(x[0], x[1]),
+        };
+        State::new(x[1], force / self.law.mass - self.gravity)
+    }
+
+    /// Positive exactly where the push-only law pushes (y < 0 and -k·y - c·v > 0).
+    #[inline]
+    fn psi(&self, x: &State) -> f64 {
+        (-x[0]).min(self.law.spring_damper(x[0], x[1]))
+    }
+}
+
+/// One Dormand–Prince step of size `h` from `x` with `k1 = f(x)`.
+struct Step {
+    x_new: State,
+    k: [State; 7],
+    err: State,
+}
+
+fn dp_step(sys: &System, mode: Mode, x: &State, k1: &State, h: f64, stats: &mut Stats) -> Step {
+    let f = |y: State| sys.rhs(mode, &y);
+    let k2 = f(x + h * (A21 * k1));
+    let k3 = f(x + h * (A31 * k1 + A32 * k2));
+    let k4 = f(x + h * (A41 * k1 + A42 * k2 + A43 * k3));
+    let k5 = f(x + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4));
+    let k6 = f(x + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5));
+    let x_new = x + h * (A71 * k1 + A73 * k3 + A74 * k4 + A75 * k5 + A76 * k6);
+    let k7 = f(x_new);
+    stats.num_eval += 6;
+    let err = h * (E1 * k1 + E3 * k3 + E4 * k4 + E5 * k5 + E6 * k6 + E7 * k7);
+    Step {
+        x_new,
+        k: [*k1, k2, k3, k4, k5, k6, k7],
+        err,
+    }
+}
+
+/// 5th-order accurate dense output inside an accepted step, at fraction `theta` of `h`.
+fn dense(x: &State, step: &Step, h: f64, theta: f64) -> State {
+    let k = &step.k;
+    let r2 = step.x_new - x;
+    let r3 = h * k[0] - r2;
+    let r4 = r2 - h * k[6] - r3;
+    let r5 = h * (D1 * k[0] + D3 * k[2] + D4 * k[3] + D5 * k[4] + D6 * k[5] + D7 * k[6]);
+    let s = 1.0 - theta;
+    x + theta * (r2 + s * (r3 + theta * (r4 + s * r5)))
+}
+
+/// Tolerances and caps of one adaptive rollout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dopri5 {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance (m and m/s).
+    pub atol: f64,
+    /// Stop the rollout at each contact switch and restart there.
+    pub events: bool,
+    /// Refuse rollouts that need more accepted plus rejected steps than this.
+    pub max_steps: u64,
+}
+
+impl Dopri5 {
+    fn norm(&self, err: &State, x: &State, x_new: &State) -> f64 {
+        let mut sum = 0.0;
+        for i in 0..2 {
+            let sc = self.atol + self.rtol * x[i].abs().max(x_new[i].abs());
+            let r = err[i] / sc;
+            sum += r * r;
+        }
+        (0.5 * sum).sqrt()
+    }
+
+    /// Hairer's starting step guess; costs one evaluation beyond `f0`.
+    fn initial_step(&self, sys: &System, mode: Mode, x: &State, f0: &State, span: f64, stats: &mut Stats) -> f64 {
+        let scaled = |v: &State| {
+            let mut s = 0.0;
+            for i in 0..2 {
+                let r = v[i] / (self.atol + self.rtol * x[i].abs());
+                s += r * r;
+            }
+            (0.5 * s).sqrt()
+        };
+        let (d0, d1) = (scaled(x), scaled(f0));
+        let h0 = if d0 < 1e-5 || d1 < 1e-5 { 1e-6 } else { 0.01 * d0 / d1 };
+        let h0 = h0.min(span);
+        let f1 = sys.rhs(mode, &(x + h0 * f0));
+        stats.num_eval += 1;
+        let d2 = scaled(&(f1 - f0)) / h0;
+        let h1 = if d1.max(d2) <= 1e-15 {
+            (h0 * 1e-3).max(1e-6)
+        } else {
+            libm::pow(0.01 / d1.max(d2), 0.2)
+        };
+        (100.0 * h0).min(h1).min(span)
+    }
+
+    /// Integrate the penalty drop from `x0` at t = 0 to `t_end`.
+    pub fn rollout(&self, law: &Penalty, gravity: f64, x0: State, t_end: f64) -> Result<(State, Stats)> {
+        let sys = System { law, gravity };
+        let mut stats = Stats::default();
+        let mut mode = if !self.events {
+            Mode::Clipped
+        } else if sys.psi(&x0) > 0.0 {
+            Mode::Pushing
+        } else {
+            Mode::Free
+        };
+        let mut x = x0;
+        let mut t = 0.0;
+        let mut k1 = sys.rhs(mode, &x);
+        stats.num_eval += 1;
+        let mut h = self.initial_step(&sys, mode, &x, &k1, t_end, &mut stats);
+        let mut just_rejected = false;
+        while t < t_end {
+            if stats.accepted_steps + stats.rejected_steps >= self.max_steps {
+                return Err(FerroError::TooManySteps {
+                    route: "tolerance",
+                    steps: (stats.accepted_steps + stats.rejected_steps) as f64,
+                    max_steps: self.max_steps,
+                });
+            }
+            let last = t + h >= t_end;
+            if last {
+                h = t_end - t;
+            }
+            if !(h > 1e-15 * t.max(1e-3)) {
+                return Err(FerroError::StepSizeUnderflow { t, h });
+            }
+            let step = dp_step(&sys, mode, &x, &k1, h, &mut stats);
+            let err = self.norm(&step.err, &x, &step.x_new);
+            if !err.is_finite() {
+                return Err(FerroError::NonFinite {
+                    what: "adaptive step",
+                    detail: format!("error estimate at t = {t} s, h = {h:e} s"),
+                });
+            }
+            if err > 1.0 {
+                stats.rejected_steps += 1;
+                h *= (0.9 * libm::pow(err, -0.2)).max(0.2);
+                just_rejected = true;
+                continue;
+            }
+            // Accepted. In events mode, look for a switch inside the step first.
+            if mode != Mode::Clipped {
+                if let Some(theta) = self.locate_switch(&sys, mode, &x, &step, h) {
+                    let land = dp_step(&sys, mode, &x, &k1, theta * h, &mut stats);
+                    stats.accepted_steps += 1;
+                    stats.events += 1;
+                    t += theta * h;
+                    x = land.x_new;
+                    mode = if mode == Mode::Free { Mode::Pushing } else { Mode::Free };
+                    k1 = sys.rhs(mode, &x);
+                    stats.num_eval += 1;
+                    just_rejected = false;
+                    continue;
+                }
+            }
+            stats.accepted_steps += 1;
+            t = if last { t_end } else { t + h };
+            x = step.x_new;
+            k1 = step.k[6];
+            let grow = if just_rejected { 1.0 } else { 10.0 };
+            let factor = if err == 0.0 { grow } else { (0.9 * libm::pow(err, -0.2)).clamp(0.2, grow) };
+            h *= factor;
+            just_rejected = false;
+        }
+        Ok((x, stats))
+    }
+
+    /// Fraction of the accepted step at which the law switches (psi changes sign against
+    /// the current mode), located on the dense output; `None` if it does not switch.
+    fn locate_switch(&self, sys: &System, mode: Mode, x: &State, step: &Step, h: f64) -> Option<f64> {
+        // Outside the mode's own side: psi <= 0 while pushing, psi > 0 while free.
+        let outside = |theta: f64| {
+            let p = sys.psi(&dense(x, step, h, theta));
+            if mode == Mode::Pushing {
+                -p
+            } else {
+                p
+            }
+        };
+        // Sample the step so that a dip through the ground and back inside one step is seen.
+        const SAMPLES: usize = 8;
+        let mut lo = 0.0;
+        let mut hi = None;
+        for i in 1..=SAMPLES {
+            let theta = i as f64 / SAMPLES as f64;
+            if outside(theta) >= 0.0 {
+                hi = Some(theta);
+                break;
+            }
+            lo = theta;
+        }
+        let mut hi = hi?;
+        // Bisection: psi is only piecewise smooth (a min of two functions).
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if outside(mid) >= 0.0 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Some(hi)
+    }
+}
+
+/// Options of the `tolerance` route.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToleranceOptions {
+    /// Relative tolerance of each rollout.
+    pub rtol: f64,
+    /// Absolute tolerance; `None` means rtol·1e-2.
+    pub atol: Option<f64>,
+    /// Stop each rollout at the contact switches.
+    pub events: bool,
+    /// Larger probe size (m, m/s); the smaller is eps/2.
+    pub eps: f64,
+    /// Cap on steps per rollout.
+    pub max_steps: u64,
+}
+
+impl Default for ToleranceOptions {
+    fn default() -> Self {
+        ToleranceOptions {
+            rtol: 1e-11,
+            atol: None,
+            events: false,
+            eps: 1e-6,
+            max_steps: super::DEFAULT_MAX_STEPS,
+        }
+    }
+}
+
+impl ToleranceOptions {
+    /// The integrator these options configure, validated.
+    pub fn integrator(&self) -> Result<Dopri5> {
+        let rtol = positive("rtol", self.rtol)?;
+        let atol = match self.atol {
+            Some(a) => positive("atol", a)?,
+            None => rtol * 1e-2,
+        };
+        positive("eps", self.eps)?;
+        Ok(Dopri5 {
+            rtol,
+            atol,
+            events: self.events,
+            max_steps: self.max_steps,
+        })
+    }
+}
+
+/// Fraction of max|J| beyond which the two probe sizes are said to disagree.
+pub const PROBE_DEPENDENCE: f64 = 1e-3;
+
+/// The `tolerance` route: the penalty drop on Dormand–Prince 5(4); J by central
+/// differences of whole rollouts at probes eps and eps/2, combined by Richardson
+/// extrapolation `(4·D(eps/2) - D(eps))/3` (8 rollouts), flagged probe-dependent when
+/// `max|D(eps) - D(eps/2)| > 1e-3·max|J|`.
+pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteResult> {
+    drop.validate()?;
+    let law = drop.penalty(k)?;
+    let dp = opts.integrator()?;
+    let x0 = drop.x0();
+    let (state, nominal) = dp.rollout(&law, drop.gravity, x0, drop.t_final)?;
+    let mut probes = Stats::default();
+    let mut diff = |eps: f64| -> Result<Jacobian> {
+        let mut d = Jacobian::zeros();
+        for j in 0..2 {
+            let mut e = State::zeros();
+            e[j] = eps;
+            let (xp, sp) = dp.rollout(&law, drop.gravity, x0 + e, drop.t_final)?;
+            let (xm, sm) = dp.rollout(&law, drop.gravity, x0 - e, drop.t_final)?;
+            for s in [sp, sm] {
+                probes.num_eval += s.num_eval;
+                probes.accepted_steps += s.accepted_steps;
+                probes.rejected_steps += s.rejected_steps;
+            }
+            d.set_column(j, &((xp - xm) / (2.0 * eps)));
+        }
+        Ok(d)
+    };
+    let d_big = diff(opts.eps)?;
+    let d_small = diff(0.5 * opts.eps)?;
+    let jac = (4.0 * d_small - d_big) / 3.0;
+    check_finite("tolerance-route state", &state, &jac)?;
+    let gap = max_abs(&(d_big - d_small));
+    Ok(RouteResult {
+        state,
+        jacobian: jac,
+        cost: Cost {
+            steps: probes.accepted_steps,
+            rejected_steps: probes.rejected_steps,
+            force_evals: probes.num_eval,
+            state_force_evals: nominal.num_eval,
+            rollouts: 8,
+        },
+        probe_gap: Some(gap),
+        probe_dependent: gap > PROBE_DEPENDENCE * max_abs(&jac),
+    })
+}
+
+/// One adaptive rollout's x(T) and counters, for oracles and benchmarks.
+pub fn tolerance_state(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<(State, Stats)> {
+    drop.validate()?;
+    let law = drop.penalty(k)?;
+    opts.integrator()?
+        .rollout(&law, drop.gravity, drop.x0(), drop.t_final)
+}

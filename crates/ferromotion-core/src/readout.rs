@@ -1,0 +1,253 @@
+//! The lab's readouts, one definition each (SPEC §4), computed from the routes.
+//!
+//! - forward error: |dy| (m) and |dv| (m/s) against `exact`; the headline is the larger.
+//! - gradient error: `max_ij |J - J_exact| / max_ij |J_exact|`.
+//! - sign line: the sign of dv(T)/dy0 against `exact`'s.
+//! - divergence exponent: least-squares slope of log(gradient error) on log(k) over
+//!   k = 10^4, 10^4.5, ..., 10^8 at one dt, with R².
+//! - dt refinement: gradient error at dt/10 and dt/100 over that at the base dt.
+//! - blame split: integrator share `max|J_fixed - J_flow|`, contact-model share
+//!   `max|J_flow - J_exact|` (absolute), and the noise floor of `flow` itself.
+
+use crate::contact::penalty::{flow, FlowOptions};
+use crate::contact::rigid::{exact, ExactOptions};
+use crate::error::{positive, FerroError, Result};
+use crate::integrate::fixed::{fixed, FixedOptions};
+use crate::model::Drop;
+use crate::state::{max_abs, to_row_major, RouteResult};
+use serde::Serialize;
+
+/// How far one route's answer lands from the rigid reference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Errors {
+    /// |y - y_exact| at T, m.
+    pub dy: f64,
+    /// |v - v_exact| at T, m/s.
+    pub dv: f64,
+    /// The larger of the two numbers (its unit is `forward_unit`).
+    pub forward: f64,
+    /// "m" when |dy| is the larger number, "m/s" otherwise.
+    pub forward_unit: &'static str,
+    /// max_ij |J - J_exact| / max_ij |J_exact|.
+    pub gradient: f64,
+    /// The route's dv(T)/dy0.
+    pub dv_dy0: f64,
+    /// `exact`'s dv(T)/dy0.
+    pub dv_dy0_exact: f64,
+    /// Whether the two have the same sign.
+    pub right_sign: bool,
+}
+
+/// Compare a route's answer with the rigid reference's.
+pub fn compare(route: &RouteResult, reference: &RouteResult) -> Errors {
+    let dy = (route.state[0] - reference.state[0]).abs();
+    let dv = (route.state[1] - reference.state[1]).abs();
+    let (forward, forward_unit) = if dy >= dv { (dy, "m") } else { (dv, "m/s") };
+    let gradient = max_abs(&(route.jacobian - reference.jacobian)) / max_abs(&reference.jacobian);
+    let (a, b) = (route.jacobian[(1, 0)], reference.jacobian[(1, 0)]);
+    Errors {
+        dy,
+        dv,
+        forward,
+        forward_unit,
+        gradient,
+        dv_dy0: a,
+        dv_dy0_exact: b,
+        right_sign: a.signum() == b.signum(),
+    }
+}
+
+/// A least-squares line through (log10 x, log10 y).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    /// Slope: the exponent p in y ~ x^p.
+    pub slope: f64,
+    /// Intercept of log10 y at log10 x = 0.
+    pub intercept: f64,
+    /// Coefficient of determination of the line in log-log space.
+    pub r2: f64,
+    /// Points used.
+    pub points: usize,
+}
+
+/// Fit log10 y = slope·log10 x + intercept by least squares (x, y > 0, at least 2 points).
+pub fn fit_loglog(x: &[f64], y: &[f64]) -> Result<Fit> {
+    if x.len() != y.len() || x.len() < 2 {
+        return Err(FerroError::InvalidParameter {
+            name: "points",
+            value: x.len().min(y.len()) as f64,
+            limit: "a fit needs at least 2 (x, y) pairs of equal length".into(),
+        });
+    }
+    let mut lx = Vec::with_capacity(x.len());
+    let mut ly = Vec::with_capacity(y.len());
+    for (&a, &b) in x.iter().zip(y) {
+        lx.push(libm::log10(positive("x", a)?));
+        ly.push(libm::log10(positive("y", b)?));
+    }
+    let n = lx.len() as f64;
+    let mx = lx.iter().sum::<f64>() / n;
+    let my = ly.iter().sum::<f64>() / n;
+    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
+    let sxy: f64 = lx.iter().zip(&ly).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let syy: f64 = ly.iter().map(|b| (b - my) * (b - my)).sum();
+    if sxx == 0.0 {
+        return Err(FerroError::InvalidParameter {
+            name: "x",
+            value: x[0],
+            limit: "a fit needs at least two distinct x values".into(),
+        });
+    }
+    let slope = sxy / sxx;
+    let r2 = if syy == 0.0 { 1.0 } else { sxy * sxy / (sxx * syy) };
+    Ok(Fit {
+        slope,
+        intercept: my - slope * mx,
+        r2,
+        points: lx.len(),
+    })
+}
+
+/// The nine stiffnesses of the divergence exponent: 10^4, 10^4.5, ..., 10^8 N/m.
+pub fn exponent_stiffnesses() -> [f64; 9] {
+    std::array::from_fn(|i| libm::pow(10.0, 4.0 + 0.5 * i as f64))
+}
+
+/// `n` log-spaced stiffnesses per decade from 10^lo to 10^hi, inclusive.
+pub fn log_grid(lo: f64, hi: f64, per_decade: u32) -> Result<Vec<f64>> {
+    let lo = crate::error::finite("k_min exponent", lo)?;
+    let hi = crate::error::finite("k_max exponent", hi)?;
+    if per_decade == 0 || hi < lo {
+        return Err(FerroError::InvalidParameter {
+            name: "per_decade",
+            value: per_decade as f64,
+            limit: "needs per_decade >= 1 and k_max >= k_min".into(),
+        });
+    }
+    let n = ((hi - lo) * per_decade as f64).round() as usize;
+    Ok((0..=n)
+        .map(|i| libm::pow(10.0, lo + i as f64 / per_decade as f64))
+        .collect())
+}
+
+/// The step at "matched resolution": dt = T/N with N = round(T·sqrt(k/m)/0.1), so that
+/// omega·dt is close to 0.1.
+pub fn matched_dt(drop: &Drop, k: f64) -> Result<f64> {
+    positive("k", k)?;
+    let n = (drop.t_final * (k / drop.mass).sqrt() / 0.1).round().max(1.0);
+    Ok(drop.t_final / n)
+}
+
+/// Gradient error of the `fixed` route at (k, dt).
+pub fn fixed_gradient_error(drop: &Drop, k: f64, dt: f64, reference: &RouteResult) -> Result<f64> {
+    Ok(compare(&fixed(drop, k, dt, &FixedOptions::default())?, reference).gradient)
+}
+
+/// The divergence exponent of the fixed route at step `dt` over [`exponent_stiffnesses`].
+pub fn divergence_exponent(drop: &Drop, dt: f64) -> Result<Fit> {
+    let reference = exact(drop, &ExactOptions::default())?;
+    let ks = exponent_stiffnesses();
+    let errs = ks
+        .iter()
+        .map(|&k| fixed_gradient_error(drop, k, dt, &reference))
+        .collect::<Result<Vec<_>>>()?;
+    fit_loglog(&ks, &errs)
+}
+
+/// dt refinement at stiffness k: the gradient errors at base_dt, base_dt/10, base_dt/100.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refinement {
+    /// The base step, s.
+    pub base_dt: f64,
+    /// Gradient error at base_dt, base_dt/10, base_dt/100.
+    pub errors: [f64; 3],
+    /// errors[1] / errors[0].
+    pub ratio_10: f64,
+    /// errors[2] / errors[0] (always against the base step, never a refined one).
+    pub ratio_100: f64,
+}
+
+/// The dt-refinement readout at stiffness `k` from `base_dt`.
+pub fn dt_refinement(drop: &Drop, k: f64, base_dt: f64) -> Result<Refinement> {
+    let reference = exact(drop, &ExactOptions::default())?;
+    let mut errors = [0.0; 3];
+    for (i, div) in [1.0, 10.0, 100.0].iter().enumerate() {
+        errors[i] = fixed_gradient_error(drop, k, base_dt / div, &reference)?;
+    }
+    Ok(Refinement {
+        base_dt,
+        errors,
+        ratio_10: errors[1] / errors[0],
+        ratio_100: errors[2] / errors[0],
+    })
+}
+
+/// Root tolerances whose disagreement defines `flow`'s noise floor.
+pub const FLOOR_TOLERANCES: (f64, f64) = (1e-10, 1e-14);
+
+/// The blame split of the fixed route's Jacobian error at (k, dt).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Blame {
+    /// max_ij |J_fixed - J_flow|: what the fixed-step integrator and its tangent add.
+    pub integrator_share: f64,
+    /// max_ij |J_flow - J_exact|: what the contact model itself differs by.
+    pub contact_share: f64,
+    /// integrator_share / contact_share.
+    pub ratio: f64,
+    /// max_ij |J_flow(1e-10) - J_flow(1e-14)|: how far the reference moves with its
+    /// root-finding tolerance. A share below it cannot be resolved.
+    pub noise_floor: f64,
+    /// The integrator share is below the noise floor.
+    pub integrator_below_floor: bool,
+    /// The contact share is below the noise floor.
+    pub contact_below_floor: bool,
+}
+
+/// The blame split at (k, dt) against `flow`, which shares no machinery with the
+/// fixed-step integrator.
+pub fn blame(drop: &Drop, k: f64, dt: f64) -> Result<Blame> {
+    let reference = exact(drop, &ExactOptions::default())?;
+    let fixed_route = fixed(drop, k, dt, &FixedOptions::default())?;
+    let loose = flow(drop, k, &FlowOptions { root_rtol: FLOOR_TOLERANCES.0, ..FlowOptions::default() })?;
+    let tight = flow(drop, k, &FlowOptions { root_rtol: FLOOR_TOLERANCES.1, ..FlowOptions::default() })?;
+    let integrator_share = max_abs(&(fixed_route.jacobian - tight.jacobian));
+    let contact_share = max_abs(&(tight.jacobian - reference.jacobian));
+    let noise_floor = max_abs(&(loose.jacobian - tight.jacobian));
+    Ok(Blame {
+        integrator_share,
+        contact_share,
+        ratio: integrator_share / contact_share,
+        noise_floor,
+        integrator_below_floor: integrator_share < noise_floor,
+        contact_below_floor: contact_share < noise_floor,
+    })
+}
+
+/// Fitted exponent of the contact-model share on k = 10^4 .. 10^8 (no dt involved).
+pub fn contact_share_exponent(drop: &Drop) -> Result<Fit> {
+    let reference = exact(drop, &ExactOptions::default())?;
+    let ks = exponent_stiffnesses();
+    let shares = ks
+        .iter()
+        .map(|&k| Ok(max_abs(&(flow(drop, k, &FlowOptions::default())?.jacobian - reference.jacobian))))
+        .collect::<Result<Vec<_>>>()?;
+    fit_loglog(&ks, &shares)
+}
+
+/// A route's answer flattened for the bindings: state and row-major Jacobian.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flat {
+    /// [y (m), v (m/s)] at T.
+    pub state: [f64; 2],
+    /// Row-major [dy/dy0, dy/dv0, dv/dy0, dv/dv0].
+    pub jacobian: [f64; 4],
+}
+
+impl From<&RouteResult> for Flat {
+    fn from(r: &RouteResult) -> Flat {
+        Flat {
+            state: [r.state[0], r.state[1]],
+            jacobian: to_row_major(&r.jacobian),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! State layout and what every route returns.
+//!
+//! The drop's state is `x = [y, v]`: height above the ground in m (positive up) and
+//! vertical velocity in m/s. A Jacobian is `J[i][j] = d x_i(T) / d x_j(0)`: rows are the
+//! outputs (y, v), columns the inputs (y0, v0). It crosses every boundary as a flat
+//! row-major array `[dy/dy0, dy/dv0, dv/dy0, dv/dv0]` (see [`to_row_major`]).
+
+use nalgebra::{Matrix2, Vector2};
+use serde::Serialize;
+
+/// State of the point mass: `[y (m), v (m/s)]`.
+pub type State = Vector2<f64>;
+/// A 2x2 Jacobian `d x(T) / d x(0)`.
+pub type Jacobian = Matrix2<f64>;
+
+/// What a route spent to produce its answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Cost {
+    /// Integrator steps taken (accepted steps for the adaptive integrator), summed over rollouts.
+    pub steps: u64,
+    /// Steps rejected by error control, summed over rollouts.
+    pub rejected_steps: u64,
+    /// Right-hand-side (force) evaluations spent on the Jacobian.
+    pub force_evals: u64,
+    /// Force evaluations of the nominal rollout that produced `state`, when that rollout
+    /// is separate from the Jacobian's (0 for routes whose tangent rides along).
+    pub state_force_evals: u64,
+    /// Whole rollouts run to get the Jacobian.
+    pub rollouts: u32,
+}
+
+/// The answer of one route: state at the final time, its Jacobian and the cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RouteResult {
+    /// x(T) = [y (m), v (m/s)].
+    pub state: State,
+    /// d x(T) / d x(0).
+    pub jacobian: Jacobian,
+    /// Work spent.
+    pub cost: Cost,
+    /// Only for the `tolerance` route: max |J(eps) - J(eps/2)| over the two probe sizes.
+    pub probe_gap: Option<f64>,
+    /// Only for the `tolerance` route: the probe gap exceeded 1e-3·max|J|.
+    pub probe_dependent: bool,
+}
+
+impl RouteResult {
+    pub(crate) fn new(state: State, jacobian: Jacobian, cost: Cost) -> Self {
+        RouteResult {
+            state,
+            jacobian,
+            cost,
+            probe_gap: None,
+            probe_dependent: false,
+        }
+    }
+}
+
+/// A Jacobian as a row-major array `[J00, J01, J10, J11]` (nalgebra stores column-major).
+pub fn to_row_major(j: &Jacobian) -> [f64; 4] {
+    [j[(0, 0)], j[(0, 1)], j[(1, 0)], j[(1, 1)]]
+}
+
+/// Largest absolute entry of a matrix.
+pub fn max_abs(j: &Jacobian) -> f64 {
+    j.iter().fold(0.0_f64, |m, x| m.max(x.abs()))
+}

@@ -1,0 +1,135 @@
+//! Sweeps over stiffness: every route's readouts at many k, in parallel when the
+//! `parallel` feature is on (the WebAssembly build leaves it off).
+
+use crate::contact::rigid::{exact, ExactOptions};
+use crate::error::{positive, Result};
+use crate::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::integrate::fixed::{fixed, FixedOptions};
+use crate::model::Drop;
+use crate::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
+use crate::state::{Cost, RouteResult};
+use serde::Serialize;
+
+/// What a sweep computes at each stiffness.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepOptions {
+    /// Fixed step, s.
+    pub dt: f64,
+    /// Also run the `tolerance` route with these options.
+    pub tolerance: Option<ToleranceOptions>,
+    /// Also compute the blame split (runs `flow` twice per k).
+    pub blame: bool,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            dt: 1e-4,
+            tolerance: None,
+            blame: false,
+        }
+    }
+}
+
+/// One route's answer at one stiffness, with its errors against `exact`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RouteRow {
+    /// State and Jacobian.
+    #[serde(flatten)]
+    pub flat: Flat,
+    /// Errors against the rigid reference.
+    pub errors: Errors,
+    /// Work spent.
+    pub cost: Cost,
+    /// `tolerance` only: the two probe sizes disagree.
+    pub probe_dependent: bool,
+}
+
+impl RouteRow {
+    /// A row from a route's answer and the reference.
+    pub fn from_route(r: &RouteResult, reference: &RouteResult) -> RouteRow {
+        RouteRow {
+            flat: Flat::from(r),
+            errors: compare(r, reference),
+            cost: r.cost,
+            probe_dependent: r.probe_dependent,
+        }
+    }
+}
+
+/// Everything a sweep computed at one stiffness.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRow {
+    /// Stiffness, N/m.
+    pub k: f64,
+    /// The fixed route.
+    pub fixed: RouteRow,
+    /// The tolerance route, when asked for.
+    pub tolerance: Option<RouteRow>,
+    /// The blame split, when asked for.
+    pub blame: Option<Blame>,
+}
+
+/// A sweep's rows and its reference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    /// Fixed step of the sweep, s.
+    pub dt: f64,
+    /// The rigid reference every row is compared with.
+    pub exact: Flat,
+    /// One row per stiffness, in the order given.
+    pub rows: Vec<SweepRow>,
+}
+
+/// Range of k over which a sweep fits its divergence exponent, N/m.
+pub const EXPONENT_RANGE: (f64, f64) = (1e4, 1e8);
+
+impl Sweep {
+    /// Divergence exponent fitted on the sweep's own points with k in [1e4, 1e8]
+    /// (`Fit::points` says how many were used).
+    pub fn exponent(&self) -> Result<Fit> {
+        let (ks, errs): (Vec<f64>, Vec<f64>) = self
+            .rows
+            .iter()
+            .filter(|r| r.k >= EXPONENT_RANGE.0 * (1.0 - 1e-12) && r.k <= EXPONENT_RANGE.1 * (1.0 + 1e-12))
+            .map(|r| (r.k, r.fixed.errors.gradient))
+            .unzip();
+        fit_loglog(&ks, &errs)
+    }
+}
+
+/// Run the routes at every stiffness in `ks`.
+pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
+    drop.validate()?;
+    positive("dt", opts.dt)?;
+    for &k in ks {
+        positive("k", k)?;
+    }
+    let reference = exact(drop, &ExactOptions::default())?;
+    let row = |&k: &f64| -> Result<SweepRow> {
+        let f = fixed(drop, k, opts.dt, &FixedOptions::default())?;
+        let tol = match &opts.tolerance {
+            Some(t) => Some(RouteRow::from_route(&tolerance(drop, k, t)?, &reference)),
+            None => None,
+        };
+        let bl = if opts.blame { Some(blame(drop, k, opts.dt)?) } else { None };
+        Ok(SweepRow {
+            k,
+            fixed: RouteRow::from_route(&f, &reference),
+            tolerance: tol,
+            blame: bl,
+        })
+    };
+    #[cfg(feature = "parallel")]
+    let rows = {
+        use rayon::prelude::*;
+        ks.par_iter().map(row).collect::<Result<Vec<_>>>()?
+    };
+    #[cfg(not(feature = "parallel"))]
+    let rows = ks.iter().map(row).collect::<Result<Vec<_>>>()?;
+    Ok(Sweep {
+        dt: opts.dt,
+        exact: Flat::from(&reference),
+        rows,
+    })
+}
