@@ -164,7 +164,11 @@ impl Bench {
             });
         }
         config.tolerance_options.integrator()?;
-        crate::integrate::fixed::step_count(config.drop.t_final, config.dt(), FixedOptions::default().max_steps)?;
+        crate::integrate::fixed::step_count(
+            config.drop.t_final,
+            config.dt(),
+            FixedOptions::default().max_steps,
+        )?;
         if config.drop != self.config.drop {
             self.reference = exact(&config.drop, &ExactOptions::default())?;
             self.exponent_cache.clear();
@@ -187,13 +191,24 @@ impl Bench {
 
     /// Choose the current step: base_dt / divisor with divisor 1, 10 or 100.
     pub fn set_dt_divisor(&mut self, divisor: u32) -> Result<()> {
-        self.set_config(BenchConfig { dt_divisor: divisor, ..self.config })
+        self.set_config(BenchConfig {
+            dt_divisor: divisor,
+            ..self.config
+        })
     }
 
     /// Switch the tolerance route on or off, with its relative tolerance and events flag.
     pub fn set_tolerance(&mut self, on: bool, rtol: f64, events: bool) -> Result<()> {
-        let tolerance_options = ToleranceOptions { rtol, events, ..self.config.tolerance_options };
-        self.set_config(BenchConfig { tolerance: on, tolerance_options, ..self.config })
+        let tolerance_options = ToleranceOptions {
+            rtol,
+            events,
+            ..self.config.tolerance_options
+        };
+        self.set_config(BenchConfig {
+            tolerance: on,
+            tolerance_options,
+            ..self.config
+        })
     }
 
     fn exponent_at(&mut self, dt: f64) -> Result<Fit> {
@@ -273,7 +288,11 @@ impl Bench {
             ks,
             &SweepOptions {
                 dt: c.dt(),
-                tolerance: if c.tolerance { Some(c.tolerance_options) } else { None },
+                tolerance: if c.tolerance {
+                    Some(c.tolerance_options)
+                } else {
+                    None
+                },
                 blame: false,
             },
         )

@@ -44,6 +44,8 @@ pub use integrate::adaptive::{tolerance, ToleranceOptions};
 pub use integrate::fixed::{fixed, FixedOptions};
 pub use integrate::DEFAULT_MAX_STEPS;
 pub use model::{Drop, Penalty};
-pub use readout::{blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement};
+pub use readout::{
+    blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,
+};
 pub use state::{Cost, Jacobian, RouteResult, State};
 pub use sweep::{sweep, Sweep, SweepOptions, SweepRow};

@@ -81,7 +81,7 @@ impl Drop {
             });
         }
         let t_impact = self.first_impact_time();
-        if !(t_impact < self.t_final) {
+        if t_impact.is_nan() || t_impact >= self.t_final {
             return Err(FerroError::NoImpact {
                 t_final: self.t_final,
                 t_impact,

@@ -99,7 +99,11 @@ pub fn fit_loglog(x: &[f64], y: &[f64]) -> Result<Fit> {
         });
     }
     let slope = sxy / sxx;
-    let r2 = if syy == 0.0 { 1.0 } else { sxy * sxy / (sxx * syy) };
+    let r2 = if syy == 0.0 {
+        1.0
+    } else {
+        sxy * sxy / (sxx * syy)
+    };
     Ok(Fit {
         slope,
         intercept: my - slope * mx,
@@ -134,7 +138,9 @@ pub fn log_grid(lo: f64, hi: f64, per_decade: u32) -> Result<Vec<f64>> {
 /// omega·dt is close to 0.1.
 pub fn matched_dt(drop: &Drop, k: f64) -> Result<f64> {
     positive("k", k)?;
-    let n = (drop.t_final * (k / drop.mass).sqrt() / 0.1).round().max(1.0);
+    let n = (drop.t_final * (k / drop.mass).sqrt() / 0.1)
+        .round()
+        .max(1.0);
     Ok(drop.t_final / n)
 }
 
@@ -208,8 +214,22 @@ pub struct Blame {
 pub fn blame(drop: &Drop, k: f64, dt: f64) -> Result<Blame> {
     let reference = exact(drop, &ExactOptions::default())?;
     let fixed_route = fixed(drop, k, dt, &FixedOptions::default())?;
-    let loose = flow(drop, k, &FlowOptions { root_rtol: FLOOR_TOLERANCES.0, ..FlowOptions::default() })?;
-    let tight = flow(drop, k, &FlowOptions { root_rtol: FLOOR_TOLERANCES.1, ..FlowOptions::default() })?;
+    let loose = flow(
+        drop,
+        k,
+        &FlowOptions {
+            root_rtol: FLOOR_TOLERANCES.0,
+            ..FlowOptions::default()
+        },
+    )?;
+    let tight = flow(
+        drop,
+        k,
+        &FlowOptions {
+            root_rtol: FLOOR_TOLERANCES.1,
+            ..FlowOptions::default()
+        },
+    )?;
     let integrator_share = max_abs(&(fixed_route.jacobian - tight.jacobian));
     let contact_share = max_abs(&(tight.jacobian - reference.jacobian));
     let noise_floor = max_abs(&(loose.jacobian - tight.jacobian));
@@ -229,7 +249,11 @@ pub fn contact_share_exponent(drop: &Drop) -> Result<Fit> {
     let ks = exponent_stiffnesses();
     let shares = ks
         .iter()
-        .map(|&k| Ok(max_abs(&(flow(drop, k, &FlowOptions::default())?.jacobian - reference.jacobian))))
+        .map(|&k| {
+            Ok(max_abs(
+                &(flow(drop, k, &FlowOptions::default())?.jacobian - reference.jacobian),
+            ))
+        })
         .collect::<Result<Vec<_>>>()?;
     fit_loglog(&ks, &shares)
 }

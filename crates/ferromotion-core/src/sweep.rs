@@ -91,7 +91,9 @@ impl Sweep {
         let (ks, errs): (Vec<f64>, Vec<f64>) = self
             .rows
             .iter()
-            .filter(|r| r.k >= EXPONENT_RANGE.0 * (1.0 - 1e-12) && r.k <= EXPONENT_RANGE.1 * (1.0 + 1e-12))
+            .filter(|r| {
+                r.k >= EXPONENT_RANGE.0 * (1.0 - 1e-12) && r.k <= EXPONENT_RANGE.1 * (1.0 + 1e-12)
+            })
             .map(|r| (r.k, r.fixed.errors.gradient))
             .unzip();
         fit_loglog(&ks, &errs)
@@ -112,7 +114,11 @@ pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
             Some(t) => Some(RouteRow::from_route(&tolerance(drop, k, t)?, &reference)),
             None => None,
         };
-        let bl = if opts.blame { Some(blame(drop, k, opts.dt)?) } else { None };
+        let bl = if opts.blame {
+            Some(blame(drop, k, opts.dt)?)
+        } else {
+            None
+        };
         Ok(SweepRow {
             k,
             fixed: RouteRow::from_route(&f, &reference),

@@ -165,7 +165,15 @@ impl Dopri5 {
     }
 
     /// Hairer's starting step guess; costs one evaluation beyond `f0`.
-    fn initial_step(&self, sys: &System, mode: Mode, x: &State, f0: &State, span: f64, stats: &mut Stats) -> f64 {
+    fn initial_step(
+        &self,
+        sys: &System,
+        mode: Mode,
+        x: &State,
+        f0: &State,
+        span: f64,
+        stats: &mut Stats,
+    ) -> f64 {
         let scaled = |v: &State| {
             let mut s = 0.0;
             for i in 0..2 {
@@ -175,7 +183,11 @@ impl Dopri5 {
             (0.5 * s).sqrt()
         };
         let (d0, d1) = (scaled(x), scaled(f0));
-        let h0 = if d0 < 1e-5 || d1 < 1e-5 { 1e-6 } else { 0.01 * d0 / d1 };
+        let h0 = if d0 < 1e-5 || d1 < 1e-5 {
+            1e-6
+        } else {
+            0.01 * d0 / d1
+        };
         let h0 = h0.min(span);
         let f1 = sys.rhs(mode, &(x + h0 * f0));
         stats.num_eval += 1;
@@ -189,7 +201,13 @@ impl Dopri5 {
     }
 
     /// Integrate the penalty drop from `x0` at t = 0 to `t_end`.
-    pub fn rollout(&self, law: &Penalty, gravity: f64, x0: State, t_end: f64) -> Result<(State, Stats)> {
+    pub fn rollout(
+        &self,
+        law: &Penalty,
+        gravity: f64,
+        x0: State,
+        t_end: f64,
+    ) -> Result<(State, Stats)> {
         let sys = System { law, gravity };
         let mut stats = Stats::default();
         let mut mode = if !self.events {
@@ -217,7 +235,7 @@ impl Dopri5 {
             if last {
                 h = t_end - t;
             }
-            if !(h > 1e-15 * t.max(1e-3)) {
+            if h.is_nan() || h <= 1e-15 * t.max(1e-3) {
                 return Err(FerroError::StepSizeUnderflow { t, h });
             }
             let step = dp_step(&sys, mode, &x, &k1, h, &mut stats);
@@ -242,7 +260,11 @@ impl Dopri5 {
                     stats.events += 1;
                     t += theta * h;
                     x = land.x_new;
-                    mode = if mode == Mode::Free { Mode::Pushing } else { Mode::Free };
+                    mode = if mode == Mode::Free {
+                        Mode::Pushing
+                    } else {
+                        Mode::Free
+                    };
                     k1 = sys.rhs(mode, &x);
                     stats.num_eval += 1;
                     just_rejected = false;
@@ -254,7 +276,11 @@ impl Dopri5 {
             x = step.x_new;
             k1 = step.k[6];
             let grow = if just_rejected { 1.0 } else { 10.0 };
-            let factor = if err == 0.0 { grow } else { (0.9 * libm::pow(err, -0.2)).clamp(0.2, grow) };
+            let factor = if err == 0.0 {
+                grow
+            } else {
+                (0.9 * libm::pow(err, -0.2)).clamp(0.2, grow)
+            };
             h *= factor;
             just_rejected = false;
         }
@@ -263,7 +289,14 @@ impl Dopri5 {
 
     /// Fraction of the accepted step at which the law switches (psi changes sign against
     /// the current mode), located on the dense output; `None` if it does not switch.
-    fn locate_switch(&self, sys: &System, mode: Mode, x: &State, step: &Step, h: f64) -> Option<f64> {
+    fn locate_switch(
+        &self,
+        sys: &System,
+        mode: Mode,
+        x: &State,
+        step: &Step,
+        h: f64,
+    ) -> Option<f64> {
         // Outside the mode's own side: psi <= 0 while pushing, psi > 0 while free.
         let outside = |theta: f64| {
             let p = sys.psi(&dense(x, step, h, theta));

@@ -35,7 +35,7 @@ impl Default for FixedOptions {
 pub fn step_count(t_final: f64, dt: f64, max_steps: u64) -> Result<u64> {
     positive("dt", dt)?;
     let ratio = t_final / dt;
-    if !(ratio <= max_steps as f64) {
+    if ratio.is_nan() || ratio > max_steps as f64 {
         return Err(FerroError::TooManySteps {
             route: "fixed",
             steps: ratio,
@@ -103,20 +103,8 @@ pub fn fixed(drop: &Drop, k: f64, dt: f64, opts: &FixedOptions) -> Result<RouteR
     drop.validate()?;
     let law = drop.penalty(k)?;
     let n = step_count(drop.t_final, dt, opts.max_steps)?;
-    let (x, jac) = euler_with_tangent(
-        &law,
-        drop.gravity,
-        dt,
-        n,
-        drop.x0(),
-        Jacobian::identity(),
-    );
-    check_finite(
-        "fixed-step state",
-        &x,
-        &jac,
-    )
-    .map_err(|_| FerroError::NonFinite {
+    let (x, jac) = euler_with_tangent(&law, drop.gravity, dt, n, drop.x0(), Jacobian::identity());
+    check_finite("fixed-step state", &x, &jac).map_err(|_| FerroError::NonFinite {
         what: "fixed-step state",
         detail: format!(
             "k·dt² = {:e}: the explicit contact step is unstable above about 4",
