@@ -10,6 +10,7 @@ use crate::contact::penalty::{flow, limit_restitution, realised_restitution, Flo
 use crate::contact::rigid::{exact, time_of_impact_term, ExactOptions};
 use crate::error::{positive, FerroError, Result};
 use crate::integrate::adaptive::{tolerance, ToleranceOptions, PROBE_DEPENDENCE};
+use crate::integrate::corrected::{corrected, CorrectedOptions};
 use crate::integrate::fixed::{fixed, FixedOptions};
 use crate::model::Drop;
 use crate::readout::{
@@ -86,6 +87,8 @@ pub struct BenchReadout {
     pub exact: ExactReadout,
     /// The fixed-step route at the current step.
     pub fixed: RouteRow,
+    /// The corrected route (fixed step with the contact switches located) at the current step.
+    pub corrected: RouteRow,
     /// The continuous penalty flow (the blame split's reference).
     pub flow: RouteRow,
     /// The tolerance route, when switched on.
@@ -269,6 +272,10 @@ impl Bench {
             k_dt2: c.k * dt * dt / drop.mass,
             exact: exact_readout,
             fixed: fixed_row,
+            corrected: RouteRow::from_route(
+                &corrected(drop, c.k, dt, &CorrectedOptions::default())?,
+                reference,
+            ),
             flow: RouteRow::from_route(&flow_route, reference),
             tolerance: tol,
             restitution_at_k: realised_restitution(drop, c.k, speed)?,
@@ -294,6 +301,7 @@ impl Bench {
                     None
                 },
                 blame: false,
+                corrected: false,
             },
         )
     }

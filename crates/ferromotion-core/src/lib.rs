@@ -30,6 +30,7 @@ pub mod bench;
 pub mod contact;
 pub mod error;
 pub mod integrate;
+pub mod jacobian;
 pub mod model;
 pub mod readout;
 pub mod scenario;
@@ -41,6 +42,7 @@ pub use contact::penalty::{flow, limit_restitution, realised_restitution, FlowOp
 pub use contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};
 pub use error::{FerroError, Result};
 pub use integrate::adaptive::{tolerance, ToleranceOptions};
+pub use integrate::corrected::{corrected, CorrectedOptions};
 pub use integrate::fixed::{fixed, FixedOptions};
 pub use integrate::DEFAULT_MAX_STEPS;
 pub use model::{Drop, Penalty};

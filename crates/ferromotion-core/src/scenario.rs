@@ -58,6 +58,8 @@ pub struct Evaluation {
     pub exact: crate::readout::Flat,
     /// The fixed route at the scenario's dt.
     pub fixed: crate::sweep::RouteRow,
+    /// The corrected route at the scenario's dt.
+    pub corrected: crate::sweep::RouteRow,
     /// The continuous penalty flow.
     pub flow: crate::sweep::RouteRow,
     /// The tolerance route at rtol = 1e-6 with event location (cheap and smooth).
@@ -89,6 +91,10 @@ pub fn evaluate(sc: &Scenario) -> Result<Evaluation> {
     Ok(Evaluation {
         exact: (&reference).into(),
         fixed: RouteRow::from_route(&fixed, &reference),
+        corrected: RouteRow::from_route(
+            &crate::corrected(d, sc.k, sc.dt, &crate::CorrectedOptions::default())?,
+            &reference,
+        ),
         flow: RouteRow::from_route(&flow, &reference),
         tolerance: RouteRow::from_route(&tol, &reference),
         restitution_at_k: crate::realised_restitution(d, sc.k, d.impact_speed())?,

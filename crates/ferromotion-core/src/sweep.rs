@@ -4,6 +4,7 @@
 use crate::contact::rigid::{exact, ExactOptions};
 use crate::error::{positive, Result};
 use crate::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::integrate::corrected::{corrected, CorrectedOptions};
 use crate::integrate::fixed::{fixed, FixedOptions};
 use crate::model::Drop;
 use crate::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
@@ -19,6 +20,8 @@ pub struct SweepOptions {
     pub tolerance: Option<ToleranceOptions>,
     /// Also compute the blame split (runs `flow` twice per k).
     pub blame: bool,
+    /// Also run the `corrected` route at the same dt.
+    pub corrected: bool,
 }
 
 impl Default for SweepOptions {
@@ -27,6 +30,7 @@ impl Default for SweepOptions {
             dt: 1e-4,
             tolerance: None,
             blame: false,
+            corrected: false,
         }
     }
 }
@@ -66,6 +70,8 @@ pub struct SweepRow {
     pub fixed: RouteRow,
     /// The tolerance route, when asked for.
     pub tolerance: Option<RouteRow>,
+    /// The corrected route, when asked for.
+    pub corrected: Option<RouteRow>,
     /// The blame split, when asked for.
     pub blame: Option<Blame>,
 }
@@ -114,6 +120,12 @@ pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
             Some(t) => Some(RouteRow::from_route(&tolerance(drop, k, t)?, &reference)),
             None => None,
         };
+        let cor = if opts.corrected {
+            let c = corrected(drop, k, opts.dt, &CorrectedOptions::default())?;
+            Some(RouteRow::from_route(&c, &reference))
+        } else {
+            None
+        };
         let bl = if opts.blame {
             Some(blame(drop, k, opts.dt)?)
         } else {
@@ -123,6 +135,7 @@ pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
             k,
             fixed: RouteRow::from_route(&f, &reference),
             tolerance: tol,
+            corrected: cor,
             blame: bl,
         })
     };

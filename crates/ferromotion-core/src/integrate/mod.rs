@@ -2,6 +2,7 @@
 //! ([`fixed`]) and Dormand–Prince 5(4) with error control ([`adaptive`]).
 
 pub mod adaptive;
+pub mod corrected;
 pub mod fixed;
 
 /// Default cap on steps per rollout: dt = 1e-6 over 0.8 s (8e5 steps) must pass.
