@@ -53,6 +53,18 @@ impl Default for BenchConfig {
     }
 }
 
+impl From<crate::scenario::Scenario> for BenchConfig {
+    /// The lab's controls for a scenario: its drop, k, and its dt as the base step.
+    fn from(sc: crate::scenario::Scenario) -> Self {
+        BenchConfig {
+            drop: sc.drop,
+            k: sc.k,
+            base_dt: sc.dt,
+            ..BenchConfig::default()
+        }
+    }
+}
+
 impl BenchConfig {
     /// The current fixed step, s.
     pub fn dt(&self) -> f64 {
@@ -77,6 +89,8 @@ pub struct ExactReadout {
 /// Every number the lab shows for one setting of the controls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchReadout {
+    /// The drop the readout is for.
+    pub drop: Drop,
     /// Stiffness, N/m.
     pub k: f64,
     /// Current fixed step, s.
@@ -267,6 +281,7 @@ impl Bench {
         };
         let reference = &self.reference;
         Ok(BenchReadout {
+            drop: *drop,
             k: c.k,
             dt,
             k_dt2: c.k * dt * dt / drop.mass,
@@ -284,6 +299,13 @@ impl Bench {
             blame: blame(drop, c.k, dt)?,
             contact_exponent,
         })
+    }
+
+    /// The time-of-impact term (1+e)·g/|v| (1/s) for this drop's limit restitution at any
+    /// impact `speed` (m/s) the learner picks.
+    pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
+        let d = &self.config.drop;
+        time_of_impact_term(limit_restitution(d.zeta), d.gravity, speed)
     }
 
     /// Forward and gradient error of the fixed route (and the tolerance route when on)

@@ -1,0 +1,42 @@
+# Ferromotion: `make lab` and `make test` are the two commands a newcomer needs; each one
+# installs whatever is missing first (scripts/bootstrap.sh). The recipes live in scripts/.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+PORT ?= 8000
+
+.PHONY: help bootstrap wasm wasm-test py lab test lint bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
+
+bootstrap: ## install what is missing (apt toolchain, wasm-bindgen-cli, .venv); fast no-op otherwise
+	@scripts/bootstrap.sh
+
+wasm: ## build the wasm32 crate (Debian toolchain) and run wasm-bindgen into web/pkg and target/wasm/node-pkg
+	@scripts/wasm.sh
+
+wasm-test: ## run crates/ferromotion-wasm's wasm_bindgen_test tests under Node
+	@scripts/wasm.sh test
+
+py: ## build the PyO3 extension into .venv (maturin develop --release)
+	@scripts/py.sh
+
+lab: ## install what is missing, build the web lab, serve web/ on 127.0.0.1:PORT (default 8000)
+	@scripts/bootstrap.sh
+	@scripts/wasm.sh
+	@PORT=$(PORT) scripts/lab.sh
+
+test: ## every test: fmt, clippy, cargo test, wasm + Node golden parity, maturin, pytest
+	@scripts/test.sh
+
+lint: ## cargo fmt --check and clippy -D warnings
+	@scripts/lint.sh
+
+bench: ## cargo bench -p ferromotion-core
+	cargo bench -p ferromotion-core
+
+clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
+	cargo clean
+	rm -rf web/pkg dist .pytest_cache
+	rm -f python/ferromotion/_core*.so
+	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +

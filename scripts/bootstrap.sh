@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Install whatever the build and the tests need and is missing; a fast no-op when all is there.
+#   - Debian packages: the wasm32 toolchain (rustc-web, rust-web-src, lld-19, cargo-web),
+#     chromium (headless browser tests, driven by Python playwright), nodejs (if absent)
+#   - rustup components rustfmt and clippy
+#   - wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock
+#   - .venv with requirements-dev.txt (re-installed when that file changes)
+# Nothing is fetched except through apt, crates.io and PyPI. Never run `playwright install`:
+# the tests use /usr/bin/chromium.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+# --- Debian packages ---------------------------------------------------------------------
+APT_PACKAGES=(rustc-web rust-web-src lld-19 cargo-web chromium)
+command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$pkg")
+    fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: apt-get install ${missing[*]}"
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "bootstrap: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+        SUDO=sudo
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+# --- rustup components -------------------------------------------------------------------
+# `cargo fmt/clippy --version` fail through the rustup proxy when the component is missing.
+# The machine's rustup toolchain ships both; `rustup component add` downloads from rustup's own
+# server, which is not one of the package registries and may be unreachable from here.
+cargo fmt --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add rustfmt"; rustup component add rustfmt; }
+cargo clippy --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add clippy"; rustup component add clippy; }
+
+# --- wasm-bindgen-cli --------------------------------------------------------------------
+WB_VERSION="$(wasm_bindgen_version)"
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSION" ]; then
+    echo "bootstrap: cargo install wasm-bindgen-cli --version =$WB_VERSION (takes ~3 min on 2 cores)"
+    # No --locked: the CLI's published Cargo.lock pins webpki-roots 1.0.11, which the crates.io
+    # index reachable here lacks (newest there: 1.0.10), so `--locked` fails; a fresh resolve works.
+    cargo install wasm-bindgen-cli --version "=$WB_VERSION"
+fi
+
+# --- Python venv -------------------------------------------------------------------------
+if [ ! -x "$PY" ]; then
+    echo "bootstrap: python3 -m venv .venv"
+    "${PYTHON:-python3}" -m venv "$VENV"
+fi
+# Stamp = hash of requirements-dev.txt, written only after a successful install.
+STAMP="$VENV/.requirements-dev.sha256"
+want="$(sha256sum requirements-dev.txt | cut -d' ' -f1)"
+if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
+    echo "bootstrap: pip install -r requirements-dev.txt"
+    "$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+    echo "$want" > "$STAMP"
+fi
+
+echo "bootstrap: ok"
