@@ -28,6 +28,7 @@
 
 pub mod bench;
 pub mod contact;
+pub mod descent;
 pub mod error;
 pub mod integrate;
 pub mod jacobian;
