@@ -243,7 +243,7 @@ impl Bench {
         let drop = &c.drop;
         let dt = c.dt();
         let reference = &self.reference;
-        let e = limit_restitution(drop.zeta);
+        let e = limit_restitution(drop.zeta)?;
         let speed = drop.impact_speed();
         let exact_readout = ExactReadout {
             flat: reference.into(),
@@ -304,8 +304,7 @@ impl Bench {
     /// The time-of-impact term (1+e)·g/|v| (1/s) for this drop's limit restitution at any
     /// impact `speed` (m/s) the learner picks.
     pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
-        let d = &self.config.drop;
-        time_of_impact_term(limit_restitution(d.zeta), d.gravity, speed)
+        self.config.drop.time_of_impact_term(speed)
     }
 
     /// Forward and gradient error of the fixed route (and the tolerance route when on)

@@ -77,6 +77,39 @@ pub enum FerroError {
         /// Why it probably happened.
         detail: String,
     },
+    /// A system declares state outside x that its flow depends on: its Jacobian with
+    /// respect to x alone is not the derivative of what it computes.
+    #[error(
+        "hidden state in `{system}`: {what}; the Jacobian with respect to x alone would be wrong"
+    )]
+    HiddenState {
+        /// The system's name.
+        system: String,
+        /// What it keeps outside x.
+        what: String,
+    },
+    /// Two events inside one step: the step cannot be split at one switch.
+    #[error("two events in one step at t = {t} s (step {dt:e} s): guards {first} and {second}; take a smaller step")]
+    TwoEventsInOneStep {
+        /// Start of the step, s.
+        t: f64,
+        /// The step, s.
+        dt: f64,
+        /// The first guard that fired.
+        first: usize,
+        /// The second.
+        second: usize,
+    },
+    /// Recomputing with another probe size moved the answer beyond tolerance.
+    #[error("probe-dependent answer: recomputing with {probe} moved the Jacobian by {gap:e}, above the tolerance {tolerance:e}")]
+    ProbeDependent {
+        /// What was changed (e.g. "dt/2").
+        probe: String,
+        /// max |J1 - J2|.
+        gap: f64,
+        /// The tolerance it broke.
+        tolerance: f64,
+    },
     /// A scenario document could not be read.
     #[error("invalid scenario: {0}")]
     Scenario(String),
@@ -103,6 +136,9 @@ impl FerroError {
             FerroError::Grazing { .. } => "Grazing",
             FerroError::StepSizeUnderflow { .. } => "StepSizeUnderflow",
             FerroError::NonFinite { .. } => "NonFinite",
+            FerroError::HiddenState { .. } => "HiddenState",
+            FerroError::TwoEventsInOneStep { .. } => "TwoEventsInOneStep",
+            FerroError::ProbeDependent { .. } => "ProbeDependent",
             FerroError::Scenario(_) => "Scenario",
         }
     }

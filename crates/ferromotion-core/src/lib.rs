@@ -25,11 +25,14 @@
 //! assert!(truth.jacobian[(1, 0)] > 0.0 && autodiff.jacobian[(1, 0)] < 0.0);
 //! ```
 #![warn(missing_docs)]
+// `!(x >= limit)` is how this crate refuses NaN together with out-of-range values.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod bench;
 pub mod contact;
 pub mod descent;
 pub mod error;
+pub mod hybrid;
 pub mod integrate;
 pub mod jacobian;
 pub mod model;

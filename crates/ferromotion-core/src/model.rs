@@ -80,6 +80,13 @@ impl Drop {
                 limit: "must be in [0, 1) (underdamped contact)".into(),
             });
         }
+        if !self.impact_speed().is_finite() {
+            return Err(FerroError::InvalidParameter {
+                name: "velocity",
+                value: self.velocity,
+                limit: "v0² + 2·g·h must be finite".into(),
+            });
+        }
         let t_impact = self.first_impact_time();
         if t_impact.is_nan() || t_impact >= self.t_final {
             return Err(FerroError::NoImpact {
@@ -112,6 +119,17 @@ impl Drop {
     /// Speed of the first impact, m/s: sqrt(v0² + 2·g·h).
     pub fn impact_speed(&self) -> f64 {
         (self.velocity * self.velocity + 2.0 * self.gravity * self.height).sqrt()
+    }
+
+    /// The time-of-impact term (1+e)·g/|v| (1/s) with this drop's limit restitution, at an
+    /// impact `speed` (m/s) of the caller's choosing.
+    pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
+        self.validate()?;
+        crate::contact::rigid::time_of_impact_term(
+            crate::contact::penalty::limit_restitution(self.zeta)?,
+            self.gravity,
+            speed,
+        )
     }
 
     /// Penalty-law parameters at stiffness `k` (N/m), validated.

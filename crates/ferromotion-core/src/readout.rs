@@ -121,11 +121,18 @@ pub fn exponent_stiffnesses() -> [f64; 9] {
 pub fn log_grid(lo: f64, hi: f64, per_decade: u32) -> Result<Vec<f64>> {
     let lo = crate::error::finite("k_min exponent", lo)?;
     let hi = crate::error::finite("k_max exponent", hi)?;
-    if per_decade == 0 || hi < lo {
+    if per_decade == 0 {
         return Err(FerroError::InvalidParameter {
             name: "per_decade",
-            value: per_decade as f64,
-            limit: "needs per_decade >= 1 and k_max >= k_min".into(),
+            value: 0.0,
+            limit: "must be >= 1".into(),
+        });
+    }
+    if hi < lo {
+        return Err(FerroError::InvalidParameter {
+            name: "k_max",
+            value: libm::pow(10.0, hi),
+            limit: format!("must be >= k_min = {:e}", libm::pow(10.0, lo)),
         });
     }
     let n = ((hi - lo) * per_decade as f64).round() as usize;

@@ -98,7 +98,7 @@ pub fn evaluate(sc: &Scenario) -> Result<Evaluation> {
         flow: RouteRow::from_route(&flow, &reference),
         tolerance: RouteRow::from_route(&tol, &reference),
         restitution_at_k: crate::realised_restitution(d, sc.k, d.impact_speed())?,
-        restitution_limit: crate::limit_restitution(d.zeta),
+        restitution_limit: crate::limit_restitution(d.zeta)?,
         blame: crate::blame(d, sc.k, sc.dt)?,
     })
 }

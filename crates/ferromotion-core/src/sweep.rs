@@ -74,6 +74,8 @@ pub struct SweepRow {
     pub corrected: Option<RouteRow>,
     /// The blame split, when asked for.
     pub blame: Option<Blame>,
+    /// Force evaluations of the tolerance route's Jacobian over the fixed route's.
+    pub tolerance_cost_ratio: Option<f64>,
 }
 
 /// A sweep's rows and its reference.
@@ -134,6 +136,9 @@ pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
         Ok(SweepRow {
             k,
             fixed: RouteRow::from_route(&f, &reference),
+            tolerance_cost_ratio: tol
+                .as_ref()
+                .map(|t| t.cost.force_evals as f64 / f.cost.force_evals as f64),
             tolerance: tol,
             corrected: cor,
             blame: bl,

@@ -110,7 +110,7 @@ fn finite_k_restitution_matches_rk4_and_tends_to_the_stiff_limit() {
         );
     }
     // Stiffer is closer to the limit, and k = 1e2 is far from it.
-    let e_lim = limit_restitution(drop.zeta);
+    let e_lim = limit_restitution(drop.zeta).unwrap();
     let gaps: Vec<f64> = [1e2, 1e4, 1e6, 1e8]
         .iter()
         .map(|&k| (realised_restitution(&drop, k, speed).unwrap().unwrap() - e_lim).abs())

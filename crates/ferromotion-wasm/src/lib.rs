@@ -10,7 +10,7 @@ mod errors;
 
 use errors::IntoJs;
 use ferromotion_core::scenario::{self, Scenario};
-use ferromotion_core::{BenchConfig, Drop};
+use ferromotion_core::BenchConfig;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]
@@ -105,13 +105,7 @@ pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result
 /// The push-only penalty law's restitution in the stiff limit, for damping ratio zeta.
 #[wasm_bindgen(js_name = limitRestitution)]
 pub fn limit_restitution(zeta: f64) -> Result<f64, JsError> {
-    // The core function takes zeta unchecked; the drop's validation owns the [0, 1) rule.
-    let drop = Drop {
-        zeta,
-        ..Drop::default()
-    };
-    drop.validate().into_js()?;
-    Ok(ferromotion_core::limit_restitution(zeta))
+    ferromotion_core::limit_restitution(zeta).into_js()
 }
 
 /// Version of the bindings (the workspace version).

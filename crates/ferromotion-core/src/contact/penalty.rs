@@ -52,7 +52,20 @@ impl Penalty {
 /// zero at omega_d·t = pi - 2·asin(zeta); the mass then coasts out at
 /// `V·exp(-zeta·(pi - 2·asin zeta)/sqrt(1 - zeta²))`. For zeta = 0.1606 that is 0.632
 /// (the pulling law's `exp(-zeta·pi/sqrt(1-zeta²))` = 0.600 is a different number).
-pub fn limit_restitution(zeta: f64) -> f64 {
+/// Refuses zeta outside [0, 1).
+pub fn limit_restitution(zeta: f64) -> Result<f64> {
+    if !(zeta.is_finite() && (0.0..1.0).contains(&zeta)) {
+        return Err(FerroError::InvalidParameter {
+            name: "zeta",
+            value: zeta,
+            limit: "must be in [0, 1) (underdamped contact)".into(),
+        });
+    }
+    Ok(limit_restitution_unchecked(zeta))
+}
+
+/// [`limit_restitution`] for a zeta already validated (a validated [`Drop`]'s).
+pub(crate) fn limit_restitution_unchecked(zeta: f64) -> f64 {
     let s = libm::sqrt(1.0 - zeta * zeta);
     libm::exp(-zeta * (std::f64::consts::PI - 2.0 * libm::asin(zeta)) / s)
 }

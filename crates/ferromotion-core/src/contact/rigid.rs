@@ -118,7 +118,7 @@ pub fn exact_with_impacts(drop: &Drop, opts: &ExactOptions) -> Result<(RouteResu
             }
             e
         }
-        None => crate::contact::penalty::limit_restitution(drop.zeta),
+        None => crate::contact::penalty::limit_restitution_unchecked(drop.zeta),
     };
     let g = drop.gravity;
     let mut x = drop.x0();

@@ -1,0 +1,490 @@
+//! `hybrid_jacobian`: the Jacobian of a hybrid system's flow through its events, or a
+//! typed refusal when no honest Jacobian exists.
+//!
+//! A hybrid system declares, per mode, a smooth flow `x' = f(x)`, guards `g_i(x)` (an
+//! event fires when one crosses from > 0 to <= 0) and resets `x+ = R_i(x-)`. Stepping with
+//! a fixed step h, RK4 carries x and the flow Jacobian `Phi' = (df/dx)·Phi`. When a guard
+//! changes sign across a step, the event is bracketed to that step, located inside it by
+//! root-finding on the RK4 sub-step length, and the Jacobian passes through the saltation
+//! matrix
+//!
+//! ```text
+//! Xi = DR + (f+ - DR·f-)·∇gᵀ / (∇gᵀ·f-)
+//! ```
+//!
+//! (f- before the reset, f+ after it, both at the event). The denominator is the guard
+//! speed: as it goes to zero Xi blows up like 1/speed, so an event slower than
+//! `graze_speed` is refused (grazing), saying how large Xi would have been. Also
+//! refused: a system that declares hidden state (its flow depends on something outside
+//! x, such as a warm-started solver), two events inside one step, and an answer that
+//! moves by more than `probe_rtol` when recomputed with half the step.
+
+use crate::error::{positive, FerroError, Result};
+use nalgebra::{DMatrix, DVector};
+use serde::Serialize;
+
+/// A hybrid system: modes, smooth flows, guards and resets. SI units are the system's.
+pub trait HybridSystem {
+    /// A name for messages and receipts.
+    fn name(&self) -> String;
+    /// Dimension of x.
+    fn dim(&self) -> usize;
+    /// The flow f(x) in `mode`.
+    fn rhs(&self, mode: usize, x: &DVector<f64>) -> DVector<f64>;
+    /// df/dx in `mode`.
+    fn rhs_jacobian(&self, mode: usize, x: &DVector<f64>) -> DMatrix<f64>;
+    /// Number of guards watched in `mode`.
+    fn guard_count(&self, mode: usize) -> usize;
+    /// Guard `i` in `mode`; the event fires when it crosses from > 0 to <= 0.
+    fn guard(&self, mode: usize, i: usize, x: &DVector<f64>) -> f64;
+    /// ∇g_i.
+    fn guard_gradient(&self, mode: usize, i: usize, x: &DVector<f64>) -> DVector<f64>;
+    /// Reset of guard `i`: the new mode and x+.
+    fn reset(&self, mode: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>);
+    /// dR/dx of guard `i`'s reset.
+    fn reset_jacobian(&self, mode: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64>;
+    /// State the flow depends on that x does not carry (`None` when there is none).
+    fn hidden_state(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Options of [`hybrid_jacobian`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HybridOptions {
+    /// Fixed step, s.
+    pub dt: f64,
+    /// Events whose guard speed |∇g·f-| is below this are refused as grazing.
+    pub graze_speed: f64,
+    /// Recompute with dt/2 and refuse if the Jacobian moves by more than this times
+    /// max(1, max|J|). Non-positive disables the check.
+    pub probe_rtol: f64,
+    /// Refuse more than this many steps.
+    pub max_steps: u64,
+}
+
+impl Default for HybridOptions {
+    fn default() -> Self {
+        HybridOptions {
+            dt: 1e-3,
+            graze_speed: crate::contact::rigid::DEFAULT_GRAZE_SPEED,
+            probe_rtol: 1e-6,
+            max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+        }
+    }
+}
+
+/// One event met on the way.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HybridEvent {
+    /// Time, s.
+    pub t: f64,
+    /// Mode before.
+    pub mode_before: usize,
+    /// Guard index that fired.
+    pub guard: usize,
+    /// Mode after.
+    pub mode_after: usize,
+    /// Guard speed ∇g·f- (negative: the guard was falling).
+    pub guard_speed: f64,
+    /// Largest |entry| of the saltation matrix.
+    pub saltation_max: f64,
+}
+
+/// State, Jacobian and events at t1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridSolution {
+    /// x(t1).
+    pub x: DVector<f64>,
+    /// Mode at t1.
+    pub mode: usize,
+    /// dx(t1)/dx(t0).
+    pub jacobian: DMatrix<f64>,
+    /// Events in order.
+    pub events: Vec<HybridEvent>,
+    /// max |J(dt) - J(dt/2)| (0 when the probe check is off).
+    pub probe_gap: f64,
+}
+
+fn rk4(
+    sys: &dyn HybridSystem,
+    mode: usize,
+    x: &DVector<f64>,
+    phi: &DMatrix<f64>,
+    h: f64,
+) -> (DVector<f64>, DMatrix<f64>) {
+    let f = |x: &DVector<f64>| sys.rhs(mode, x);
+    let a = |x: &DVector<f64>| sys.rhs_jacobian(mode, x);
+    let k1 = f(x);
+    let p1 = a(x) * phi;
+    let x2 = x + 0.5 * h * &k1;
+    let phi2 = phi + 0.5 * h * &p1;
+    let k2 = f(&x2);
+    let p2 = a(&x2) * &phi2;
+    let x3 = x + 0.5 * h * &k2;
+    let phi3 = phi + 0.5 * h * &p2;
+    let k3 = f(&x3);
+    let p3 = a(&x3) * &phi3;
+    let x4 = x + h * &k3;
+    let phi4 = phi + h * &p3;
+    let k4 = f(&x4);
+    let p4 = a(&x4) * &phi4;
+    (
+        x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4),
+        phi + h / 6.0 * (p1 + 2.0 * p2 + 2.0 * p3 + p4),
+    )
+}
+
+/// Guards that cross from > 0 to <= 0 between x and y in `mode`. A guard that starts at
+/// or just below zero while moving up (right after its own reset) counts as positive.
+fn crossings(
+    sys: &dyn HybridSystem,
+    mode: usize,
+    x: &DVector<f64>,
+    y: &DVector<f64>,
+) -> Vec<usize> {
+    (0..sys.guard_count(mode))
+        .filter(|&i| {
+            let g0 = sys.guard(mode, i, x);
+            let leaving = || sys.guard_gradient(mode, i, x).dot(&sys.rhs(mode, x)) > 0.0;
+            (g0 > 0.0 || leaving()) && sys.guard(mode, i, y) <= 0.0
+        })
+        .collect()
+}
+
+/// One pass at step `dt` (no probe check).
+fn solve(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    mode0: usize,
+    t0: f64,
+    t1: f64,
+    opts: &HybridOptions,
+) -> Result<HybridSolution> {
+    let n = sys.dim();
+    let mut x = x0.clone();
+    let mut phi = DMatrix::identity(n, n);
+    let mut mode = mode0;
+    let mut t = t0;
+    let mut events = Vec::new();
+    let mut steps = 0u64;
+    while t < t1 {
+        steps += 1;
+        if steps > opts.max_steps {
+            return Err(FerroError::TooManySteps {
+                route: "hybrid_jacobian",
+                steps: steps as f64,
+                max_steps: opts.max_steps,
+            });
+        }
+        let h = opts.dt.min(t1 - t);
+        let (y, phi_y) = rk4(sys, mode, &x, &phi, h);
+        let crossed = crossings(sys, mode, &x, &y);
+        if crossed.is_empty() {
+            x = y;
+            phi = phi_y;
+            t = if t1 - t <= opts.dt { t1 } else { t + h };
+            continue;
+        }
+        if crossed.len() > 1 {
+            return Err(FerroError::TwoEventsInOneStep {
+                t,
+                dt: h,
+                first: crossed[0],
+                second: crossed[1],
+            });
+        }
+        let i = crossed[0];
+        // Locate the event on the sub-step length s in (0, h]: secant and bisection in turn.
+        let g_at = |s: f64| sys.guard(mode, i, &rk4(sys, mode, &x, &phi, s).0);
+        let (mut lo, mut hi) = (0.0, h);
+        let (mut g_lo, mut g_hi) = (sys.guard(mode, i, &x), sys.guard(mode, i, &y));
+        for _ in 0..200 {
+            let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
+            let s = if secant > lo && secant < hi {
+                secant
+            } else {
+                0.5 * (lo + hi)
+            };
+            let g = g_at(s);
+            if g > 0.0 {
+                lo = s;
+                g_lo = g;
+            } else {
+                hi = s;
+                g_hi = g;
+            }
+            if hi - lo <= 1e-15 * h.max(t.abs()) || g == 0.0 {
+                break;
+            }
+            // A bisection after every secant step keeps the bracket shrinking even when
+            // the secant sticks to one end.
+            let mid = 0.5 * (lo + hi);
+            let gm = g_at(mid);
+            if gm > 0.0 {
+                lo = mid;
+                g_lo = gm;
+            } else {
+                hi = mid;
+                g_hi = gm;
+            }
+        }
+        let (xm, phim) = rk4(sys, mode, &x, &phi, hi);
+        let f_minus = sys.rhs(mode, &xm);
+        let grad = sys.guard_gradient(mode, i, &xm);
+        let speed = grad.dot(&f_minus);
+        let (new_mode, xp) = sys.reset(mode, i, &xm);
+        let dr = sys.reset_jacobian(mode, i, &xm);
+        let f_plus = sys.rhs(new_mode, &xp);
+        let salt = &dr + (&f_plus - &dr * &f_minus) * grad.transpose() / speed;
+        let salt_max = salt.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        if !(speed.abs() >= opts.graze_speed) {
+            return Err(FerroError::Grazing {
+                t: t + hi,
+                speed: speed.abs(),
+                threshold: opts.graze_speed,
+                term: salt_max,
+            });
+        }
+        events.push(HybridEvent {
+            t: t + hi,
+            mode_before: mode,
+            guard: i,
+            mode_after: new_mode,
+            guard_speed: speed,
+            saltation_max: salt_max,
+        });
+        // Finish the step from the event in the new mode; a second event here is refused.
+        let rest = h - hi;
+        let phi_plus = salt * phim;
+        let (y2, phi2) = rk4(sys, new_mode, &xp, &phi_plus, rest);
+        if let Some(&j) = crossings(sys, new_mode, &xp, &y2).first() {
+            return Err(FerroError::TwoEventsInOneStep {
+                t,
+                dt: h,
+                first: i,
+                second: j,
+            });
+        }
+        x = y2;
+        phi = phi2;
+        mode = new_mode;
+        t = if t1 - t <= opts.dt { t1 } else { t + h };
+    }
+    if !(x.iter().chain(phi.iter()).all(|v| v.is_finite())) {
+        return Err(FerroError::NonFinite {
+            what: "hybrid_jacobian",
+            detail: format!("at t = {t} s"),
+        });
+    }
+    Ok(HybridSolution {
+        x,
+        mode,
+        jacobian: phi,
+        events,
+        probe_gap: 0.0,
+    })
+}
+
+/// The Jacobian dx(t1)/dx(t0) of a hybrid system through its events (see the module docs).
+pub fn hybrid_jacobian(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    mode0: usize,
+    t0: f64,
+    t1: f64,
+    opts: &HybridOptions,
+) -> Result<HybridSolution> {
+    if let Some(what) = sys.hidden_state() {
+        return Err(FerroError::HiddenState {
+            system: sys.name(),
+            what,
+        });
+    }
+    positive("dt", opts.dt)?;
+    positive("graze_speed", opts.graze_speed)?;
+    crate::error::finite("t0", t0)?;
+    positive("t1 - t0", t1 - t0)?;
+    if x0.len() != sys.dim() || x0.iter().any(|v| !v.is_finite()) {
+        return Err(FerroError::InvalidParameter {
+            name: "x0",
+            value: x0.len() as f64,
+            limit: format!("must hold {} finite numbers", sys.dim()),
+        });
+    }
+    let mut sol = solve(sys, x0, mode0, t0, t1, opts)?;
+    if opts.probe_rtol > 0.0 {
+        let half = solve(
+            sys,
+            x0,
+            mode0,
+            t0,
+            t1,
+            &HybridOptions {
+                dt: 0.5 * opts.dt,
+                ..*opts
+            },
+        )?;
+        let gap = (&sol.jacobian - &half.jacobian)
+            .iter()
+            .fold(0.0_f64, |m, v| m.max(v.abs()));
+        let scale = sol.jacobian.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+        let tolerance = opts.probe_rtol * scale;
+        sol.probe_gap = gap;
+        if gap > tolerance || half.events.len() != sol.events.len() {
+            return Err(FerroError::ProbeDependent {
+                probe: "dt/2".into(),
+                gap,
+                tolerance,
+            });
+        }
+    }
+    Ok(sol)
+}
+
+/// The drop as a hybrid system: x = (y, v), one mode, guard y, reset v+ = -e·v-.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BouncingDrop {
+    /// Gravity, m/s².
+    pub gravity: f64,
+    /// Restitution.
+    pub restitution: f64,
+}
+
+impl HybridSystem for BouncingDrop {
+    fn name(&self) -> String {
+        "bouncing drop".into()
+    }
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
+        DVector::from_vec(vec![x[1], -self.gravity])
+    }
+    fn rhs_jacobian(&self, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
+        DMatrix::from_row_slice(2, 2, &[0.0, 1.0, 0.0, 0.0])
+    }
+    fn guard_count(&self, _: usize) -> usize {
+        1
+    }
+    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
+        x[0]
+    }
+    fn guard_gradient(&self, _: usize, _: usize, _: &DVector<f64>) -> DVector<f64> {
+        DVector::from_vec(vec![1.0, 0.0])
+    }
+    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
+        (
+            mode,
+            DVector::from_vec(vec![x[0], -self.restitution * x[1]]),
+        )
+    }
+    fn reset_jacobian(&self, _: usize, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
+        DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, -self.restitution])
+    }
+}
+
+/// A ball bouncing on a plane inclined by `angle` (rad) through the origin:
+/// x = (p_x, p_z, v_x, v_z), guard n·p (height above the plane, n its unit normal),
+/// reset v+ = v- - (1+e)·(n·v-)·n (frictionless, restitution on the normal part).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlopeBall {
+    /// Gravity, m/s².
+    pub gravity: f64,
+    /// Restitution on the normal velocity.
+    pub restitution: f64,
+    /// Inclination of the plane, rad.
+    pub angle: f64,
+}
+
+impl SlopeBall {
+    fn normal(&self) -> (f64, f64) {
+        (-libm::sin(self.angle), libm::cos(self.angle))
+    }
+}
+
+impl HybridSystem for SlopeBall {
+    fn name(&self) -> String {
+        "ball on a slope".into()
+    }
+    fn dim(&self) -> usize {
+        4
+    }
+    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
+        DVector::from_vec(vec![x[2], x[3], 0.0, -self.gravity])
+    }
+    fn rhs_jacobian(&self, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
+        let mut a = DMatrix::zeros(4, 4);
+        a[(0, 2)] = 1.0;
+        a[(1, 3)] = 1.0;
+        a
+    }
+    fn guard_count(&self, _: usize) -> usize {
+        1
+    }
+    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
+        let (nx, nz) = self.normal();
+        nx * x[0] + nz * x[1]
+    }
+    fn guard_gradient(&self, _: usize, _: usize, _: &DVector<f64>) -> DVector<f64> {
+        let (nx, nz) = self.normal();
+        DVector::from_vec(vec![nx, nz, 0.0, 0.0])
+    }
+    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
+        let (nx, nz) = self.normal();
+        let vn = nx * x[2] + nz * x[3];
+        let k = (1.0 + self.restitution) * vn;
+        (
+            mode,
+            DVector::from_vec(vec![x[0], x[1], x[2] - k * nx, x[3] - k * nz]),
+        )
+    }
+    fn reset_jacobian(&self, _: usize, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
+        let (nx, nz) = self.normal();
+        let c = 1.0 + self.restitution;
+        let mut r = DMatrix::identity(4, 4);
+        r[(2, 2)] -= c * nx * nx;
+        r[(2, 3)] -= c * nx * nz;
+        r[(3, 2)] -= c * nz * nx;
+        r[(3, 3)] -= c * nz * nz;
+        r
+    }
+}
+
+/// The drop whose contact is solved by a warm-started iterative solver: its result
+/// depends on the previous solve, which x does not carry. `hybrid_jacobian` refuses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmStartedDrop(pub BouncingDrop);
+
+impl HybridSystem for WarmStartedDrop {
+    fn name(&self) -> String {
+        "drop with a warm-started contact solver".into()
+    }
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rhs(&self, m: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.0.rhs(m, x)
+    }
+    fn rhs_jacobian(&self, m: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.0.rhs_jacobian(m, x)
+    }
+    fn guard_count(&self, m: usize) -> usize {
+        self.0.guard_count(m)
+    }
+    fn guard(&self, m: usize, i: usize, x: &DVector<f64>) -> f64 {
+        self.0.guard(m, i, x)
+    }
+    fn guard_gradient(&self, m: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.0.guard_gradient(m, i, x)
+    }
+    fn reset(&self, m: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
+        self.0.reset(m, i, x)
+    }
+    fn reset_jacobian(&self, m: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.0.reset_jacobian(m, i, x)
+    }
+    fn hidden_state(&self) -> Option<String> {
+        Some("the contact impulse is warm-started from the previous step's solve".into())
+    }
+}

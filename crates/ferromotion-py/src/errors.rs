@@ -1,0 +1,116 @@
+//! The exception tree: `FerroError(Exception)` and one subclass per core `FerroError`
+//! variant. `InvalidParameter` also derives from `ValueError`, so `except ValueError`
+//! keeps working for bad input. The message is always the core's `Display`.
+
+use ferromotion_core::FerroError as CoreError;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+
+pyo3::create_exception!(
+    ferromotion,
+    FerroError,
+    PyException,
+    "Base class of every error the ferromotion core reports."
+);
+/// One subclass of `FerroError` per core variant (`InvalidParameter` is made below), and
+/// `register_variants` adding them to the module.
+macro_rules! variants {
+    ($($name:ident: $doc:literal),+ $(,)?) => {
+        $(pyo3::create_exception!(ferromotion, $name, FerroError, $doc);)+
+        fn register_variants(m: &Bound<'_, PyModule>) -> PyResult<()> {
+            $(m.add(stringify!($name), m.py().get_type::<$name>())?;)+
+            Ok(())
+        }
+    };
+}
+
+variants! {
+    StepDoesNotDivide: "A fixed step that does not divide the final time into a whole number of steps.",
+    TooManySteps: "A rollout would need more steps than its cap (`max_steps`) allows.",
+    NoImpact: "The drop does not reach the ground before the final time.",
+    Grazing: "An impact slower than the grazing threshold (the time-of-impact term would explode).",
+    StepSizeUnderflow: "The adaptive integrator's step fell below what float64 can resolve.",
+    NonFinite: "A result came out NaN or infinite (an unstable step, an overflow).",
+    HiddenState: "A system's flow depends on state outside x: its Jacobian in x alone would be wrong.",
+    TwoEventsInOneStep: "Two events inside one step: the step cannot be split at one switch.",
+    ProbeDependent: "Recomputing with another probe size moved the answer beyond tolerance.",
+    ScenarioError: "A scenario document could not be read.",
+}
+
+/// `InvalidParameter(FerroError, ValueError)`: two bases, which `create_exception!`
+/// cannot express, so the class is made once by calling `type(name, bases, namespace)`.
+static INVALID_PARAMETER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `InvalidParameter` class, created on first use.
+pub fn invalid_parameter_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    let ty = INVALID_PARAMETER.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        let bases = PyTuple::new(
+            py,
+            [py.get_type::<FerroError>(), py.get_type::<PyValueError>()],
+        )?;
+        let namespace = PyDict::new(py);
+        namespace.set_item("__module__", "ferromotion")?;
+        namespace.set_item(
+            "__doc__",
+            "A parameter is non-finite, out of range, or of the wrong shape or dtype.",
+        )?;
+        let ty = py
+            .get_type::<PyType>()
+            .call1(("InvalidParameter", bases, namespace))?;
+        Ok(ty.cast_into::<PyType>()?.unbind())
+    })?;
+    Ok(ty.bind(py).clone())
+}
+
+/// Raise `InvalidParameter` with a message of the binding's own (bad shape or dtype).
+pub fn invalid_parameter(py: Python<'_>, message: String) -> PyErr {
+    match invalid_parameter_type(py) {
+        Ok(ty) => PyErr::from_type(ty, message),
+        Err(e) => e,
+    }
+}
+
+/// A core error on its way to Python (the newtype lets us implement `From` for `PyErr`).
+pub struct PyFerroError(pub CoreError);
+
+impl From<CoreError> for PyFerroError {
+    fn from(e: CoreError) -> Self {
+        PyFerroError(e)
+    }
+}
+
+impl From<PyFerroError> for PyErr {
+    fn from(e: PyFerroError) -> PyErr {
+        let message = e.0.to_string();
+        match e.0 {
+            CoreError::InvalidParameter { .. } => {
+                Python::attach(|py| invalid_parameter(py, message))
+            }
+            CoreError::StepDoesNotDivide { .. } => StepDoesNotDivide::new_err(message),
+            CoreError::TooManySteps { .. } => TooManySteps::new_err(message),
+            CoreError::NoImpact { .. } => NoImpact::new_err(message),
+            CoreError::Grazing { .. } => Grazing::new_err(message),
+            CoreError::StepSizeUnderflow { .. } => StepSizeUnderflow::new_err(message),
+            CoreError::NonFinite { .. } => NonFinite::new_err(message),
+            CoreError::HiddenState { .. } => HiddenState::new_err(message),
+            CoreError::TwoEventsInOneStep { .. } => TwoEventsInOneStep::new_err(message),
+            CoreError::ProbeDependent { .. } => ProbeDependent::new_err(message),
+            CoreError::Scenario(_) => ScenarioError::new_err(message),
+        }
+    }
+}
+
+/// Shorthand: a core `Result` as a `PyResult`.
+pub fn py_result<T>(r: ferromotion_core::Result<T>) -> PyResult<T> {
+    r.map_err(|e| PyFerroError(e).into())
+}
+
+/// Add the whole tree to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FerroError", py.get_type::<FerroError>())?;
+    m.add("InvalidParameter", invalid_parameter_type(py)?)?;
+    register_variants(m)
+}

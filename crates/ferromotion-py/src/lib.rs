@@ -1,0 +1,423 @@
+//! `ferromotion._core`: the PyO3 layer over `ferromotion-core`. Private; the public API is
+//! the `ferromotion` package, which wraps these functions and carries the docstrings.
+//!
+//! Every function converts its input (`convert.rs`), calls the core with the GIL released
+//! (`py.detach`), and converts the output. Core errors become the exception tree of
+//! `errors.rs`. Arguments left as `None` take the core's own defaults (see `DEFAULTS`).
+
+mod convert;
+mod errors;
+
+use convert::{
+    blame_dict, drop_dict, fit_dict, ks_from, refinement_dict, route_dict, sweep_columns, to_json,
+    tolerance_defaults, tolerance_options, DropArg,
+};
+use errors::py_result;
+use ferromotion_core as fm;
+use ferromotion_core::readout;
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+#[pyfunction]
+fn validate_drop(drop: DropArg) {
+    // Extracting a `DropArg` runs the core's validation; nothing else to do.
+    let _ = drop;
+}
+
+#[pyfunction]
+fn impact_speed(drop: DropArg) -> f64 {
+    drop.0.impact_speed()
+}
+
+#[pyfunction]
+fn first_impact_time(drop: DropArg) -> f64 {
+    drop.0.first_impact_time()
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, restitution=None, graze_speed=None))]
+fn exact(
+    py: Python<'_>,
+    drop: DropArg,
+    restitution: Option<f64>,
+    graze_speed: Option<f64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let d = fm::ExactOptions::default();
+    let opts = fm::ExactOptions {
+        restitution: restitution.or(d.restitution),
+        graze_speed: graze_speed.unwrap_or(d.graze_speed),
+    };
+    let r = py_result(py.detach(|| fm::exact(&drop.0, &opts)))?;
+    route_dict(py, &r)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, dt, max_steps=None))]
+fn fixed(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    dt: f64,
+    max_steps: Option<u64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let opts = fm::FixedOptions {
+        max_steps: max_steps.unwrap_or(fm::FixedOptions::default().max_steps),
+    };
+    let r = py_result(py.detach(|| fm::fixed(&drop.0, k, dt, &opts)))?;
+    route_dict(py, &r)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, dt, locate=None, max_steps=None))]
+fn corrected(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    dt: f64,
+    locate: Option<bool>,
+    max_steps: Option<u64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let d = fm::CorrectedOptions::default();
+    let opts = fm::CorrectedOptions {
+        locate: locate.unwrap_or(d.locate),
+        max_steps: max_steps.unwrap_or(d.max_steps),
+    };
+    let r = py_result(py.detach(|| fm::corrected(&drop.0, k, dt, &opts)))?;
+    route_dict(py, &r)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, root_rtol=None, max_events=None))]
+fn flow(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    root_rtol: Option<f64>,
+    max_events: Option<u64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let d = fm::FlowOptions::default();
+    let opts = fm::FlowOptions {
+        root_rtol: root_rtol.unwrap_or(d.root_rtol),
+        max_events: max_events.unwrap_or(d.max_events),
+    };
+    let r = py_result(py.detach(|| fm::flow(&drop.0, k, &opts)))?;
+    route_dict(py, &r)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, rtol=None, atol=None, events=false, eps=None, max_steps=None))]
+#[allow(clippy::too_many_arguments)]
+fn tolerance(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    events: bool,
+    eps: Option<f64>,
+    max_steps: Option<u64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let opts = tolerance_options(rtol, atol, events, eps, max_steps);
+    let r = py_result(py.detach(|| fm::tolerance(&drop.0, k, &opts)))?;
+    route_dict(py, &r)
+}
+
+#[pyfunction]
+fn blame(py: Python<'_>, drop: DropArg, k: f64, dt: f64) -> PyResult<Bound<'_, PyDict>> {
+    let b = py_result(py.detach(|| fm::blame(&drop.0, k, dt)))?;
+    blame_dict(py, &b)
+}
+
+#[pyfunction]
+fn divergence_exponent(py: Python<'_>, drop: DropArg, dt: f64) -> PyResult<Bound<'_, PyDict>> {
+    let f = py_result(py.detach(|| fm::divergence_exponent(&drop.0, dt)))?;
+    fit_dict(py, &f)
+}
+
+#[pyfunction]
+fn contact_share_exponent(py: Python<'_>, drop: DropArg) -> PyResult<Bound<'_, PyDict>> {
+    let f = py_result(py.detach(|| readout::contact_share_exponent(&drop.0)))?;
+    fit_dict(py, &f)
+}
+
+#[pyfunction]
+fn dt_refinement(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    base_dt: f64,
+) -> PyResult<Bound<'_, PyDict>> {
+    let r = py_result(py.detach(|| fm::dt_refinement(&drop.0, k, base_dt)))?;
+    refinement_dict(py, &r)
+}
+
+#[pyfunction]
+fn limit_restitution(drop: DropArg) -> PyResult<f64> {
+    py_result(fm::limit_restitution(drop.0.zeta))
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, speed=None))]
+fn realised_restitution(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    speed: Option<f64>,
+) -> PyResult<Option<f64>> {
+    let speed = speed.unwrap_or_else(|| drop.0.impact_speed());
+    py_result(py.detach(|| fm::realised_restitution(&drop.0, k, speed)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, speed=None))]
+fn time_of_impact_term(drop: DropArg, speed: Option<f64>) -> PyResult<f64> {
+    let d = drop.0;
+    py_result(d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed())))
+}
+
+#[pyfunction]
+fn matched_dt(drop: DropArg, k: f64) -> PyResult<f64> {
+    py_result(readout::matched_dt(&drop.0, k))
+}
+
+#[pyfunction]
+fn log_grid(
+    py: Python<'_>,
+    lo: f64,
+    hi: f64,
+    per_decade: u32,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    Ok(PyArray1::from_vec(
+        py,
+        py_result(readout::log_grid(lo, hi, per_decade))?,
+    ))
+}
+
+#[pyfunction]
+fn evaluate(py: Python<'_>, scenario: &str) -> PyResult<String> {
+    let e = py_result(py.detach(|| {
+        fm::scenario::Scenario::from_json(scenario).and_then(|sc| fm::scenario::evaluate(&sc))
+    }))?;
+    to_json(&e)
+}
+
+/// A sweep over stiffness, grown chunk by chunk (`extend`) so that the Python side can
+/// show progress; the rows live in the core's own `Sweep`.
+#[pyclass(module = "ferromotion._core", name = "SweepRun")]
+struct PySweepRun {
+    drop: fm::Drop,
+    opts: fm::SweepOptions,
+    sweep: fm::Sweep,
+}
+
+#[pymethods]
+impl PySweepRun {
+    #[new]
+    #[pyo3(signature = (
+        drop, dt=None, tolerance=false, rtol=None, atol=None, events=false, eps=None,
+        max_steps=None, corrected=false, blame=false,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        drop: DropArg,
+        dt: Option<f64>,
+        tolerance: bool,
+        rtol: Option<f64>,
+        atol: Option<f64>,
+        events: bool,
+        eps: Option<f64>,
+        max_steps: Option<u64>,
+        corrected: bool,
+        blame: bool,
+    ) -> PyResult<Self> {
+        let t = tolerance_options(rtol, atol, events, eps, max_steps);
+        py_result(t.integrator())?;
+        let opts = fm::SweepOptions {
+            dt: dt.unwrap_or(fm::SweepOptions::default().dt),
+            tolerance: tolerance.then_some(t),
+            corrected,
+            blame,
+        };
+        // An empty sweep validates the drop and dt and holds the rigid reference.
+        let sweep = py_result(py.detach(|| fm::sweep(&drop.0, &[], &opts)))?;
+        Ok(PySweepRun {
+            drop: drop.0,
+            opts,
+            sweep,
+        })
+    }
+
+    /// Run the routes at the stiffnesses `ks` and append the rows.
+    fn extend(&mut self, py: Python<'_>, ks: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ks = ks_from(ks)?;
+        let (drop, opts) = (&self.drop, &self.opts);
+        let part = py_result(py.detach(|| fm::sweep(drop, &ks, opts)))?;
+        self.sweep.rows.extend(part.rows);
+        Ok(())
+    }
+
+    fn __len__(&self) -> usize {
+        self.sweep.rows.len()
+    }
+
+    /// Every readout as numpy columns.
+    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        sweep_columns(py, &self.sweep, &self.opts)
+    }
+
+    /// The core's divergence-exponent fit on the sweep's own points in [1e4, 1e8].
+    fn exponent<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        fit_dict(py, &py_result(self.sweep.exponent())?)
+    }
+
+    /// The core's serialisation of the sweep (dt, exact, rows).
+    fn to_json(&self) -> PyResult<String> {
+        to_json(&self.sweep)
+    }
+}
+
+/// The lab's bench: controls plus the core's caches of k-independent readouts.
+#[pyclass(module = "ferromotion._core", name = "Bench")]
+struct PyBench(fm::Bench);
+
+#[pymethods]
+impl PyBench {
+    #[new]
+    #[pyo3(signature = (
+        drop, k=None, base_dt=None, dt_divisor=1, tolerance=false, rtol=None, atol=None,
+        events=false, eps=None, max_steps=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        drop: DropArg,
+        k: Option<f64>,
+        base_dt: Option<f64>,
+        dt_divisor: u32,
+        tolerance: bool,
+        rtol: Option<f64>,
+        atol: Option<f64>,
+        events: bool,
+        eps: Option<f64>,
+        max_steps: Option<u64>,
+    ) -> PyResult<Self> {
+        let d = fm::BenchConfig::default();
+        let config = fm::BenchConfig {
+            drop: drop.0,
+            k: k.unwrap_or(d.k),
+            base_dt: base_dt.unwrap_or(d.base_dt),
+            dt_divisor,
+            tolerance,
+            tolerance_options: tolerance_options(rtol, atol, events, eps, max_steps),
+        };
+        Ok(PyBench(py_result(py.detach(|| fm::Bench::new(config)))?))
+    }
+
+    fn set_k(&mut self, k: f64) -> PyResult<()> {
+        py_result(self.0.set_k(k))
+    }
+
+    fn set_log10_k(&mut self, log10_k: f64) -> PyResult<()> {
+        py_result(self.0.set_log10_k(log10_k))
+    }
+
+    fn set_dt_divisor(&mut self, divisor: u32) -> PyResult<()> {
+        py_result(self.0.set_dt_divisor(divisor))
+    }
+
+    #[pyo3(signature = (on, rtol=None, events=None))]
+    fn set_tolerance(&mut self, on: bool, rtol: Option<f64>, events: Option<bool>) -> PyResult<()> {
+        let t = self.0.config().tolerance_options;
+        py_result(
+            self.0
+                .set_tolerance(on, rtol.unwrap_or(t.rtol), events.unwrap_or(t.events)),
+        )
+    }
+
+    /// The current controls: k, dt (current), base_dt, dt_divisor, tolerance, rtol, events.
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.0.config();
+        let out = PyDict::new(py);
+        out.set_item("k", c.k)?;
+        out.set_item("dt", c.dt())?;
+        out.set_item("base_dt", c.base_dt)?;
+        out.set_item("dt_divisor", c.dt_divisor)?;
+        out.set_item("tolerance", c.tolerance)?;
+        out.set_item("rtol", c.tolerance_options.rtol)?;
+        out.set_item("events", c.tolerance_options.events)?;
+        Ok(out)
+    }
+
+    /// Every readout for the current controls, as the core serialises it.
+    fn readout_json(&mut self, py: Python<'_>) -> PyResult<String> {
+        let bench = &mut self.0;
+        to_json(&py_result(py.detach(|| bench.readout()))?)
+    }
+
+    /// The fixed (and, when on, tolerance) route against k at the current step.
+    fn curve(&self, py: Python<'_>, ks: &Bound<'_, PyAny>) -> PyResult<PySweepRun> {
+        let ks = ks_from(ks)?;
+        let bench = &self.0;
+        let sweep = py_result(py.detach(|| bench.curve(&ks)))?;
+        let c = bench.config();
+        let opts = fm::SweepOptions {
+            dt: c.dt(),
+            tolerance: c.tolerance.then_some(c.tolerance_options),
+            corrected: false,
+            blame: false,
+        };
+        Ok(PySweepRun {
+            drop: c.drop,
+            opts,
+            sweep,
+        })
+    }
+}
+
+/// The core's defaults, so that the Python signatures show them without restating them.
+fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("drop", drop_dict(py, &fm::Drop::default())?)?;
+    out.set_item("tolerance", tolerance_defaults(py)?)?;
+    out.set_item("dt", fm::SweepOptions::default().dt)?;
+    out.set_item("k", fm::BenchConfig::default().k)?;
+    out.set_item("max_steps", fm::DEFAULT_MAX_STEPS)?;
+    out.set_item("locate", fm::CorrectedOptions::default().locate)?;
+    out.set_item("graze_speed", fm::DEFAULT_GRAZE_SPEED)?;
+    let flow = fm::FlowOptions::default();
+    out.set_item("root_rtol", flow.root_rtol)?;
+    out.set_item("max_events", flow.max_events)?;
+    out.set_item("exponent_range", fm::sweep::EXPONENT_RANGE)?;
+    out.set_item("lands_below", fm::bench::LANDS_BELOW)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULTS", defaults(m.py())?)?;
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(validate_drop, m)?)?;
+    m.add_function(wrap_pyfunction!(impact_speed, m)?)?;
+    m.add_function(wrap_pyfunction!(first_impact_time, m)?)?;
+    m.add_function(wrap_pyfunction!(exact, m)?)?;
+    m.add_function(wrap_pyfunction!(fixed, m)?)?;
+    m.add_function(wrap_pyfunction!(corrected, m)?)?;
+    m.add_function(wrap_pyfunction!(flow, m)?)?;
+    m.add_function(wrap_pyfunction!(tolerance, m)?)?;
+    m.add_function(wrap_pyfunction!(blame, m)?)?;
+    m.add_function(wrap_pyfunction!(divergence_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(contact_share_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(dt_refinement, m)?)?;
+    m.add_function(wrap_pyfunction!(limit_restitution, m)?)?;
+    m.add_function(wrap_pyfunction!(realised_restitution, m)?)?;
+    m.add_function(wrap_pyfunction!(time_of_impact_term, m)?)?;
+    m.add_function(wrap_pyfunction!(matched_dt, m)?)?;
+    m.add_function(wrap_pyfunction!(log_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_class::<PySweepRun>()?;
+    m.add_class::<PyBench>()?;
+    Ok(())
+}

@@ -1,0 +1,195 @@
+# Hand-written stub of the private extension module (crates/ferromotion-py), checked
+# against the built module by `python -m mypy.stubtest ferromotion._core`.
+#
+# `drop` arguments accept any object with float attributes height, velocity, t_final,
+# gravity, mass and zeta (the public ferromotion.Drop); the core validates them.
+# Arguments left as None take the core's defaults, listed in DEFAULTS.
+
+from typing import Any, Optional, Protocol, TypedDict, final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "DEFAULTS",
+    "FerroError",
+    "InvalidParameter",
+    "StepDoesNotDivide",
+    "TooManySteps",
+    "NoImpact",
+    "Grazing",
+    "StepSizeUnderflow",
+    "NonFinite",
+    "HiddenState",
+    "TwoEventsInOneStep",
+    "ProbeDependent",
+    "ScenarioError",
+    "validate_drop",
+    "impact_speed",
+    "first_impact_time",
+    "exact",
+    "fixed",
+    "corrected",
+    "flow",
+    "tolerance",
+    "blame",
+    "divergence_exponent",
+    "contact_share_exponent",
+    "dt_refinement",
+    "limit_restitution",
+    "realised_restitution",
+    "time_of_impact_term",
+    "matched_dt",
+    "log_grid",
+    "evaluate",
+    "SweepRun",
+    "Bench",
+]
+
+__version__: str
+DEFAULTS: dict[str, Any]
+
+class _DropLike(Protocol):
+    @property
+    def height(self) -> float: ...
+    @property
+    def velocity(self) -> float: ...
+    @property
+    def t_final(self) -> float: ...
+    @property
+    def gravity(self) -> float: ...
+    @property
+    def mass(self) -> float: ...
+    @property
+    def zeta(self) -> float: ...
+
+_F64 = npt.NDArray[np.float64]
+
+class _Route(TypedDict):
+    state: _F64  # (2,): y in m, v in m/s
+    jacobian: _F64  # (2, 2), row-major: [1, 0] is dv(T)/dy0
+    steps: int
+    rejected_steps: int
+    force_evals: int
+    state_force_evals: int
+    rollouts: int
+    probe_gap: Optional[float]
+    probe_dependent: bool
+
+class _Fit(TypedDict):
+    slope: float
+    intercept: float
+    r2: float
+    points: int
+
+class _Blame(TypedDict):
+    integrator_share: float
+    contact_share: float
+    ratio: float
+    noise_floor: float
+    integrator_below_floor: bool
+    contact_below_floor: bool
+
+class _Refinement(TypedDict):
+    base_dt: float
+    errors: _F64  # (3,)
+    ratio_10: float
+    ratio_100: float
+
+class _BenchConfig(TypedDict):
+    k: float
+    dt: float  # the current step: base_dt / dt_divisor
+    base_dt: float
+    dt_divisor: int
+    tolerance: bool
+    rtol: float
+    events: bool
+
+class FerroError(Exception): ...
+class InvalidParameter(FerroError, ValueError): ...
+class StepDoesNotDivide(FerroError): ...
+class TooManySteps(FerroError): ...
+class NoImpact(FerroError): ...
+class Grazing(FerroError): ...
+class StepSizeUnderflow(FerroError): ...
+class NonFinite(FerroError): ...
+class HiddenState(FerroError): ...
+class TwoEventsInOneStep(FerroError): ...
+class ProbeDependent(FerroError): ...
+class ScenarioError(FerroError): ...
+
+def validate_drop(drop: _DropLike) -> None: ...
+def impact_speed(drop: _DropLike) -> float: ...
+def first_impact_time(drop: _DropLike) -> float: ...
+def exact(drop: _DropLike, restitution: Optional[float] = None, graze_speed: Optional[float] = None) -> _Route: ...
+def fixed(drop: _DropLike, k: float, dt: float, max_steps: Optional[int] = None) -> _Route: ...
+def corrected(
+    drop: _DropLike, k: float, dt: float, locate: Optional[bool] = None, max_steps: Optional[int] = None
+) -> _Route: ...
+def flow(
+    drop: _DropLike, k: float, root_rtol: Optional[float] = None, max_events: Optional[int] = None
+) -> _Route: ...
+def tolerance(
+    drop: _DropLike,
+    k: float,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
+    events: bool = False,
+    eps: Optional[float] = None,
+    max_steps: Optional[int] = None,
+) -> _Route: ...
+def blame(drop: _DropLike, k: float, dt: float) -> _Blame: ...
+def divergence_exponent(drop: _DropLike, dt: float) -> _Fit: ...
+def contact_share_exponent(drop: _DropLike) -> _Fit: ...
+def dt_refinement(drop: _DropLike, k: float, base_dt: float) -> _Refinement: ...
+def limit_restitution(drop: _DropLike) -> float: ...
+def realised_restitution(drop: _DropLike, k: float, speed: Optional[float] = None) -> Optional[float]: ...
+def time_of_impact_term(drop: _DropLike, speed: Optional[float] = None) -> float: ...
+def matched_dt(drop: _DropLike, k: float) -> float: ...
+def log_grid(lo: float, hi: float, per_decade: int) -> _F64: ...
+def evaluate(scenario: str) -> str: ...
+
+@final
+class SweepRun:
+    def __new__(
+        cls,
+        drop: _DropLike,
+        dt: Optional[float] = None,
+        tolerance: bool = False,
+        rtol: Optional[float] = None,
+        atol: Optional[float] = None,
+        events: bool = False,
+        eps: Optional[float] = None,
+        max_steps: Optional[int] = None,
+        corrected: bool = False,
+        blame: bool = False,
+    ) -> SweepRun: ...
+    def extend(self, ks: npt.NDArray[np.float64]) -> None: ...
+    def __len__(self) -> int: ...
+    def columns(self) -> dict[str, Any]: ...
+    def exponent(self) -> _Fit: ...
+    def to_json(self) -> str: ...
+
+@final
+class Bench:
+    def __new__(
+        cls,
+        drop: _DropLike,
+        k: Optional[float] = None,
+        base_dt: Optional[float] = None,
+        dt_divisor: int = 1,
+        tolerance: bool = False,
+        rtol: Optional[float] = None,
+        atol: Optional[float] = None,
+        events: bool = False,
+        eps: Optional[float] = None,
+        max_steps: Optional[int] = None,
+    ) -> Bench: ...
+    def set_k(self, k: float) -> None: ...
+    def set_log10_k(self, log10_k: float) -> None: ...
+    def set_dt_divisor(self, divisor: int) -> None: ...
+    def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None: ...
+    def config(self) -> _BenchConfig: ...
+    def readout_json(self) -> str: ...
+    def curve(self, ks: npt.NDArray[np.float64]) -> SweepRun: ...

@@ -1,0 +1,119 @@
+"""The command line through subprocess: output formats and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def audit_json() -> dict:
+    p = run("audit", "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_json_has_thirteen_rows_and_the_exponent(audit_json: dict) -> None:
+    rows = audit_json["rows"]
+    assert len(rows) == 13
+    assert rows[0]["k"] == 1e2 and rows[-1]["k"] == 1e8
+    for row in rows:
+        assert row["tolerance"] is not None and row["corrected"] is not None and row["blame"] is not None
+    exponent = audit_json["exponent"]
+    assert exponent["points"] == 9 and set(exponent) == {"slope", "intercept", "r2", "points"}
+    assert audit_json["tolerance"] == {"rtol": 1e-11, "events": False}
+    assert audit_json["dt"] == 1e-4
+
+
+def test_table(audit_json: dict) -> None:
+    p = run("audit")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    rows = [line for line in lines if "RIGHT SIGN" in line or "WRONG SIGN" in line]
+    assert len(rows) == 13
+    assert any(line.startswith("divergence exponent:") and "points" in line and "R^2" in line for line in lines)
+    # The table shows the fitted slope the JSON carries.
+    assert f"{audit_json['exponent']['slope']:.3f}" in p.stdout
+
+
+def test_csv(audit_json: dict) -> None:
+    p = run("audit", "--csv")
+    assert p.returncode == 0, p.stderr
+    lines: List[str] = p.stdout.splitlines()
+    assert len(lines) == 14
+    header = lines[0].split(",")
+    assert header[0] == "k" and "gradient_error" in header and "contact_share" in header
+    first = dict(zip(header, lines[1].split(",")))
+    assert float(first["gradient_error"]) == audit_json["rows"][0]["fixed"]["errors"]["gradient"]
+
+
+def test_options_reach_the_sweep() -> None:
+    p = run("audit", "--json", "--k-min", "1e4", "--k-max", "1e6", "--per-decade", "1", "--dt", "1e-5",
+            "--rtol", "1e-6", "--events")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert [r["k"] for r in d["rows"]] == [1e4, 1e5, 1e6]
+    assert d["dt"] == 1e-5 and d["tolerance"] == {"rtol": 1e-6, "events": True}
+
+
+def test_no_exponent_outside_its_range() -> None:
+    p = run("audit", "--k-min", "1e2", "--k-max", "1e3")
+    assert p.returncode == 0, p.stderr
+    assert "divergence exponent: not available" in p.stdout
+    p = run("audit", "--json", "--k-min", "1e2", "--k-max", "1e3")
+    assert json.loads(p.stdout)["exponent"] is None
+
+
+def test_help() -> None:
+    for args in (["--help"], ["audit", "--help"]):
+        p = run(*args)
+        assert p.returncode == 0 and "usage: ferromotion" in p.stdout
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["bogus"],
+    ["audit", "--bogus"],
+    ["audit", "--k-min", "-1"],
+    ["audit", "--k-max", "nan"],
+    ["audit", "--per-decade", "0"],
+    ["audit", "--dt", "fast"],
+    ["audit", "--json", "--csv"],
+])
+def test_bad_arguments_exit_2(args: List[str]) -> None:
+    p = run(*args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stdout == ""
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--dt", "3e-4"], "does not divide"),
+    (["--dt", "1e-8"], "max_steps"),
+    (["--rtol", "0"], "`rtol`"),
+    (["--k-min", "1e6", "--k-max", "1e4"], "`k_max`"),
+])
+def test_core_refusals_exit_1_with_the_message(args: List[str], text: str) -> None:
+    p = run("audit", *args)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stdout == ""
+    assert p.stderr.startswith("ferromotion: error: ") and text in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_console_script() -> None:
+    script = Path(sys.executable).with_name("ferromotion")
+    assert script.exists()
+    p = subprocess.run([str(script), "audit", "--json", "--k-min", "1e4", "--k-max", "1e4"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert len(json.loads(p.stdout)["rows"]) == 1
