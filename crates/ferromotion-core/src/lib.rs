@@ -29,9 +29,11 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod bench;
+pub mod check;
 pub mod contact;
 pub mod descent;
 pub mod error;
+pub mod fixtures;
 pub mod hybrid;
 pub mod integrate;
 pub mod jacobian;

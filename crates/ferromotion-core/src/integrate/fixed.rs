@@ -130,3 +130,28 @@ pub fn fixed_state(drop: &Drop, k: f64, dt: f64, opts: &FixedOptions) -> Result<
     let n = step_count(drop.t_final, dt, opts.max_steps)?;
     Ok(euler(&law, drop.gravity, dt, n, drop.x0()))
 }
+
+/// The discrete map's event signature: `[first contact step, last contact step, contact
+/// steps]` (all -1/0 when it never touches). Two starts with the same signature went
+/// through the same branches, so the map is smooth between them.
+pub fn contact_signature(drop: &Drop, k: f64, dt: f64, opts: &FixedOptions) -> Result<Vec<i64>> {
+    drop.validate()?;
+    let law = drop.penalty(k)?;
+    let n = step_count(drop.t_final, dt, opts.max_steps)?;
+    let inv_m = 1.0 / law.mass;
+    let (mut y, mut v) = (drop.height, drop.velocity);
+    let (mut first, mut last, mut count) = (-1i64, -1i64, 0i64);
+    for i in 0..n as i64 {
+        let f = law.force(y, v);
+        if f > 0.0 {
+            if first < 0 {
+                first = i;
+            }
+            last = i;
+            count += 1;
+        }
+        v += dt * (f * inv_m - drop.gravity);
+        y += dt * v;
+    }
+    Ok(vec![first, last, count])
+}
