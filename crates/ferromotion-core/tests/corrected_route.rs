@@ -98,3 +98,35 @@ fn the_shortcut_without_location_removes_only_part_of_the_error() {
         "fixed {fixed_err:e}, shortcut {s:e}, located {l:e}"
     );
 }
+
+#[test]
+fn corrected_is_close_to_flow_wherever_the_contact_is_resolved() {
+    // Grid over k = 1e2..1e8 and dt = 1e-4, 1e-5, 1e-6. The contact is resolved when
+    // omega·dt = sqrt(k/m)·dt is small; find the largest omega·dt below which every
+    // point stays within 1e-2 of `flow`, and check the error grows about linearly in it.
+    let drop = Drop::default();
+    let mut points = Vec::new();
+    for k in logspace(2.0, 8.0, 13) {
+        let f = flow(&drop, k, &FlowOptions::default()).unwrap();
+        for dt in [1e-4, 1e-5, 1e-6] {
+            let c = corrected(&drop, k, dt, &CorrectedOptions::default()).unwrap();
+            let err = max_abs(&(c.jacobian - f.jacobian)) / max_abs(&f.jacobian);
+            points.push(((k / drop.mass).sqrt() * dt, err));
+        }
+    }
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let boundary = points
+        .iter()
+        .take_while(|p| p.1 < 1e-2)
+        .last()
+        .map(|p| p.0)
+        .unwrap();
+    println!("corrected within 1e-2 of flow for every omega·dt <= {boundary:.3}");
+    assert!(boundary >= 0.1, "boundary at omega·dt = {boundary}");
+    // First order in omega·dt: the error over omega·dt stays bounded across the grid.
+    for &(w, e) in &points {
+        assert!(e < 0.2 * w + 1e-4, "omega·dt = {w:.3e}: error {e:.3e}");
+    }
+    // ...and the region ends: an under-resolved contact (omega·dt = 1) is not within 1e-2.
+    assert!(points.iter().any(|p| p.0 >= 0.99 && p.1 > 1e-2));
+}
