@@ -97,6 +97,25 @@ fn first_switch(
     s_max: f64,
 ) -> Option<(f64, bool)> {
     let at = |q: [f64; 3], s: f64| q[0] + s * (q[1] + s * q[2]);
+    // Fast path (almost every step): neither quadratic changes sign on [0, s_max], so
+    // the branch cannot change. A quadratic keeps its sign when its value at both ends
+    // and at an interior vertex share the sign of a nonzero start.
+    let keeps_sign = |q: [f64; 3]| {
+        let q0 = q[0];
+        if q0 == 0.0 {
+            return false;
+        }
+        let same = |v: f64| (v > 0.0) == (q0 > 0.0) && v != 0.0;
+        let vertex = if q[2] != 0.0 {
+            -q[1] / (2.0 * q[2])
+        } else {
+            -1.0
+        };
+        same(at(q, s_max)) && (vertex <= 0.0 || vertex >= s_max || same(at(q, vertex)))
+    };
+    if keeps_sign(height) && keeps_sign(force) {
+        return None;
+    }
     let mut points = Vec::with_capacity(4);
     roots_in(height, s_max, &mut points, true);
     roots_in(force, s_max, &mut points, false);
