@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm wasm-test py lab test lint bench clean
+.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -34,6 +34,14 @@ lint: ## cargo fmt --check and clippy -D warnings
 
 bench: ## cargo bench -p ferromotion-core
 	cargo bench -p ferromotion-core
+
+bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95
+	@scripts/wasm.sh
+	@.venv/bin/python benches/lab_bench.py
+
+fuzz: ## long property-based fuzz of every core entry point (FUZZ_CASES per property, default 200000; 5 properties)
+	PROPTEST_CASES=$${FUZZ_CASES:-200000} cargo test --release -p ferromotion-core --test fuzz -- --test-threads 2
+	@echo "fuzz: $${FUZZ_CASES:-200000} cases x 5 properties passed"
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean

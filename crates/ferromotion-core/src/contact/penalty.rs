@@ -133,13 +133,26 @@ impl ContactPhase {
         // Sample at 1/16 of a damped half-period: the force (a constant plus a damped
         // sinusoid) changes sign at most once inside such a window.
         let window = std::f64::consts::PI / self.beta / 16.0;
+        // Once the oscillation about equilibrium is too weak to pull the force down to
+        // zero, it never will: the energy ½·m·u_v² + ½·k·u_y² of the deviation u from
+        // equilibrium never grows, and |F - m·g| = |k·u_y + c·u_v| is at most
+        // sqrt(2·energy)·(sqrt(k) + c/sqrt(m)). This ends the search for a mass that
+        // settles in contact (and for T far beyond the bounce).
+        let (k, c, m) = (self.law.stiffness, self.law.damping, self.law.mass);
+        let eq = self.equilibrium();
+        let settled = |x: &State| {
+            let u = x - eq;
+            let energy = 0.5 * m * u[1] * u[1] + 0.5 * k * u[0] * u[0];
+            (2.0 * energy).sqrt() * (k.sqrt() + c / m.sqrt()) < m * self.gravity
+        };
         let mut lo = 0.0;
         let hi = loop {
             let s = (lo + window).min(s_max);
-            if self.force_and_rate(&self.advance(x, s)).0 <= 0.0 {
+            let xs = self.advance(x, s);
+            if self.force_and_rate(&xs).0 <= 0.0 {
                 break s;
             }
-            if s >= s_max {
+            if s >= s_max || settled(&xs) || !s.is_finite() || s == lo {
                 return None;
             }
             lo = s;
@@ -296,6 +309,7 @@ pub fn flow_with_episodes(
 /// reaches zero, then free flight carries the mass back to y = 0. Returns `None` when the
 /// mass never leaves (the force re-engages before y = 0, or it settles in contact).
 pub fn realised_restitution(drop: &Drop, k: f64, speed: f64) -> Result<Option<f64>> {
+    drop.validate()?;
     let law = drop.penalty(k)?;
     positive("speed", speed)?;
     let phase = ContactPhase::new(law, drop.gravity);
@@ -310,7 +324,14 @@ pub fn realised_restitution(drop: &Drop, k: f64, speed: f64) -> Result<Option<f6
     if disc < 0.0 {
         return Ok(None);
     }
-    Ok(Some(disc.sqrt() / speed))
+    let e = disc.sqrt() / speed;
+    if !e.is_finite() {
+        return Err(FerroError::NonFinite {
+            what: "realised restitution",
+            detail: format!("impact speed {speed:e} m/s at k = {k:e} N/m overflows the contact phase"),
+        });
+    }
+    Ok(Some(e))
 }
 
 pub(crate) fn check_finite(what: &'static str, x: &State, jac: &Jacobian) -> Result<()> {

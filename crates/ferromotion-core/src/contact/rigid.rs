@@ -48,7 +48,15 @@ pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result
             limit: "must be in [0, 1]".into(),
         });
     }
-    Ok((1.0 + restitution) * gravity / speed)
+    let term = (1.0 + restitution) * gravity / speed;
+    if !term.is_finite() {
+        return Err(FerroError::InvalidParameter {
+            name: "speed",
+            value: speed,
+            limit: "too small: (1+e)·g/speed overflows".into(),
+        });
+    }
+    Ok(term)
 }
 
 /// Saltation matrix of a rigid impact at velocity `v_minus` < 0 (see the module docs).
