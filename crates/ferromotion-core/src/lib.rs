@@ -38,6 +38,7 @@ pub mod hybrid;
 pub mod integrate;
 pub mod jacobian;
 pub mod model;
+pub mod quadruped;
 pub mod readout;
 pub mod scenario;
 pub mod state;
