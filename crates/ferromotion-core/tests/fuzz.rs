@@ -31,7 +31,12 @@ fn number() -> impl Strategy<Value = f64> {
 /// Plausible drops with one parameter replaced by an arbitrary number.
 fn drop_strategy() -> impl Strategy<Value = Drop> {
     (0usize..7, number(), 0.2..3.0f64, -2.0..2.0f64).prop_map(|(which, x, h, v)| {
-        let mut d = Drop { height: h, velocity: v, t_final: 1.2, ..Drop::default() };
+        let mut d = Drop {
+            height: h,
+            velocity: v,
+            t_final: 1.2,
+            ..Drop::default()
+        };
         match which {
             0 => d.height = x,
             1 => d.velocity = x,
@@ -55,7 +60,11 @@ fn step() -> impl Strategy<Value = f64> {
 
 fn finite_or_typed(r: &Result<RouteResult>) -> bool {
     match r {
-        Ok(r) => r.state.iter().chain(r.jacobian.iter()).all(|v| v.is_finite()),
+        Ok(r) => r
+            .state
+            .iter()
+            .chain(r.jacobian.iter())
+            .all(|v| v.is_finite()),
         Err(e) => !e.to_string().is_empty() && !e.kind().is_empty(),
     }
 }

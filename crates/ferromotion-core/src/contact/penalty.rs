@@ -328,7 +328,9 @@ pub fn realised_restitution(drop: &Drop, k: f64, speed: f64) -> Result<Option<f6
     if !e.is_finite() {
         return Err(FerroError::NonFinite {
             what: "realised restitution",
-            detail: format!("impact speed {speed:e} m/s at k = {k:e} N/m overflows the contact phase"),
+            detail: format!(
+                "impact speed {speed:e} m/s at k = {k:e} N/m overflows the contact phase"
+            ),
         });
     }
     Ok(Some(e))
