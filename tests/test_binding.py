@@ -353,7 +353,7 @@ def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
 # --- docs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli"])
+@pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli", "ferromotion.plot", "ferromotion.app"])
 def test_docstring_examples_run(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -375,3 +375,261 @@ def test_readme_python_snippets_run() -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     for block in blocks:
         exec(compile(block, str(README), "exec"), {})
+
+
+# --- sweeps over dt -----------------------------------------------------------------------
+
+
+def test_sweep_over_an_array_of_steps_is_a_grid(drop: fm.Drop) -> None:
+    ks = np.array([1e4, 1e5, 1e6])
+    g = fm.sweep(drop, k=ks, dt=[1e-4, 1e-5], corrected=True, blame=True)
+    assert isinstance(g, fm.SweepGrid) and len(g) == 2
+    assert g.dt.dtype == np.float64 and g.dt.tolist() == [1e-4, 1e-5]
+    assert np.array_equal(g.k, ks)
+    assert g.gradient_error.shape == (2, 3) and g.gradient_error.dtype == np.float64
+    assert g.right_sign.shape == (2, 3) and g.right_sign.dtype == np.bool_
+    assert g.jacobian.shape == (2, 3, 2, 2) and g.state.shape == (2, 3, 2)
+    assert g.forward_unit.shape == (2, 3)
+    assert g.stack("gradient_error", route="corrected").shape == (2, 3)
+    assert g.stack("integrator_share", route="blame").shape == (2, 3)
+    # Each step's sweep is the one a scalar dt gives, number for number.
+    for i, dt in enumerate((1e-4, 1e-5)):
+        one = fm.sweep(drop, k=ks, dt=dt, corrected=True, blame=True)
+        assert isinstance(g[i], fm.Sweep) and g[i].dt == dt
+        assert g.gradient_error[i].tolist() == one.gradient_error.tolist()
+        assert g.jacobian[i].tolist() == one.jacobian.tolist()
+    fits = fm.sweep(drop, k=fm.log_grid(4, 8, 2), dt=np.array([1e-4])).exponent()
+    assert len(fits) == 1 and fits[0].slope == fm.divergence_exponent(drop, dt=1e-4).slope
+    d = json.loads(g.to_json())
+    assert d["dt"] == [1e-4, 1e-5] and len(d["sweeps"]) == 2 and d["sweeps"][1]["dt"] == 1e-5
+    assert "3 stiffnesses x 2 steps" in repr(g)
+    with pytest.raises(fm.InvalidParameter, match="route"):
+        g.stack("gradient_error", route="tolerance")
+
+
+def test_sweep_over_steps_validates_each_step(drop: fm.Drop) -> None:
+    with pytest.raises(fm.StepDoesNotDivide):
+        fm.sweep(drop, k=[1e4], dt=[1e-4, 3e-4])
+    with pytest.raises(fm.InvalidParameter, match=r"`dt`.*\(m,\), got \(1, 2\)"):
+        fm.sweep(drop, k=[1e4], dt=[[1e-4, 1e-5]])
+    with pytest.raises(fm.InvalidParameter, match="`dt`"):
+        fm.sweep(drop, k=[1e4], dt=["fast"])
+    assert len(fm.sweep(drop, k=[1e4], dt=[])) == 0
+
+
+def test_sweep_tolerance_cost_ratio_is_the_cores(drop: fm.Drop) -> None:
+    s = fm.sweep(drop, k=[1e5, 1e6], tolerance=1e-6, events=True)
+    assert s.tolerance_cost_ratio is not None and s.tolerance_cost_ratio.shape == (2,)
+    d = s.to_dict()
+    assert s.tolerance_cost_ratio.tolist() == [row["tolerance_cost_ratio"] for row in d["rows"]]
+    assert fm.sweep(drop, k=[1e5]).tolerance_cost_ratio is None
+
+
+def test_progress_bar_shows_on_a_terminal_when_the_sweep_is_slow(drop: fm.Drop,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.setattr(fm, "_PROGRESS_DELAY", 0.0)  # as if the sweep took longer than the delay
+    fm.sweep(drop, k=np.logspace(2, 8, 40))
+    assert "sweep" in term.getvalue() and "40/40" in term.getvalue()
+    term.truncate(0)
+    fm.sweep(drop, k=np.logspace(2, 8, 40), quiet=True)
+    assert term.getvalue().strip("\0") == ""
+
+
+# --- results as JSON and plots --------------------------------------------------------------
+
+
+def test_every_result_has_to_dict_and_to_json(drop: fm.Drop) -> None:
+    results = [fm.fixed(drop, k=1e6, dt=1e-4), fm.blame(drop, k=1e6, dt=1e-4), fm.divergence_exponent(drop),
+               fm.dt_refinement(drop, k=1e6), fm.sweep(drop, k=[1e4, 1e6]), fm.Arm.fixed(1e6, 1e-4)]
+    for r in results:
+        assert json.loads(r.to_json()) == json.loads(json.dumps(r.to_dict())), type(r).__name__
+        assert type(r).__name__ in repr(r)
+
+
+def test_reprs_are_readable(drop: fm.Drop) -> None:
+    assert repr(fm.divergence_exponent(drop)).startswith("Fit(slope = 0.4")
+    assert "integrator share" in repr(fm.blame(drop, k=1e6, dt=1e-4))
+    assert "at dt/10" in repr(fm.dt_refinement(drop, k=1e6))
+
+
+def test_time_of_impact_term_takes_arrays(drop: fm.Drop) -> None:
+    speeds = np.array([[4.0, 1.0], [0.01, drop.impact_speed()]])
+    t = fm.time_of_impact_term(drop, speeds)
+    assert t.shape == (2, 2) and t.dtype == np.float64
+    assert t[1, 1] == fm.time_of_impact_term(drop)
+    assert t[0, 0] == fm.time_of_impact_term(drop, 4.0)
+    with pytest.raises(fm.InvalidParameter, match="speed"):
+        fm.time_of_impact_term(drop, [4.0, -1.0])
+
+
+def test_sweep_plot_is_a_bokeh_figure(drop: fm.Drop) -> None:
+    pytest.importorskip("bokeh")
+    from bokeh.models import BoxAnnotation, Span
+    from bokeh.plotting import figure
+
+    from ferromotion.plot import wrong_sign_spans
+
+    s = fm.sweep(drop, k=np.logspace(2, 8, 25), tolerance=1e-6, events=True, corrected=True)
+    fig = s.plot(mark_k=1e6)
+    assert isinstance(fig, figure)
+    assert type(fig.x_scale).__name__ == "LogScale" and type(fig.y_scale).__name__ == "LogScale"
+    bands = [b for b in fig.renderers + list(fig.center) if isinstance(b, BoxAnnotation)]
+    assert [(b.left, b.right) for b in bands] == wrong_sign_spans(s.k, s.right_sign) and bands
+    span = fig.select_one({"name": "current_k"})
+    assert isinstance(span, Span) and span.location == 1e6 and span.visible
+    labels = [item.label["value"] for item in fig.legend[0].items]
+    assert any("tolerance" in x for x in labels) and any("corrected" in x for x in labels)
+    assert any("wrong sign" in x for x in labels)
+    g = fm.sweep(drop, k=np.logspace(2, 8, 9), dt=[1e-4, 1e-5]).plot()
+    assert [item.label["value"] for item in g.legend[0].items][1:] == ["dt = 0.0001 s", "dt = 1e-05 s"]
+
+
+def test_wrong_sign_spans() -> None:
+    from ferromotion.plot import wrong_sign_spans
+
+    assert wrong_sign_spans([1e2, 1e4], [True, True]) == []
+    assert wrong_sign_spans([1e2, 1e4], [False, False]) == [(1e2, 1e4)]
+    assert wrong_sign_spans([1e6, 1e2, 1e4], [True, True, False]) == [(1e3, 1e5)]  # any order
+    assert wrong_sign_spans([1, 10, 100, 1000, 10000], [False, True, False, True, False]) == [
+        (1, pytest.approx(10 ** 0.5)), (pytest.approx(10 ** 1.5), pytest.approx(10 ** 2.5)),
+        (pytest.approx(10 ** 3.5), 10000)]
+
+
+# --- the descent experiment -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_descent() -> fm.Descent:
+    return fm.descent(arms=[fm.Arm.exact(), fm.Arm.fixed(1e6), fm.Arm.corrected(1e6),
+                            fm.Arm.tolerance(1e6, 1e-6), fm.Arm.central_differences()], grid=15)
+
+
+def test_descent_types_and_shapes(small_descent: fm.Descent) -> None:
+    d = small_descent
+    assert d.target.shape == (2,) and d.optimum.tolist() == [1.0, 0.0] and d.grid == 15
+    land = d.landscape
+    assert land.heights.shape == (15,) and land.velocities.shape == (15,)
+    assert land.loss.shape == (15, 15) and land.loss.dtype == np.float64
+    assert np.isnan(land.loss).any() and np.isfinite(land.loss).any()  # infeasible points are NaN
+    assert land.starts.shape == (4, 2) and land.grid_minimum.shape == (2,)
+    assert isinstance(land.local_minima, int)
+    assert [a.arm.route for a in d.arms] == ["exact", "fixed", "corrected", "tolerance", "central_differences"]
+    for a in d.arms:
+        assert isinstance(a, fm.DescentArm) and len(a.runs) == 4
+        assert a.converged == sum(r.converged for r in a.runs)
+        assert a.iterations == sum(r.iterations for r in a.runs)
+        for run, start in zip(a.runs, land.starts):
+            assert isinstance(run, fm.DescentRun)
+            assert run.path.shape == (run.iterations + 1, 2) and run.path.dtype == np.float64
+            assert run.start.tolist() == start.tolist()
+            assert not run.path.flags.writeable
+    assert d["exact"].converged == 4
+    table = d.table()
+    assert table["label"].tolist() == [a.label for a in d.arms]
+    assert table["converged"].dtype == np.int64 and table["starts"].tolist() == [4] * 5
+    text = d.format_table()
+    assert text.splitlines()[0].startswith("arm") and len(text.splitlines()) == 6
+    assert "exact 4/4" in repr(d)
+
+
+def test_descent_to_dict_is_the_cores_serialisation(small_descent: fm.Descent) -> None:
+    d = json.loads(small_descent.to_json())
+    assert d == small_descent.to_dict()
+    assert d["arms"][1]["arm"] == {"route": "fixed", "k": 1e6, "dt": 1e-4}
+    assert d["arms"][1]["label"] == small_descent.arms[1].label
+    loss = small_descent.landscape.loss.ravel()
+    assert [None if np.isnan(x) else x for x in loss] == d["landscape"]["loss"]
+
+
+def test_standard_arms_and_defaults_come_from_the_core() -> None:
+    arms = fm.standard_arms()
+    assert [a.route for a in arms] == [a["route"] for a in _core.standard_arms()]
+    assert fm.Arm.fixed(1e4, 1e-4) in arms and fm.Arm.exact() in arms
+    assert _core.DEFAULTS["descent"]["grid"] == 41
+
+
+def test_arm_validation() -> None:
+    with pytest.raises(fm.InvalidParameter, match="route"):
+        fm.Arm("rk4")
+    with pytest.raises(fm.InvalidParameter, match="needs k"):
+        fm.Arm("fixed", dt=1e-4)
+    with pytest.raises(fm.InvalidParameter, match="takes no dt"):
+        fm.Arm("exact", dt=1e-4)
+    with pytest.raises(fm.InvalidParameter, match="`k`"):
+        fm.descent(arms=[fm.Arm.fixed(-1.0)], grid=5)
+    with pytest.raises(fm.StepDoesNotDivide):
+        fm.descent(arms=[fm.Arm.fixed(1e6, 3e-4)], grid=5)
+    with pytest.raises(fm.InvalidParameter, match="grid"):
+        fm.descent(grid=2)
+    with pytest.raises(fm.InvalidParameter, match="optimum"):
+        fm.descent(optimum=(1.0, 0.0, 2.0))  # type: ignore[arg-type]
+
+
+def test_the_binding_reads_arms_by_attribute() -> None:
+    class Spec:
+        route, k, dt, rtol = "bogus", None, None, None
+
+    with pytest.raises(fm.InvalidParameter, match="route"):
+        _core.descent(fm.Drop(), arms=[Spec()], grid=5)
+    Spec.route = "fixed"
+    with pytest.raises(fm.InvalidParameter, match="needs k"):
+        _core.descent(fm.Drop(), arms=[Spec()], grid=5)
+
+
+def test_descent_releases_the_gil() -> None:
+    counter = 0
+    done = threading.Event()
+    window: dict = {}
+
+    def work() -> None:
+        window["before"] = counter
+        t0 = time.perf_counter()
+        fm.descent(arms=[fm.Arm.fixed(1e4), fm.Arm.fixed(1e6)], grid=11)  # one core call
+        window["elapsed"] = time.perf_counter() - t0
+        window["after"] = counter
+        done.set()
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.05:
+        counter += 1
+    rate = counter / (time.perf_counter() - t0)
+    worker = threading.Thread(target=work)
+    worker.start()
+    while not done.is_set():
+        counter += 1
+    worker.join()
+    assert window["elapsed"] > 0.05, "the descent was too short to tell"
+    assert window["after"] - window["before"] > 0.25 * rate * window["elapsed"], (rate, window)
+
+
+def test_sweep_releases_the_gil_through_the_public_api(drop: fm.Drop) -> None:
+    """fm.sweep with a dt array (several core calls) in a thread does not stop this one."""
+    counter = 0
+    done = threading.Event()
+    window: dict = {}
+
+    def work() -> None:
+        window["before"] = counter
+        t0 = time.perf_counter()
+        fm.sweep(drop, k=np.logspace(4, 8, 48), dt=[1e-6, 1e-6], quiet=True)
+        window["elapsed"] = time.perf_counter() - t0
+        window["after"] = counter
+        done.set()
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.05:
+        counter += 1
+    rate = counter / (time.perf_counter() - t0)
+    worker = threading.Thread(target=work)
+    worker.start()
+    while not done.is_set():
+        counter += 1
+    worker.join()
+    assert window["elapsed"] > 0.1, "the sweep was too short to tell"
+    assert window["after"] - window["before"] > 0.25 * rate * window["elapsed"], (rate, window)

@@ -74,15 +74,35 @@ def test_no_exponent_outside_its_range() -> None:
     assert json.loads(p.stdout)["exponent"] is None
 
 
-def test_help() -> None:
-    for args in (["--help"], ["audit", "--help"]):
-        p = run(*args)
-        assert p.returncode == 0 and "usage: ferromotion" in p.stdout
+@pytest.mark.parametrize("command", [[], ["audit"], ["descent"], ["lab"], ["app"]])
+def test_help(command: List[str]) -> None:
+    p = run(*command, "--help")
+    assert p.returncode == 0 and p.stdout.startswith("usage: ferromotion"), p.stderr
+    assert p.stderr == ""
+
+
+def test_top_level_help_lists_every_command() -> None:
+    p = run("--help")
+    for command in ("audit", "descent", "lab", "app"):
+        assert f"    {command} " in p.stdout, command
+
+
+def test_version() -> None:
+    import ferromotion
+
+    p = run("--version")
+    assert p.returncode == 0 and p.stdout.strip() == f"ferromotion {ferromotion.__version__}"
 
 
 @pytest.mark.parametrize("args", [
     [],
     ["bogus"],
+    ["descent", "--grid", "2"],
+    ["descent", "--grid", "many"],
+    ["descent", "--bogus"],
+    ["lab", "--port", "70000"],
+    ["lab", "--port", "http"],
+    ["app", "--port", "-1"],
     ["audit", "--bogus"],
     ["audit", "--k-min", "-1"],
     ["audit", "--k-max", "nan"],
@@ -117,3 +137,48 @@ def test_console_script() -> None:
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert len(json.loads(p.stdout)["rows"]) == 1
+
+
+# --- descent --------------------------------------------------------------------------------
+
+
+def test_descent_prints_the_per_arm_table() -> None:
+    p = run("descent")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("arm "))
+    assert "converged" in lines[header] and "cannot step" in lines[header] and "force evals" in lines[header]
+    table = lines[header + 1:]
+    labels = [line.split("  ")[0] for line in table]
+    assert labels == [a.label for a in __import__("ferromotion").descent(grid=21).arms]
+    exact = next(line for line in table if line.startswith("exact "))
+    assert "4/4" in exact
+    assert lines[0].startswith("ferromotion descent:") and any(line.startswith("starts:") for line in lines)
+
+
+def test_descent_json() -> None:
+    p = run("descent", "--json", "--grid", "11")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["problem"]["grid"] == 11
+    assert len(d["landscape"]["loss"]) == 11 * 11  # the core's row-major grid, null where infeasible
+    assert None in d["landscape"]["loss"]
+    assert len(d["arms"]) == 7 and len(d["arms"][0]["runs"]) == 4
+    assert d["arms"][0]["arm"] == {"route": "exact"}
+    assert d["arms"][1]["arm"] == {"route": "fixed", "k": 1e4, "dt": 1e-4}
+    assert isinstance(d["arms"][0]["runs"][0]["path"][0], list)
+
+
+def test_output_to_a_closed_pipe_is_not_a_traceback() -> None:
+    # `ferromotion audit --json | head -1`: ~0.5 MB of JSON into a pipe whose reader leaves early.
+    script = (
+        "import subprocess, sys\n"
+        f"p = subprocess.Popen([{sys.executable!r}, '-m', 'ferromotion', 'audit', '--json', '--per-decade', '30'],"
+        " stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "p.stdout.readline(); p.stdout.close()\n"
+        "err = p.stderr.read().decode(); p.wait()\n"
+        "print(p.returncode); print(err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300).stdout
+    status, _, err = out.partition("\n")
+    assert status == "1" and err.strip() == "", out

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from typing import Any, Dict, Iterator, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -44,14 +44,19 @@ from ._core import (
 __version__: str = _core.__version__
 
 __all__ = [
+    "Arm",
     "Bench",
     "Blame",
+    "Descent",
+    "DescentArm",
+    "DescentRun",
     "Drop",
     "FerroError",
     "Fit",
     "Grazing",
     "HiddenState",
     "InvalidParameter",
+    "Landscape",
     "NoImpact",
     "NonFinite",
     "ProbeDependent",
@@ -62,12 +67,14 @@ __all__ = [
     "StepSizeUnderflow",
     "Sweep",
     "SweepBlame",
+    "SweepGrid",
     "SweepRoute",
     "TooManySteps",
     "TwoEventsInOneStep",
     "blame",
     "contact_share_exponent",
     "corrected",
+    "descent",
     "divergence_exponent",
     "dt_refinement",
     "evaluate",
@@ -78,6 +85,7 @@ __all__ = [
     "log_grid",
     "matched_dt",
     "realised_restitution",
+    "standard_arms",
     "sweep",
     "time_of_impact_term",
     "tolerance",
@@ -89,8 +97,10 @@ _DROP = _DEFAULTS["drop"]
 _TOL = _DEFAULTS["tolerance"]
 _DT: float = _DEFAULTS["dt"]
 
-# Stiffnesses per core call in a sweep: progress is reported between chunks.
+# Stiffnesses per core call in a sweep when a progress bar is shown (it moves between calls).
 _CHUNK = 16
+# Seconds before a sweep's progress bar appears: sweeps that finish sooner print nothing.
+_PROGRESS_DELAY = 0.5
 
 
 def _frozen(a: Any) -> np.ndarray:
@@ -100,12 +110,50 @@ def _frozen(a: Any) -> np.ndarray:
     return arr
 
 
+class _Json:
+    """``to_json`` for result objects that have a ``to_dict``."""
+
+    def to_dict(self) -> Dict[str, Any]:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """:meth:`to_dict` as JSON text (non-finite numbers become null)."""
+        return json.dumps(_json_ready(self.to_dict()), indent=indent, allow_nan=False)
+
+
+def _json_ready(x: Any) -> Any:
+    """NaN and infinities as None (JSON has no such numbers), numpy scalars and arrays as
+    Python numbers and lists."""
+    if isinstance(x, dict):
+        return {k: _json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_ready(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _json_ready(x.tolist())
+    if isinstance(x, np.generic):
+        return _json_ready(x.item())
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+def _float_array(value: Any, name: str) -> np.ndarray:
+    """float64 numbers from a number, list or array; InvalidParameter otherwise."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidParameter(f"invalid parameter `{name}`: expected an array of numbers of shape (n,): {e}") from e
+
+
+_ArrayLike = Union[Sequence[float], np.ndarray]
+
+
 def _fmt_matrix(j: np.ndarray) -> str:
     return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
 
 
 @dataclasses.dataclass(frozen=True)
-class Drop:
+class Drop(_Json):
     """A point mass dropped onto flat ground at y = 0 (SI units throughout).
 
     Validated by the core at construction: every number finite; height, t_final,
@@ -172,7 +220,7 @@ class Drop:
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class Route:
+class Route(_Json):
     """One route's answer: x(T), its Jacobian, and what it cost.
 
     Attributes
@@ -252,8 +300,8 @@ class Route:
         return d
 
 
-@dataclasses.dataclass(frozen=True)
-class Fit:
+@dataclasses.dataclass(frozen=True, repr=False)
+class Fit(_Json):
     """A least-squares line through (log10 x, log10 y): y ~ x**slope.
 
     Attributes
@@ -277,9 +325,12 @@ class Fit:
         """The four numbers as a dict."""
         return dataclasses.asdict(self)
 
+    def __repr__(self) -> str:
+        return f"Fit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
 
-@dataclasses.dataclass(frozen=True)
-class Blame:
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Blame(_Json):
     """The blame split of the fixed route's Jacobian error (absolute, not normalised).
 
     Attributes
@@ -314,9 +365,17 @@ class Blame:
         """The readout as a dict."""
         return dataclasses.asdict(self)
 
+    def __repr__(self) -> str:
+        def share(value: float, below: bool) -> str:
+            return "< floor" if below else f"{value:.4g}"
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class Refinement:
+        return (f"Blame(integrator share {share(self.integrator_share, self.integrator_below_floor)}, "
+                f"contact share {share(self.contact_share, self.contact_below_floor)}, "
+                f"ratio {self.ratio:.4g}, noise floor {self.noise_floor:.3g})")
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Refinement(_Json):
     """The fixed route's gradient error at base_dt, base_dt/10 and base_dt/100.
 
     Attributes
@@ -338,6 +397,10 @@ class Refinement:
         """The readout as a dict (``errors`` as a list)."""
         return {"base_dt": self.base_dt, "errors": self.errors.tolist(), "ratio_10": self.ratio_10,
                 "ratio_100": self.ratio_100}
+
+    def __repr__(self) -> str:
+        return (f"Refinement(base dt = {self.base_dt:g} s: gradient error x{self.ratio_10:.3g} at dt/10, "
+                f"x{self.ratio_100:.3g} at dt/100)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -622,18 +685,38 @@ def realised_restitution(drop: Drop, k: float, speed: Optional[float] = None) ->
     return _core.realised_restitution(drop, k, speed)
 
 
-def time_of_impact_term(drop: Drop, speed: Optional[float] = None) -> float:
+@overload
+def time_of_impact_term(drop: Drop, speed: Optional[float] = None) -> float: ...
+
+
+@overload
+def time_of_impact_term(drop: Drop, speed: _ArrayLike) -> np.ndarray: ...
+
+
+def time_of_impact_term(drop: Drop, speed: Union[None, float, _ArrayLike] = None) -> Union[float, np.ndarray]:
     """The saltation entry (1+e) g / |v| in 1/s, with the limit restitution.
 
-    ``speed`` (m/s) defaults to the drop's impact speed.
+    ``speed`` (m/s) defaults to the drop's impact speed; an array of speeds gives an
+    array of the same shape.
+
+    Raises
+    ------
+    InvalidParameter
+        A speed that is not finite and > 0.
 
     Examples
     --------
     >>> import ferromotion as fm
     >>> round(fm.time_of_impact_term(fm.Drop()), 2), round(fm.time_of_impact_term(fm.Drop(), 0.01))
     (3.61, 1601)
+    >>> fm.time_of_impact_term(fm.Drop(), [4.0, 0.01]).round(1)
+    array([   4. , 1601.1])
     """
-    return _core.time_of_impact_term(drop, speed)
+    if speed is None or np.ndim(speed) == 0:
+        return _core.time_of_impact_term(drop, None if speed is None else float(speed))  # type: ignore[arg-type]
+    speeds = _float_array(speed, "speed")
+    out = np.array([_core.time_of_impact_term(drop, float(v)) for v in speeds.ravel()], dtype=np.float64)
+    return out.reshape(speeds.shape)
 
 
 def matched_dt(drop: Drop, k: float) -> float:
@@ -760,7 +843,7 @@ class SweepBlame:
         return f"SweepBlame({len(self.integrator_share)} stiffnesses)"
 
 
-class Sweep:
+class Sweep(_Json):
     """Every readout of a sweep over stiffness, as numpy arrays.
 
     Made by :func:`sweep`. The fixed route is the sweep's subject: its readouts are
@@ -784,6 +867,9 @@ class Sweep:
         The corrected route's readouts (same dt), when asked for.
     blame : SweepBlame or None
         The blame split, when asked for.
+    tolerance_cost_ratio : numpy.ndarray or None
+        Force evaluations of the tolerance route's Jacobian over the fixed route's, per k,
+        when the tolerance route ran.
     """
 
     def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool) -> None:
@@ -805,6 +891,8 @@ class Sweep:
             SweepRoute(cols["corrected"]) if cols["corrected"] is not None else None
         )
         self.blame: Optional[SweepBlame] = SweepBlame(cols["blame"]) if cols["blame"] is not None else None
+        ratio = cols["tolerance_cost_ratio"]
+        self.tolerance_cost_ratio: Optional[np.ndarray] = None if ratio is None else _frozen(ratio)
 
     # The fixed route's readouts, at the top level.
     @property
@@ -890,6 +978,28 @@ class Sweep:
         """:meth:`to_dict` as JSON."""
         return json.dumps(self.to_dict(), indent=indent)
 
+    def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
+             height: int = 480) -> Any:
+        """A Bokeh figure: forward and gradient error against k, log-log.
+
+        The fixed route's two errors, the tolerance and corrected routes' gradient errors
+        when the sweep ran them, the k ranges where the fixed route's dv(T)/dy0 has the
+        wrong sign shaded, and ``mark_k`` (N/m) marked with a vertical line. Show it with
+        ``bokeh.plotting.show(fig)`` or put it in a Panel app.
+
+        Needs bokeh (``pip install 'ferromotion[plot]'``).
+
+        Examples
+        --------
+        >>> import numpy as np, ferromotion as fm
+        >>> fig = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 25)).plot(mark_k=1e6)
+        >>> fig.x_scale.__class__.__name__, fig.y_scale.__class__.__name__
+        ('LogScale', 'LogScale')
+        """
+        from .plot import sweep_figure
+
+        return sweep_figure(self, mark_k=mark_k, title=title, width=width, height=height)
+
     def __repr__(self) -> str:
         n = len(self)
         if n == 0:
@@ -914,45 +1024,62 @@ def _tolerance_rtol(tolerance: Union[None, bool, float]) -> Optional[float]:
     return float(tolerance)
 
 
-def _chunks(n: int, quiet: bool) -> Iterator[slice]:
-    """Slices of the stiffness array, with a tqdm bar on a TTY when the sweep is long."""
-    bar = None
-    if not quiet and n > _CHUNK and sys.stderr.isatty():
-        try:
-            from tqdm import tqdm  # type: ignore[import-untyped]
-        except ImportError:  # tqdm is optional
-            tqdm = None
-        if tqdm is not None:
-            # `delay`: sweeps that finish within half a second show nothing.
-            bar = tqdm(total=n, unit="k", desc="sweep", delay=0.5, file=sys.stderr)
+def _progress_bar(total: int, quiet: bool) -> Any:
+    """A tqdm bar on a terminal, or None (quiet, not a TTY, tqdm missing, or a short sweep)."""
+    if quiet or total <= _CHUNK or not sys.stderr.isatty():
+        return None
     try:
-        for start in range(0, n, _CHUNK):
-            stop = min(n, start + _CHUNK)
-            yield slice(start, stop)
-            if bar is not None:
-                bar.update(stop - start)
-    finally:
-        if bar is not None:
-            bar.close()
+        from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:  # tqdm is optional (the `progress` extra)
+        return None
+    return tqdm(total=total, unit="k", desc="sweep", delay=_PROGRESS_DELAY, file=sys.stderr)
 
 
-def sweep(drop: Drop, k: Any, dt: float = _DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, corrected: bool = False, blame: bool = False, quiet: bool = False) -> Sweep:
+def _chunks(n: int, bar: Any) -> Iterator[slice]:
+    """Slices of the stiffness array: the whole array in one core call when no bar is shown
+    (fastest), otherwise chunks small enough for the bar to move."""
+    if bar is None:
+        yield slice(0, n)
+        return
+    size = max(_CHUNK, -(-n // 50))
+    for start in range(0, n, size):
+        stop = min(n, start + size)
+        yield slice(start, stop)
+        bar.update(stop - start)
+
+
+@overload
+def sweep(drop: Drop, k: Any, dt: float = ..., *, tolerance: Union[None, bool, float] = ...,
+          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> Sweep: ...
+
+
+@overload
+def sweep(drop: Drop, k: Any, dt: _ArrayLike, *, tolerance: Union[None, bool, float] = ...,
+          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> "SweepGrid": ...
+
+
+def sweep(drop: Drop, k: Any, dt: Union[float, _ArrayLike] = _DT, *, tolerance: Union[None, bool, float] = None,
+          events: bool = False, corrected: bool = False, blame: bool = False,
+          quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
     """Run the routes at many stiffnesses; every readout comes back as a numpy array.
 
-    The core computes the rows in parallel with the GIL released. Long sweeps show a
-    progress bar on a terminal (needs tqdm) unless ``quiet``.
+    The core computes the rows on all cores with the GIL released. Sweeps that take
+    longer than about half a second show a progress bar on a terminal (needs tqdm), unless
+    ``quiet``; nothing is printed when stderr is not a terminal.
 
     Parameters
     ----------
     drop : Drop
         The drop.
     k : array_like
-        Stiffnesses, N/m, shape (n,).
-    dt : float
-        Fixed step, s.
+        Stiffnesses, N/m, shape (n,), in any order (the rows keep it).
+    dt : float or array_like
+        Fixed step, s. A number gives a :class:`Sweep`. An array of steps, shape (m,),
+        gives a :class:`SweepGrid`: one sweep per step, its readouts stacked with the step
+        first, shape (m, n).
     tolerance : None, bool or float
         Also run the tolerance route: True for the default rtol, a number for that rtol.
+        (It has no fixed step, so in a grid it is the same at every dt.)
     events : bool
         The tolerance route stops its rollouts at the contact switches.
     corrected : bool
@@ -964,12 +1091,14 @@ def sweep(drop: Drop, k: Any, dt: float = _DT, *, tolerance: Union[None, bool, f
 
     Returns
     -------
-    Sweep
+    Sweep or SweepGrid
 
     Raises
     ------
     InvalidParameter
-        ``k`` is not one-dimensional or not numeric, or a value is out of range.
+        ``k`` (or ``dt``) is not one-dimensional or not numeric, or a value is out of range.
+    StepDoesNotDivide, TooManySteps
+        A step does not suit the drop's final time.
 
     Examples
     --------
@@ -979,20 +1108,520 @@ def sweep(drop: Drop, k: Any, dt: float = _DT, *, tolerance: Union[None, bool, f
     ((61,), (61, 2, 2), dtype('bool'))
     >>> s.exponent().points   # the 41 of the 61 stiffnesses in [1e4, 1e8]
     41
+    >>> g = fm.sweep(fm.Drop(), k=np.logspace(4, 8, 9), dt=[1e-4, 1e-5, 1e-6])
+    >>> g.gradient_error.shape   # (dt, k)
+    (3, 9)
+    >>> [round(f.slope, 2) for f in g.exponent()]
+    [0.48, 0.48, 0.5]
     """
-    try:
-        ks = np.asarray(k, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        message = f"invalid parameter `k`: expected an array of numbers of shape (n,): {e}"
-        raise InvalidParameter(message) from e
+    ks = _float_array(k, "k")
+    dts = _float_array(dt, "dt")
     rtol = _tolerance_rtol(tolerance)
-    run = _core.SweepRun(drop, dt, tolerance=rtol is not None, rtol=rtol, events=events, corrected=corrected,
-                         blame=blame)
+    events = events if rtol is not None else False
+    if dts.ndim > 1:
+        raise InvalidParameter(
+            f"invalid parameter `dt`: expected a number or an array of shape (m,), got {dts.shape}")
+    steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
+    runs = [_core.SweepRun(drop, d, tolerance=rtol is not None, rtol=rtol, events=events, corrected=corrected,
+                           blame=blame) for d in steps]
     if ks.ndim != 1:
-        run.extend(ks)  # the binding refuses it with the shape in the message
-    for part in _chunks(len(ks), quiet):
-        run.extend(ks[part])
-    return Sweep(run, drop, rtol, events if rtol is not None else False)
+        for run in runs[:1]:
+            run.extend(ks)  # the binding refuses it with the shape in the message
+        if not runs:
+            raise InvalidParameter(f"invalid parameter `k`: expected array of shape (n,), got {ks.shape}")
+    bar = _progress_bar(len(ks) * len(runs), quiet)
+    try:
+        for run in runs:
+            for part in _chunks(len(ks), bar):
+                run.extend(ks[part])
+    finally:
+        if bar is not None:
+            bar.close()
+    sweeps = [Sweep(run, drop, rtol, events) for run in runs]
+    if dts.ndim == 0:
+        return sweeps[0]
+    return SweepGrid(drop, dts, ks, sweeps)
+
+
+class SweepGrid(_Json):
+    """Sweeps over stiffness at several fixed steps: one :class:`Sweep` per dt.
+
+    Made by :func:`sweep` with an array of steps. The fixed route's readouts are stacked
+    with the step first: ``g.gradient_error[i, j]`` is at ``dt[i]`` and ``k[j]``. Other
+    routes' readouts: ``g.stack("gradient_error", route="corrected")``; one step's whole
+    sweep: ``g[i]``.
+
+    Attributes
+    ----------
+    drop : Drop
+        The drop.
+    dt : numpy.ndarray
+        Fixed steps, s, shape (m,).
+    k : numpy.ndarray
+        Stiffnesses, N/m, shape (n,).
+    sweeps : tuple of Sweep
+        One sweep per step, in the order of ``dt``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> g = fm.sweep(fm.Drop(), k=[1e4, 1e6], dt=[1e-4, 1e-5], corrected=True)
+    >>> g.jacobian.shape, g.stack("gradient_error", route="corrected").shape
+    ((2, 2, 2, 2), (2, 2))
+    >>> g[1].dt
+    1e-05
+    """
+
+    def __init__(self, drop: Drop, dt: np.ndarray, k: np.ndarray, sweeps: Sequence[Sweep]) -> None:
+        self.drop = drop
+        self.dt: np.ndarray = _frozen(dt.copy())
+        self.k: np.ndarray = _frozen(k.copy())
+        self.sweeps: Tuple[Sweep, ...] = tuple(sweeps)
+
+    def __len__(self) -> int:
+        return len(self.sweeps)
+
+    def __getitem__(self, i: int) -> Sweep:
+        return self.sweeps[i]
+
+    def __iter__(self) -> Iterator[Sweep]:
+        return iter(self.sweeps)
+
+    def stack(self, name: str, route: str = "fixed") -> np.ndarray:
+        """One readout of one route (``"fixed"``, ``"tolerance"``, ``"corrected"`` or
+        ``"blame"``) stacked over the steps: shape (m, n, ...)."""
+        parts = []
+        for s in self.sweeps:
+            part = getattr(s, route)
+            if part is None:
+                raise InvalidParameter(f"invalid parameter `route`: the sweep did not run {route!r}")
+            parts.append(getattr(part, name))
+        if not parts:
+            return _frozen(np.empty((0, len(self.k))))
+        return _frozen(np.stack(parts))
+
+    @property
+    def state(self) -> np.ndarray:
+        """x(T) of the fixed route, shape (m, n, 2)."""
+        return self.stack("state")
+
+    @property
+    def jacobian(self) -> np.ndarray:
+        """J of the fixed route, shape (m, n, 2, 2), row-major."""
+        return self.stack("jacobian")
+
+    @property
+    def forward_error(self) -> np.ndarray:
+        """The fixed route's forward error, shape (m, n); units in ``forward_unit``."""
+        return self.stack("forward_error")
+
+    @property
+    def forward_unit(self) -> np.ndarray:
+        """"m" or "m/s" per entry, shape (m, n)."""
+        return self.stack("forward_unit")
+
+    @property
+    def gradient_error(self) -> np.ndarray:
+        """The fixed route's gradient error, shape (m, n)."""
+        return self.stack("gradient_error")
+
+    @property
+    def dv_dy0(self) -> np.ndarray:
+        """The fixed route's dv(T)/dy0, shape (m, n)."""
+        return self.stack("dv_dy0")
+
+    @property
+    def right_sign(self) -> np.ndarray:
+        """bool, shape (m, n): the fixed route's dv(T)/dy0 has the exact answer's sign."""
+        return self.stack("right_sign")
+
+    def exponent(self) -> List[Fit]:
+        """The divergence exponent at each step (see :meth:`Sweep.exponent`)."""
+        return [s.exponent() for s in self.sweeps]
+
+    def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
+             height: int = 480) -> Any:
+        """A Bokeh figure: the fixed route's gradient error against k, one line per step,
+        log-log, with the k ranges where it has the wrong sign at the first step shaded.
+
+        Needs bokeh (``pip install 'ferromotion[plot]'``)."""
+        from .plot import grid_figure
+
+        return grid_figure(self, mark_k=mark_k, title=title, width=width, height=height)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``dt``, ``k`` and one :meth:`Sweep.to_dict` per step."""
+        return {"dt": self.dt.tolist(), "k": self.k.tolist(), "sweeps": [s.to_dict() for s in self.sweeps]}
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{d:g}" for d in self.dt)
+        return f"SweepGrid({len(self.k)} stiffnesses x {len(self)} steps dt = [{steps}] s)"
+
+
+# ---------------------------------------------------------------------------------------
+# The descent experiment
+
+_DESCENT: Dict[str, Any] = _DEFAULTS["descent"]
+_ROUTES_WITH = {"exact": (), "fixed": ("k", "dt"), "tolerance": ("k", "rtol"), "corrected": ("k", "dt"),
+                "central_differences": ()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Arm(_Json):
+    """Where the descent experiment's gradient comes from.
+
+    Make one with the constructors: ``Arm.exact()``, ``Arm.fixed(k, dt)``,
+    ``Arm.tolerance(k, rtol)``, ``Arm.corrected(k, dt)``, ``Arm.central_differences()``.
+
+    Attributes
+    ----------
+    route : str
+        ``"exact"``, ``"fixed"``, ``"tolerance"``, ``"corrected"`` or ``"central_differences"``.
+    k : float or None
+        Penalty stiffness, N/m (fixed, tolerance, corrected).
+    dt : float or None
+        Fixed step, s (fixed, corrected).
+    rtol : float or None
+        Relative tolerance (tolerance).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.Arm.fixed(1e6, 1e-4)
+    Arm(route='fixed', k=1000000.0, dt=0.0001, rtol=None)
+    >>> [a.route for a in fm.standard_arms()][:3]
+    ['exact', 'fixed', 'fixed']
+    """
+
+    route: str
+    k: Optional[float] = None
+    dt: Optional[float] = None
+    rtol: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        needs = _ROUTES_WITH.get(self.route)
+        if needs is None:
+            raise InvalidParameter(f"invalid parameter `route` = {self.route!r}: must be one of "
+                                   + ", ".join(repr(r) for r in _ROUTES_WITH))
+        for name in ("k", "dt", "rtol"):
+            value = getattr(self, name)
+            if name in needs and value is None:
+                raise InvalidParameter(f"invalid parameter `{name}`: the {self.route!r} arm needs {name}")
+            if name not in needs and value is not None:
+                raise InvalidParameter(f"invalid parameter `{name}`: the {self.route!r} arm takes no {name}")
+            if value is not None:
+                object.__setattr__(self, name, float(value))
+
+    @classmethod
+    def exact(cls) -> "Arm":
+        """The rigid model's saltation Jacobian."""
+        return cls("exact")
+
+    @classmethod
+    def fixed(cls, k: float, dt: float = _DT) -> "Arm":
+        """The fixed-step autodiff tangent of the penalty model at (k N/m, dt s)."""
+        return cls("fixed", k=k, dt=dt)
+
+    @classmethod
+    def tolerance(cls, k: float, rtol: float = _TOL["rtol"]) -> "Arm":
+        """Central differences of adaptive rollouts of the penalty model."""
+        return cls("tolerance", k=k, rtol=rtol)
+
+    @classmethod
+    def corrected(cls, k: float, dt: float = _DT) -> "Arm":
+        """The fixed step with the contact switches located."""
+        return cls("corrected", k=k, dt=dt)
+
+    @classmethod
+    def central_differences(cls) -> "Arm":
+        """Central differences of the true objective (the control)."""
+        return cls("central_differences")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``route``, ``k``, ``dt``, ``rtol``."""
+        return dataclasses.asdict(self)
+
+
+def standard_arms() -> List[Arm]:
+    """The core's arms of the descent experiment: exact, fixed at k = 1e4, 1e6 and 1e8,
+    tolerance and corrected at 1e6, and central differences of the true objective.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> len(fm.standard_arms())
+    7
+    """
+    return [Arm(a["route"], k=a["k"], dt=a["dt"], rtol=a["rtol"]) for a in _core.standard_arms()]
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class DescentRun(_Json):
+    """One start's descent.
+
+    Attributes
+    ----------
+    path : numpy.ndarray
+        theta = (h0 in m, v0 in m/s) after each accepted step, starting with the start,
+        shape (iterations + 1, 2).
+    iterations : int
+        Accepted steps.
+    converged : bool
+        Reached |theta - theta*| below the convergence threshold.
+    cannot_step : bool
+        No downhill step was possible on the first iteration.
+    force_evals : int
+        Force evaluations spent on gradients.
+    final_loss : float
+        The true objective at the end, m^2.
+    """
+
+    path: np.ndarray
+    iterations: int
+    converged: bool
+    cannot_step: bool
+    force_evals: int
+    final_loss: float
+
+    @property
+    def start(self) -> np.ndarray:
+        """The start, shape (2,)."""
+        return self.path[0]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (``path`` as a list of pairs)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["path"] = self.path.tolist()
+        return d
+
+    def __repr__(self) -> str:
+        verdict = "converged" if self.converged else ("cannot step" if self.cannot_step else "not converged")
+        return (f"DescentRun(from ({self.start[0]:.4g} m, {self.start[1]:.4g} m/s): {verdict} after "
+                f"{self.iterations} steps, loss {self.final_loss:.3g} m^2)")
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class DescentArm(_Json):
+    """One gradient arm of the descent experiment, over all starts.
+
+    Attributes
+    ----------
+    arm : Arm
+        Where the gradient came from.
+    label : str
+        The core's short label for tables.
+    runs : tuple of DescentRun
+        One per start.
+    converged, cannot_step : int
+        Starts that converged; starts that could not take a single step.
+    iterations : int
+        Accepted steps summed over starts.
+    force_evals : int
+        Force evaluations summed over starts.
+    """
+
+    arm: Arm
+    label: str
+    runs: Tuple[DescentRun, ...]
+    converged: int
+    cannot_step: int
+    iterations: int
+    force_evals: int
+
+    @property
+    def paths(self) -> List[np.ndarray]:
+        """Each start's path, shape (steps + 1, 2)."""
+        return [r.path for r in self.runs]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"arm": self.arm.to_dict(), "label": self.label, "converged": self.converged,
+                "cannot_step": self.cannot_step, "iterations": self.iterations, "force_evals": self.force_evals,
+                "runs": [r.to_dict() for r in self.runs]}
+
+    def __repr__(self) -> str:
+        return (f"DescentArm({self.label}: converged {self.converged}/{len(self.runs)}, "
+                f"cannot step {self.cannot_step}, {self.iterations} steps, {self.force_evals} force evals)")
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Landscape(_Json):
+    """The true objective scanned on a grid of starts theta = (h0, v0).
+
+    Attributes
+    ----------
+    heights : numpy.ndarray
+        Grid values of h0, m, shape (n,).
+    velocities : numpy.ndarray
+        Grid values of v0, m/s, shape (n,).
+    loss : numpy.ndarray
+        The objective in m^2, shape (n, n), indexed [height, velocity]; NaN where the drop
+        does not bounce exactly once before T.
+    grid_minimum : numpy.ndarray
+        The grid point with the smallest loss, shape (2,).
+    local_minima : int
+        Strict local minima of the loss on the grid.
+    starts : numpy.ndarray
+        The descent's starts, shape (4, 2).
+    """
+
+    heights: np.ndarray
+    velocities: np.ndarray
+    loss: np.ndarray
+    grid_minimum: np.ndarray
+    local_minima: int
+    starts: np.ndarray
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (NaN loss as None)."""
+        return _json_ready({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    def __repr__(self) -> str:
+        n = len(self.heights)
+        feasible = int(np.isfinite(self.loss).sum())
+        return f"Landscape({n} x {n} grid, {feasible} one-bounce points, {self.local_minima} local minima)"
+
+
+class Descent(_Json):
+    """Gradient descent through one impact (made by :func:`descent`).
+
+    The objective and the line search always use the rigid model's x(T); only the
+    gradient handed to the step differs between arms.
+
+    Attributes
+    ----------
+    drop : Drop
+        The drop whose t_final, gravity, mass and zeta are used.
+    optimum : numpy.ndarray
+        theta* = (h*, v*), whose exact x(T) is the target, shape (2,).
+    target : numpy.ndarray
+        The target x(T) = (y* in m, v* in m/s), shape (2,).
+    landscape : Landscape
+        The scanned objective and the starts.
+    arms : tuple of DescentArm
+        One per gradient arm.
+    """
+
+    def __init__(self, run: _core.DescentRun, drop: Drop) -> None:
+        self._run = run
+        cols = run.columns()
+        problem = cols["problem"]
+        self.drop = drop
+        self.optimum: np.ndarray = _frozen(np.array(problem["optimum"], dtype=np.float64))
+        self.height_range: Tuple[float, float] = tuple(problem["height_range"])
+        self.velocity_range: Tuple[float, float] = tuple(problem["velocity_range"])
+        self.grid: int = problem["grid"]
+        self.target: np.ndarray = _frozen(cols["target"])
+        land = cols["landscape"]
+        self.landscape = Landscape(
+            heights=_frozen(land["heights"]), velocities=_frozen(land["velocities"]), loss=_frozen(land["loss"]),
+            grid_minimum=_frozen(land["grid_minimum"]), local_minima=land["local_minima"],
+            starts=_frozen(land["starts"]),
+        )
+        arms = []
+        for a in cols["arms"]:
+            spec = a["arm"]
+            runs = tuple(
+                DescentRun(path=_frozen(r["path"]), iterations=r["iterations"], converged=r["converged"],
+                           cannot_step=r["cannot_step"], force_evals=r["force_evals"], final_loss=r["final_loss"])
+                for r in a["runs"]
+            )
+            arms.append(DescentArm(
+                arm=Arm(spec["route"], k=spec["k"], dt=spec["dt"], rtol=spec["rtol"]), label=spec["label"],
+                runs=runs, converged=a["converged"], cannot_step=a["cannot_step"], iterations=a["iterations"],
+                force_evals=a["force_evals"],
+            ))
+        self.arms: Tuple[DescentArm, ...] = tuple(arms)
+
+    def __getitem__(self, label: str) -> DescentArm:
+        """The arm with this label (``d["exact"]``)."""
+        for a in self.arms:
+            if a.label == label:
+                return a
+        raise KeyError(label)
+
+    def table(self) -> Dict[str, np.ndarray]:
+        """The per-arm table as numpy columns: ``label``, ``converged``, ``starts``,
+        ``cannot_step``, ``iterations``, ``force_evals``."""
+        return {
+            "label": _frozen(np.array([a.label for a in self.arms], dtype=object)),
+            "converged": _frozen(np.array([a.converged for a in self.arms], dtype=np.int64)),
+            "starts": _frozen(np.array([len(a.runs) for a in self.arms], dtype=np.int64)),
+            "cannot_step": _frozen(np.array([a.cannot_step for a in self.arms], dtype=np.int64)),
+            "iterations": _frozen(np.array([a.iterations for a in self.arms], dtype=np.int64)),
+            "force_evals": _frozen(np.array([a.force_evals for a in self.arms], dtype=np.int64)),
+        }
+
+    def format_table(self) -> str:
+        """The per-arm table as text, one line per arm."""
+        width = max([len("arm")] + [len(a.label) for a in self.arms])
+        lines = [f"{'arm':<{width}}  {'converged':>9}  {'cannot step':>11}  {'steps':>7}  {'force evals':>12}"]
+        for a in self.arms:
+            lines.append(f"{a.label:<{width}}  {f'{a.converged}/{len(a.runs)}':>9}  {a.cannot_step:>11}  "
+                         f"{a.iterations:>7}  {a.force_evals:>12}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's serialisation: problem, target, landscape (NaN loss as None) and arms."""
+        d: Dict[str, Any] = json.loads(self._run.to_json())
+        return d
+
+    def __repr__(self) -> str:
+        summary = ", ".join(f"{a.label} {a.converged}/{len(a.runs)}" for a in self.arms)
+        return f"Descent({len(self.arms)} arms from {len(self.landscape.starts)} starts: {summary})"
+
+
+def _pair(value: Sequence[float], name: str) -> Tuple[float, float]:
+    a = _float_array(value, name)
+    if a.shape != (2,):
+        raise InvalidParameter(f"invalid parameter `{name}`: expected 2 numbers, got shape {a.shape}")
+    return float(a[0]), float(a[1])
+
+
+def descent(drop: Optional[Drop] = None, *, arms: Optional[Sequence[Arm]] = None,
+            optimum: Tuple[float, float] = tuple(_DESCENT["optimum"]),
+            height_range: Tuple[float, float] = tuple(_DESCENT["height_range"]),
+            velocity_range: Tuple[float, float] = tuple(_DESCENT["velocity_range"]),
+            grid: int = _DESCENT["grid"]) -> Descent:
+    """Does a wrong gradient matter? Gradient descent through one impact.
+
+    Choose theta = (h0, v0) so that the drop's x(T) hits the rigid model's x(T) from
+    ``optimum``. The landscape is scanned first (so "converged" means something), four
+    starts are picked in the one-bounce region, and every arm descends from every start
+    with the same Gauss-Newton step and Armijo line search on the true objective; only
+    the gradient differs. The core runs it with the GIL released.
+
+    Parameters
+    ----------
+    drop : Drop, optional
+        Its t_final, gravity, mass and zeta are used (its height and velocity are not).
+    arms : sequence of Arm, optional
+        Default: :func:`standard_arms`.
+    optimum : (float, float)
+        theta* = (h* in m, v* in m/s).
+    height_range, velocity_range : (float, float)
+        Grid bounds for h0 (m) and v0 (m/s).
+    grid : int
+        Grid points per axis (at least 3).
+
+    Returns
+    -------
+    Descent
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> d = fm.descent(arms=[fm.Arm.exact(), fm.Arm.fixed(1e6, 1e-4)], grid=21)
+    >>> [(a.label, a.converged) for a in d.arms]
+    [('exact', 4), ('fixed k=1e6 dt=1e-4', 0)]
+    >>> d.landscape.loss.shape, d.arms[0].runs[0].path.shape[1]
+    ((21, 21), 2)
+    """
+    drop = Drop() if drop is None else drop
+    run = _core.descent(drop, arms=None if arms is None else list(arms), optimum=_pair(optimum, "optimum"),
+                        height_range=_pair(height_range, "height_range"),
+                        velocity_range=_pair(velocity_range, "velocity_range"), grid=grid)
+    return Descent(run, drop)
 
 
 # ---------------------------------------------------------------------------------------

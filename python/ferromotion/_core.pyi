@@ -5,7 +5,7 @@
 # gravity, mass and zeta (the public ferromotion.Drop); the core validates them.
 # Arguments left as None take the core's defaults, listed in DEFAULTS.
 
-from typing import Any, Optional, Protocol, TypedDict, final
+from typing import Any, Optional, Protocol, Sequence, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +43,10 @@ __all__ = [
     "matched_dt",
     "log_grid",
     "evaluate",
+    "descent",
+    "standard_arms",
     "SweepRun",
+    "DescentRun",
     "Bench",
 ]
 
@@ -106,6 +109,24 @@ class _BenchConfig(TypedDict):
     rtol: float
     events: bool
 
+class _ArmLike(Protocol):
+    # route: "exact", "fixed", "tolerance", "corrected" or "central_differences"
+    @property
+    def route(self) -> str: ...
+    @property
+    def k(self) -> Optional[float]: ...
+    @property
+    def dt(self) -> Optional[float]: ...
+    @property
+    def rtol(self) -> Optional[float]: ...
+
+class _Arm(TypedDict):
+    route: str
+    k: Optional[float]
+    dt: Optional[float]
+    rtol: Optional[float]
+    label: str
+
 class FerroError(Exception): ...
 class InvalidParameter(FerroError, ValueError): ...
 class StepDoesNotDivide(FerroError): ...
@@ -149,6 +170,15 @@ def time_of_impact_term(drop: _DropLike, speed: Optional[float] = None) -> float
 def matched_dt(drop: _DropLike, k: float) -> float: ...
 def log_grid(lo: float, hi: float, per_decade: int) -> _F64: ...
 def evaluate(scenario: str) -> str: ...
+def descent(
+    drop: _DropLike,
+    arms: Optional[Sequence[_ArmLike]] = None,
+    optimum: Optional[tuple[float, float]] = None,
+    height_range: Optional[tuple[float, float]] = None,
+    velocity_range: Optional[tuple[float, float]] = None,
+    grid: Optional[int] = None,
+) -> DescentRun: ...
+def standard_arms() -> list[_Arm]: ...
 
 @final
 class SweepRun:
@@ -169,6 +199,14 @@ class SweepRun:
     def __len__(self) -> int: ...
     def columns(self) -> dict[str, Any]: ...
     def exponent(self) -> _Fit: ...
+    def to_json(self) -> str: ...
+
+@final
+class DescentRun:
+    # problem, target (2,), landscape {heights (n,), velocities (n,), loss (n, n), grid_minimum (2,),
+    # local_minima, starts (4, 2)}, arms [{arm, converged, cannot_step, iterations, force_evals,
+    # runs [{path (m, 2), iterations, converged, cannot_step, force_evals, final_loss}]}]
+    def columns(self) -> dict[str, Any]: ...
     def to_json(self) -> str: ...
 
 @final

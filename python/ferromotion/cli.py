@@ -1,23 +1,33 @@
 """The ``ferromotion`` command line.
 
-``ferromotion audit`` runs the sweep over stiffness and prints, per k, how far the fixed
-step's answer and gradient land from the rigid reference, whether dv(T)/dy0 has the right
-sign, what the tolerance route gets and costs, what the corrected route gets, and whose
-fault the fixed route's error is; then the fitted divergence exponent. ``--json`` and
-``--csv`` give the same numbers for machines.
+- ``ferromotion audit`` runs the sweep over stiffness and prints, per k, how far the fixed
+  step's answer and gradient land from the rigid reference, whether dv(T)/dy0 has the right
+  sign, what the tolerance route gets and costs, what the corrected route gets, and whose
+  fault the fixed route's error is; then the fitted divergence exponent. ``--json`` and
+  ``--csv`` give the same numbers for machines.
+- ``ferromotion descent`` runs gradient descent through one impact with each gradient arm
+  and prints the per-arm table (``--json`` for everything, paths and landscape included).
+- ``ferromotion lab`` serves the built browser lab (``web/``) on 127.0.0.1.
+- ``ferromotion app`` serves the Panel app (the same bench, driven from Python) on 127.0.0.1.
 
-Exit status: 0 on success, 1 when the core refuses the input (the message goes to
-stderr), 2 on bad command-line arguments.
+Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM), 1 when the core
+refuses the input or a server cannot start (the message goes to stderr, prefixed
+``ferromotion: error:``), 2 on bad command-line arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import http.server
 import json
 import math
+import os
+import signal
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+import urllib.parse
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import ferromotion as fm
 
@@ -46,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ferromotion",
         description="Certify gradients through contact: a point mass dropped onto the ground.",
+        epilog=(
+            "exit status: 0 on success (a server stopped with Ctrl-C or SIGTERM included); 1 when the core "
+            "refuses the input or a server cannot start (message on stderr); 2 on bad arguments. "
+            "`ferromotion COMMAND --help` describes each command."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"ferromotion {fm.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,7 +94,73 @@ def _parser() -> argparse.ArgumentParser:
                        help="the tolerance route stops its rollouts at the contact switches")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
     audit.set_defaults(func=_audit)
+
+    desc = sub.add_parser(
+        "descent",
+        help="gradient descent through one impact: which gradients reach the optimum",
+        description=(
+            "Choose the initial height and velocity so that the drop's state at T hits a target, by "
+            "Gauss-Newton steps with a line search on the true (rigid) objective. Only the gradient differs "
+            "between arms: exact, fixed-step autodiff at k = 1e4, 1e6, 1e8 N/m, tolerance, corrected, and "
+            "central differences of the true objective. The landscape is scanned first and four starts are "
+            "picked in the one-bounce region. Prints one line per arm: starts converged, starts that could "
+            "not take a single downhill step, accepted steps and force evaluations."
+        ),
+    )
+    desc.add_argument("--json", action="store_true",
+                      help="print everything as JSON: problem, target, landscape, every path")
+    desc.add_argument("--grid", type=_grid_size, default=fm._DESCENT["grid"], metavar="N",
+                      help="landscape grid points per axis (default: %(default)d)")
+    desc.set_defaults(func=_descent)
+
+    lab = sub.add_parser(
+        "lab",
+        help="serve the browser lab (web/) on 127.0.0.1",
+        description=(
+            "Serve the built browser lab on 127.0.0.1 and print its URL. Only files inside the lab's "
+            "directory are served (.wasm as application/wasm); build it first with `make wasm` "
+            "(or `make lab`, which builds and serves). Stop with Ctrl-C."
+        ),
+    )
+    lab.add_argument("--port", type=_port, default=8000, metavar="N",
+                     help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
+    lab.add_argument("--dir", type=Path, default=None, metavar="PATH",
+                     help="the lab's directory (default: web/ of this checkout)")
+    lab.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    lab.set_defaults(func=_lab)
+
+    app = sub.add_parser(
+        "app",
+        help="serve the Panel app (the bench driven from Python) on 127.0.0.1",
+        description=(
+            "Serve the Panel app on 127.0.0.1 and print its URL: the stiffness slider, the dt buttons, "
+            "the tolerance switch, every readout, the blame split and the log-log plot, computed by the "
+            "Python package. Works offline: Panel and Bokeh's JavaScript and CSS come from this server. "
+            "Needs panel (pip install 'ferromotion[app]'). Stop with Ctrl-C."
+        ),
+    )
+    app.add_argument("--port", type=_port, default=5006, metavar="N",
+                     help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
+    app.add_argument("--show", action="store_true", help="open the app in the default browser")
+    app.set_defaults(func=_app)
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, got {text!r}")
+    return value
+
+
+def _grid_size(text: str) -> int:
+    value = _positive_int(text)
+    if value < 3:
+        raise argparse.ArgumentTypeError(f"must be >= 3, got {text!r}")
+    return value
 
 
 def _run_sweep(args: argparse.Namespace) -> fm.Sweep:
@@ -89,9 +170,9 @@ def _run_sweep(args: argparse.Namespace) -> fm.Sweep:
 
 
 def _cost_ratio(s: fm.Sweep) -> List[float]:
-    """Force evaluations of the tolerance route's Jacobian over the fixed route's."""
-    assert s.tolerance is not None
-    return [float(t) / float(f) for t, f in zip(s.tolerance.force_evals, s.fixed.force_evals)]
+    """Force evaluations of the tolerance route's Jacobian over the fixed route's (the core's ratio)."""
+    assert s.tolerance_cost_ratio is not None
+    return [float(x) for x in s.tolerance_cost_ratio]
 
 
 def _share(value: float, below_floor: bool, floor: float) -> str:
@@ -187,6 +268,197 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------
+# descent
+
+
+def _descent(args: argparse.Namespace) -> int:
+    d = fm.descent(grid=args.grid)
+    if args.json:
+        print(d.to_json(indent=2))
+        return 0
+    land = d.landscape
+    starts = ", ".join(f"({h:.3g} m, {v:.3g} m/s)" for h, v in land.starts)
+    print(
+        f"ferromotion descent: choose (h0, v0) so that the rigid drop's x(T) hits ({d.target[0]:.4f} m, "
+        f"{d.target[1]:.4f} m/s), reached from theta* = ({d.optimum[0]:g} m, {d.optimum[1]:g} m/s); T = "
+        f"{d.drop.t_final:g} s.",
+        f"landscape: {d.grid} x {d.grid} grid over h0 in [{d.height_range[0]:g}, {d.height_range[1]:g}] m, v0 in "
+        f"[{d.velocity_range[0]:g}, {d.velocity_range[1]:g}] m/s; grid minimum ({land.grid_minimum[0]:.4g} m, "
+        f"{land.grid_minimum[1]:.4g} m/s); {land.local_minima} local minima on the grid.",
+        f"starts: {starts}",
+        "Every arm steps on the true objective; only its gradient differs. converged = within "
+        f"{fm._DESCENT['converged']:g} of theta* in {fm._DESCENT['max_iterations']} steps.",
+        "",
+        d.format_table(),
+        sep="\n",
+    )
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# lab
+
+# web/ of the checkout this package lives in (python/ferromotion/cli.py -> ../../web).
+_CHECKOUT_WEB = Path(__file__).resolve().parents[2] / "web"
+# What `make wasm` writes into web/pkg/ and the lab cannot run without.
+_PKG_FILES = ("ferromotion_wasm.js", "ferromotion_wasm_bg.wasm")
+
+
+class _ServerError(Exception):
+    """A server cannot start: the message says why and what to do."""
+
+
+class LabHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files from one directory and nothing outside it.
+
+    The request path is percent-decoded once; a path with a ``..`` segment, a backslash
+    or a NUL byte is refused, and what remains must resolve (symbolic links included)
+    inside the root. No directory listings. Types are set here, not read from the host's
+    mime.types: WebAssembly.instantiateStreaming needs application/wasm.
+    """
+
+    extensions_map = {
+        "": "application/octet-stream",
+        ".html": "text/html; charset=utf-8",
+        ".js": "text/javascript; charset=utf-8",
+        ".mjs": "text/javascript; charset=utf-8",
+        ".css": "text/css; charset=utf-8",
+        ".json": "application/json",
+        ".wasm": "application/wasm",
+        ".svg": "image/svg+xml",
+        ".png": "image/png",
+        ".ico": "image/x-icon",
+        ".txt": "text/plain; charset=utf-8",
+        ".ts": "text/plain; charset=utf-8",
+        ".woff2": "font/woff2",
+    }
+    root: Path = _CHECKOUT_WEB
+    verbose = False
+
+    def _target(self) -> Optional[Path]:
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path, errors="strict")
+        if "\\" in path or "\x00" in path:
+            return None
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            return None
+        try:
+            target = self.root.joinpath(*parts).resolve(strict=True)
+        except (OSError, ValueError, RuntimeError):
+            return None
+        if target != self.root and self.root not in target.parents:
+            return None
+        if target.is_dir():
+            index = target / "index.html"
+            return index if index.is_file() else None
+        return target if target.is_file() else None
+
+    def send_head(self) -> Any:
+        try:
+            target = self._target()
+        except UnicodeDecodeError:
+            target = None
+        if target is None:
+            self.send_error(404, "not found")
+            return None
+        try:
+            f = open(target, "rb")
+        except OSError:
+            self.send_error(404, "not found")
+            return None
+        try:
+            size = os.fstat(f.fileno()).st_size
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(target)))
+            self.send_header("Content-Length", str(size))
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            return f
+        except BaseException:
+            f.close()
+            raise
+
+    def list_directory(self, path: Any) -> Any:  # never list a directory
+        self.send_error(404, "not found")
+        return None
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.verbose:
+            super().log_message(format, *args)
+
+
+def lab_server(root: Path, port: int = 0, verbose: bool = False) -> http.server.ThreadingHTTPServer:
+    """A server for the lab in ``root`` on 127.0.0.1:``port`` (0: a free port), not yet
+    serving. Checks that the WebAssembly build is there."""
+    root = root.resolve()
+    if not (root / "index.html").is_file():
+        raise _ServerError(
+            f"no browser lab at {root} (index.html is missing). `ferromotion lab` serves the web/ directory of "
+            "a ferromotion checkout: run it from one (`make lab` builds and serves), or pass --dir."
+        )
+    missing = [name for name in _PKG_FILES if not (root / "pkg" / name).is_file()]
+    if missing:
+        raise _ServerError(
+            f"the lab's WebAssembly build is missing ({root / 'pkg'}: no {', '.join(missing)}): run `make wasm` "
+            "in the checkout first (or `make lab`, which builds and serves)."
+        )
+    handler = type("Handler", (LabHandler,), {"root": root, "verbose": verbose})
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as e:
+        raise _ServerError(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}") from e
+
+
+def _stop_on_sigterm() -> None:
+    """Make SIGTERM stop a server the way Ctrl-C does (exit status 0)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _lab(args: argparse.Namespace) -> int:
+    server = lab_server(args.dir if args.dir is not None else _CHECKOUT_WEB, args.port, args.verbose)
+    host, port = server.server_address[:2]
+    print(f"ferromotion lab: serving {server.RequestHandlerClass.root} at http://127.0.0.1:{port}/ "  # type: ignore[attr-defined]
+          "(Ctrl-C to stop)", flush=True)
+    _stop_on_sigterm()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# app
+
+
+def _app(args: argparse.Namespace) -> int:
+    try:
+        from . import app
+        app._panel()
+    except ImportError as e:
+        raise _ServerError(f"{e}") from e
+
+    def ready(url: str) -> None:
+        print(f"ferromotion app: serving the Panel bench at {url} (Ctrl-C to stop)", flush=True)
+
+    _stop_on_sigterm()
+    try:
+        app.serve(args.port, show=args.show, on_ready=ready)
+    except KeyboardInterrupt:
+        pass
+    except OSError as e:
+        raise _ServerError(f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}") from e
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
@@ -194,9 +466,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    func: Callable[[argparse.Namespace], int] = args.func
     try:
-        status: int = args.func(args)
-        return status
-    except fm.FerroError as e:
+        return func(args)
+    except (fm.FerroError, _ServerError) as e:
         print(f"ferromotion: error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`ferromotion audit | head`): stop quietly, and keep Python
+        # from complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 1

@@ -5,6 +5,7 @@
 //! `to_row_major` flattens, and this file is the only place that reshapes.
 
 use crate::errors::{invalid_parameter, py_result};
+use ferromotion_core::descent::{Arm, ArmResult, Descent, Problem};
 use ferromotion_core::readout::Flat;
 use ferromotion_core::state::to_row_major;
 use ferromotion_core::sweep::RouteRow;
@@ -208,8 +209,8 @@ fn route_columns<'py>(py: Python<'py>, rows: &[&RouteRow]) -> PyResult<Bound<'py
     Ok(out)
 }
 
-/// A sweep as numpy columns: `k`, `exact`, `fixed`, and `tolerance` / `corrected` /
-/// `blame` when the sweep ran them (None otherwise).
+/// A sweep as numpy columns: `k`, `exact`, `fixed`, and `tolerance` (with
+/// `tolerance_cost_ratio`) / `corrected` / `blame` when the sweep ran them (None otherwise).
 pub fn sweep_columns<'py>(
     py: Python<'py>,
     s: &Sweep,
@@ -224,8 +225,11 @@ pub fn sweep_columns<'py>(
     if opts.tolerance.is_some() {
         let t: Vec<&RouteRow> = s.rows.iter().filter_map(|r| r.tolerance.as_ref()).collect();
         out.set_item("tolerance", route_columns(py, &t)?)?;
+        let ratio = s.rows.iter().filter_map(|r| r.tolerance_cost_ratio);
+        out.set_item("tolerance_cost_ratio", PyArray1::from_iter(py, ratio))?;
     } else {
         out.set_item("tolerance", py.None())?;
+        out.set_item("tolerance_cost_ratio", py.None())?;
     }
     if opts.corrected {
         let c: Vec<&RouteRow> = s.rows.iter().filter_map(|r| r.corrected.as_ref()).collect();
@@ -241,6 +245,131 @@ pub fn sweep_columns<'py>(
     } else {
         out.set_item("blame", py.None())?;
     }
+    Ok(out)
+}
+
+/// A gradient arm of the descent experiment, read from any object with the attributes
+/// `route` (`"exact"`, `"fixed"`, `"tolerance"`, `"corrected"` or `"central_differences"`)
+/// and `k`, `dt`, `rtol` (floats, or None where the route takes none; the public
+/// `ferromotion.Arm`). The core validates the numbers when the arm runs.
+pub struct ArmArg(pub Arm);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ArmArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
+        let route: String = obj.getattr("route")?.extract()?;
+        let number = |name: &str| -> PyResult<f64> {
+            obj.getattr(name)?.extract::<Option<f64>>()?.ok_or_else(|| {
+                invalid_parameter(
+                    py,
+                    format!("invalid parameter `{name}`: the `{route}` arm needs {name}, got None"),
+                )
+            })
+        };
+        Ok(ArmArg(match route.as_str() {
+            "exact" => Arm::Exact,
+            "fixed" => Arm::Fixed {
+                k: number("k")?,
+                dt: number("dt")?,
+            },
+            "tolerance" => Arm::Tolerance {
+                k: number("k")?,
+                rtol: number("rtol")?,
+            },
+            "corrected" => Arm::Corrected {
+                k: number("k")?,
+                dt: number("dt")?,
+            },
+            "central_differences" => Arm::CentralDifferences,
+            other => {
+                return Err(invalid_parameter(
+                    py,
+                    format!(
+                    "invalid parameter `route` = {other:?}: must be one of \"exact\", \"fixed\", \
+                         \"tolerance\", \"corrected\", \"central_differences\""
+                ),
+                ))
+            }
+        }))
+    }
+}
+
+/// An arm as a dict `route`, `k`, `dt`, `rtol` (None where the route takes none), plus its
+/// table label.
+pub fn arm_dict<'py>(py: Python<'py>, arm: &Arm) -> PyResult<Bound<'py, PyDict>> {
+    let (route, k, dt, rtol) = match *arm {
+        Arm::Exact => ("exact", None, None, None),
+        Arm::Fixed { k, dt } => ("fixed", Some(k), Some(dt), None),
+        Arm::Tolerance { k, rtol } => ("tolerance", Some(k), None, Some(rtol)),
+        Arm::Corrected { k, dt } => ("corrected", Some(k), Some(dt), None),
+        Arm::CentralDifferences => ("central_differences", None, None, None),
+    };
+    let out = PyDict::new(py);
+    out.set_item("route", route)?;
+    out.set_item("k", k)?;
+    out.set_item("dt", dt)?;
+    out.set_item("rtol", rtol)?;
+    out.set_item("label", arm.label())?;
+    Ok(out)
+}
+
+/// Points `[a, b]` as an (n, 2) array.
+fn points_array<'py>(py: Python<'py>, points: &[[f64; 2]]) -> PyResult<Bound<'py, PyAny>> {
+    let flat: Vec<f64> = points.iter().flatten().copied().collect();
+    Ok(PyArray1::from_vec(py, flat)
+        .reshape([points.len(), 2])?
+        .into_any())
+}
+
+/// The descent problem's settings (the drop's height and velocity are not used).
+pub fn problem_dict<'py>(py: Python<'py>, p: &Problem) -> PyResult<Bound<'py, PyDict>> {
+    let out = fields!(py, p; optimum, height_range, velocity_range, grid);
+    out.set_item("drop", drop_dict(py, &p.drop)?)?;
+    Ok(out)
+}
+
+/// One arm over all starts: its totals and one dict per start with the path as an (m, 2) array.
+fn arm_result_dict<'py>(py: Python<'py>, a: &ArmResult) -> PyResult<Bound<'py, PyDict>> {
+    let out = fields!(py, a; converged, cannot_step, iterations, force_evals);
+    out.set_item("arm", arm_dict(py, &a.arm)?)?;
+    let runs = a
+        .runs
+        .iter()
+        .map(|r| {
+            let d = fields!(py, r; iterations, converged, cannot_step, force_evals, final_loss);
+            d.set_item("path", points_array(py, &r.path)?)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("runs", runs)?;
+    Ok(out)
+}
+
+/// The descent experiment: problem, target, the landscape (loss as an (n_height,
+/// n_velocity) array, NaN outside the one-bounce region) and one dict per arm.
+pub fn descent_columns<'py>(py: Python<'py>, d: &Descent) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("problem", problem_dict(py, &d.problem)?)?;
+    out.set_item("target", state_array(py, d.target))?;
+    let l = &d.landscape;
+    let land = fields!(py, l; local_minima);
+    land.set_item("heights", PyArray1::from_slice(py, &l.heights))?;
+    land.set_item("velocities", PyArray1::from_slice(py, &l.velocities))?;
+    land.set_item(
+        "loss",
+        PyArray1::from_slice(py, &l.loss).reshape([l.heights.len(), l.velocities.len()])?,
+    )?;
+    land.set_item("grid_minimum", state_array(py, l.grid_minimum))?;
+    land.set_item("starts", points_array(py, &l.starts)?)?;
+    out.set_item("landscape", land)?;
+    let arms = d
+        .arms
+        .iter()
+        .map(|a| arm_result_dict(py, a))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("arms", arms)?;
     Ok(out)
 }
 

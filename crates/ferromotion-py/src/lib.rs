@@ -9,11 +9,13 @@ mod convert;
 mod errors;
 
 use convert::{
-    blame_dict, drop_dict, fit_dict, ks_from, refinement_dict, route_dict, sweep_columns, to_json,
-    tolerance_defaults, tolerance_options, DropArg,
+    arm_dict, blame_dict, descent_columns, drop_dict, fit_dict, ks_from, problem_dict,
+    refinement_dict, route_dict, sweep_columns, to_json, tolerance_defaults, tolerance_options,
+    ArmArg, DropArg,
 };
 use errors::py_result;
 use ferromotion_core as fm;
+use ferromotion_core::descent::{self as experiment, Arm, Problem};
 use ferromotion_core::readout;
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -376,6 +378,59 @@ impl PyBench {
     }
 }
 
+/// The descent experiment's result, as the core returns it.
+#[pyclass(module = "ferromotion._core", name = "DescentRun", frozen)]
+struct PyDescentRun(experiment::Descent);
+
+#[pymethods]
+impl PyDescentRun {
+    /// Problem, target, landscape and arms, with numpy arrays for the grid and the paths.
+    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        descent_columns(py, &self.0)
+    }
+
+    /// The core's serialisation (infeasible grid points' NaN loss becomes null).
+    fn to_json(&self) -> PyResult<String> {
+        to_json(&self.0)
+    }
+}
+
+/// Gradient descent through one impact: scan the landscape, then run every arm from
+/// every start. `arms` None runs the core's standard arms; other arguments left as None
+/// take the core's `Problem::default()`.
+#[pyfunction]
+#[pyo3(signature = (drop, arms=None, optimum=None, height_range=None, velocity_range=None, grid=None))]
+fn descent(
+    py: Python<'_>,
+    drop: DropArg,
+    arms: Option<Vec<ArmArg>>,
+    optimum: Option<[f64; 2]>,
+    height_range: Option<[f64; 2]>,
+    velocity_range: Option<[f64; 2]>,
+    grid: Option<usize>,
+) -> PyResult<PyDescentRun> {
+    let d = Problem::default();
+    let problem = Problem {
+        drop: drop.0,
+        optimum: optimum.unwrap_or(d.optimum),
+        height_range: height_range.unwrap_or(d.height_range),
+        velocity_range: velocity_range.unwrap_or(d.velocity_range),
+        grid: grid.unwrap_or(d.grid),
+    };
+    let arms: Vec<Arm> = match arms {
+        Some(a) => a.into_iter().map(|a| a.0).collect(),
+        None => Arm::standard(),
+    };
+    let result = py_result(py.detach(|| experiment::descent(&problem, &arms)))?;
+    Ok(PyDescentRun(result))
+}
+
+/// The core's standard arms of the descent experiment.
+#[pyfunction]
+fn standard_arms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    Arm::standard().iter().map(|a| arm_dict(py, a)).collect()
+}
+
 /// The core's defaults, so that the Python signatures show them without restating them.
 fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
@@ -391,6 +446,10 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("max_events", flow.max_events)?;
     out.set_item("exponent_range", fm::sweep::EXPONENT_RANGE)?;
     out.set_item("lands_below", fm::bench::LANDS_BELOW)?;
+    let desc = problem_dict(py, &Problem::default())?;
+    desc.set_item("converged", experiment::CONVERGED)?;
+    desc.set_item("max_iterations", experiment::MAX_ITERATIONS)?;
+    out.set_item("descent", desc)?;
     Ok(out)
 }
 
@@ -417,7 +476,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matched_dt, m)?)?;
     m.add_function(wrap_pyfunction!(log_grid, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(descent, m)?)?;
+    m.add_function(wrap_pyfunction!(standard_arms, m)?)?;
     m.add_class::<PySweepRun>()?;
+    m.add_class::<PyDescentRun>()?;
     m.add_class::<PyBench>()?;
     Ok(())
 }

@@ -1,0 +1,295 @@
+"""The bench as a Panel app: the browser lab's controls and readouts, driven from Python.
+
+A stiffness slider (log10 k from 2 to 8), the three step buttons (dt, dt/10, dt/100), a
+switch for the tolerance route (with its rtol and event location), every readout of the
+core's bench, the blame split, and the log-log plot of error against k with the current
+k marked and the wrong-sign band shaded. Every number comes from :class:`ferromotion.Bench`;
+this module only lays them out.
+
+Serve it with ``ferromotion app`` (127.0.0.1, offline: Panel and Bokeh send their own
+JavaScript and CSS from the local server, nothing from a CDN), or build it in a notebook::
+
+    from ferromotion.app import create_app
+    create_app().servable()
+
+Needs panel and bokeh (``pip install 'ferromotion[app]'``).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+import ferromotion as fm
+
+from .plot import MARK_NAME
+
+# The lab's slider range, log10 of N/m, and its resolution.
+LOG10_K_RANGE = (2.0, 8.0)
+LOG10_K_STEP = 0.1
+# Stiffnesses of the plot's curve: 4 per decade over the slider's range.
+CURVE_PER_DECADE = 4
+# The tolerance route's rtol choices; the default is the core's (the anchor's 1e-11).
+RTOL_CHOICES = [1e-4, 1e-6, 1e-8, 1e-11]
+DIVISORS = (1, 10, 100)
+
+
+def _panel() -> Any:
+    try:
+        import panel as pn
+    except ImportError as e:  # panel is optional (the `app` extra)
+        raise ImportError("the app needs panel and bokeh: pip install 'ferromotion[app]'") from e
+    return pn
+
+
+def _label(pn: Any, text: str) -> Dict[str, str]:
+    """A widget's caption: ``label`` in Panel >= 1.8 (``name`` is deprecated there), else ``name``."""
+    return {"label": text} if "label" in pn.widgets.Widget.param else {"name": text}
+
+
+def _num(x: Optional[float], digits: int = 3) -> str:
+    """A number for a readout: scientific for very small or large magnitudes."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
+
+
+def _rows(rows: List[Tuple[str, str]]) -> str:
+    body = "".join(f"<tr><th scope='row'>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
+    # A live region: screen readers announce the readouts when they change.
+    return f"<div role='status' aria-live='polite'><table class='fm-readouts'>{body}</table></div>"
+
+
+def _route_line(name: str, row: Dict[str, Any]) -> str:
+    e = row["errors"]
+    sign = "RIGHT SIGN" if e["right_sign"] else "<strong>WRONG SIGN</strong>"
+    text = (f"gradient error {_num(e['gradient'])}; forward error {_num(e['forward'])} {e['forward_unit']}; "
+            f"dv(T)/dy0 = {_num(e['dv_dy0'], 4)}: {sign}")
+    return f"<span class='fm-{name}'>{text}</span>"
+
+
+def readouts_html(r: Dict[str, Any]) -> str:
+    """The bench's readouts (a ``Bench.readout()`` dict) as an HTML table."""
+    ex, fx, co = r["exact"], r["fixed"], r["corrected"]
+    fe = fx["errors"]
+    headline = f"{_num(fe['forward'])} {fe['forward_unit']}"
+    rows = [
+        ("setting", f"k = {r['k']:.2e} N/m, dt = {r['dt']:.0e} s, k·dt²/m = {_num(r['k_dt2'])}"),
+        ("forward error (fixed)", f"{headline} (|dy| = {_num(fe['dy'])} m, |dv| = {_num(fe['dv'])} m/s)"),
+        ("gradient error (fixed)", f"{_num(fe['gradient'])} (max|J - J_exact| / max|J_exact|)"),
+        ("sign line", f"dv(T)/dy0: fixed {_num(fe['dv_dy0'], 4)} vs exact {_num(fe['dv_dy0_exact'], 4)}: "
+                      + ("RIGHT SIGN" if fe["right_sign"] else "<strong>WRONG SIGN</strong>")),
+        ("divergence exponent", f"{r['exponent']['slope']:.3f} (R² = {r['exponent']['r2']:.3f}, "
+                                f"{r['exponent']['points']} points, k = 1e4..1e8 at dt = {r['dt']:.0e} s)"),
+        ("dt refinement", f"×{r['refinement']['ratio_10']:#.3g} at dt/10, ×{r['refinement']['ratio_100']:#.3g} "
+                          f"at dt/100 (against dt = {r['refinement']['base_dt']:.0e} s)"),
+        ("cost (fixed)", f"{fx['cost']['steps']} steps, {fx['cost']['force_evals']} force evaluations, "
+                         f"{fx['cost']['rollouts']} rollout"),
+        ("corrected route", _route_line("corrected", co) + f"; {co['cost']['force_evals']} force evaluations"),
+        ("flow (continuous penalty)", _route_line("flow", r["flow"])),
+    ]
+    t = r["tolerance"]
+    if t is None:
+        rows.append(("tolerance route", "off"))
+    else:
+        flags = []
+        if t["probe_dependent"]:
+            flags.append("<strong>PROBE-DEPENDENT</strong>")
+        flags.append("lands on the exact answer" if t["lands"] else "does not land on the exact answer")
+        rows.append(("tolerance route", _route_line("tolerance", t)))
+        rows.append(("tolerance cost", f"{t['cost']['force_evals']} force evaluations over {t['cost']['rollouts']} "
+                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's "
+                                       f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}); "
+                                       + "; ".join(flags)))
+    e_k = r["restitution_at_k"]
+    rows += [
+        ("restitution", f"limit {ex['restitution']:.4f}; at this k {_num(e_k, 4) if e_k is not None else 'no rebound'}"),
+        ("time-of-impact term", f"(1+e)·g/|v| = {ex['time_of_impact_term']:.3f} 1/s at "
+                                f"{ex['impact_speed']:.3f} m/s"),
+    ]
+    return _rows(rows)
+
+
+def blame_html(r: Dict[str, Any]) -> str:
+    """The blame split of a ``Bench.readout()`` dict as an HTML table."""
+    b = r["blame"]
+
+    def share(value: float, below: bool) -> str:
+        return f"&lt; floor ({_num(b['noise_floor'])})" if below else _num(value)
+
+    c = r["contact_exponent"]
+    return _rows([
+        ("integrator share", share(b["integrator_share"], b["integrator_below_floor"])
+         + " = max|J_fixed - J_flow|"),
+        ("contact-model share", share(b["contact_share"], b["contact_below_floor"]) + " = max|J_flow - J_exact|"),
+        ("ratio", _num(b["ratio"])),
+        ("noise floor", f"{_num(b['noise_floor'])} (J_flow at root tolerance 1e-10 vs 1e-14)"),
+        ("contact share exponent", f"{c['slope']:.3f} (R² = {c['r2']:.3f}, k = 1e4..1e8)"),
+    ])
+
+
+_CSS = """
+.fm-readouts { border-collapse: collapse; font-size: 14px; }
+.fm-readouts th { text-align: left; padding: 3px 12px 3px 0; font-weight: 600; vertical-align: top; white-space: nowrap; }
+.fm-readouts td { padding: 3px 0; }
+"""
+
+
+class BenchApp:
+    """The app's state: a core :class:`ferromotion.Bench`, the widgets and the panes.
+
+    Build it with :func:`create_app`; ``layout`` is the Panel object to serve.
+    """
+
+    def __init__(self, drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = fm._DT) -> None:
+        pn = _panel()
+        self.bench = fm.Bench(drop, k=k, dt=dt)
+        self._curves: Dict[Tuple[Any, ...], Any] = {}
+        base = self.bench.base_dt
+        self.slider = pn.widgets.FloatSlider(
+            **_label(pn, "stiffness: log10 k (k in N/m)"), start=LOG10_K_RANGE[0], end=LOG10_K_RANGE[1],
+            step=LOG10_K_STEP, value=round(math.log10(k), 1), sizing_mode="stretch_width",
+        )
+        self._dt_labels = {f"dt = {base:g} s": 1, f"dt/10 = {base / 10:g} s": 10, f"dt/100 = {base / 100:g} s": 100}
+        self.dt_buttons = pn.widgets.RadioButtonGroup(
+            **_label(pn, "fixed step"), options=list(self._dt_labels), value=next(iter(self._dt_labels)),
+        )
+        self.tolerance_switch = pn.widgets.Switch(**_label(pn, "tolerance route"), value=False)
+        self.rtol = pn.widgets.Select(**_label(pn, "rtol"), options={f"{x:g}": x for x in RTOL_CHOICES},
+                                      value=fm._TOL["rtol"], width=110)
+        self.events = pn.widgets.Checkbox(**_label(pn, "stop at the contact switches (events)"), value=False)
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.readouts = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
+        self.blame = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
+        self.plot = pn.pane.Bokeh(None)
+        self.slider.param.watch(self._on_k, "value")
+        self.dt_buttons.param.watch(self._on_controls, "value")
+        self.tolerance_switch.param.watch(self._on_controls, "value")
+        self.rtol.param.watch(self._on_controls, "value")
+        self.events.param.watch(self._on_controls, "value")
+        self.layout = pn.Column(
+            pn.pane.Markdown(
+                "## Ferromotion bench\n"
+                "A point mass dropped from 1 m bounces once before T = 0.8 s. Move the stiffness and watch "
+                "what a fixed-step simulator's gradient does against the exact answer.",
+                sizing_mode="stretch_width",
+            ),
+            self.slider,
+            pn.Row(pn.pane.Markdown("**fixed step**", width=90), self.dt_buttons),
+            pn.Row(self.tolerance_switch, self.rtol, self.events),
+            self.status,
+            pn.pane.Markdown("### Readouts"),
+            self.readouts,
+            pn.pane.Markdown("### Blame split"),
+            self.blame,
+            self.plot,
+            sizing_mode="stretch_width",
+            max_width=1000,
+        )
+        self._apply_controls()
+
+    # ------------------------------------------------------------------ updates
+
+    def _show_error(self, e: Exception) -> None:
+        self.status.object = f"**status: error:** {html.escape(str(e))}"
+
+    def _curve_figure(self) -> Any:
+        """The plot at the current step and tolerance setting (cached: it does not depend on k)."""
+        c = self.bench._bench.config()
+        key = (c["dt"], c["tolerance"], c["rtol"], c["events"])
+        if key not in self._curves:
+            s = self.bench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
+            self._curves[key] = s.plot(mark_k=self.bench.k, width=900, height=460)
+        return self._curves[key]
+
+    def _refresh(self, new_plot: bool) -> None:
+        r = self.bench.readout()
+        self.readouts.object = readouts_html(r)
+        self.blame.object = blame_html(r)
+        fig = self._curve_figure()
+        span = fig.select_one({"name": MARK_NAME})
+        span.location = self.bench.k
+        span.visible = True
+        if new_plot or self.plot.object is not fig:
+            self.plot.object = fig
+        self.status.object = "status: ok"
+
+    def _apply_controls(self) -> None:
+        try:
+            self.bench.set_log10_k(self.slider.value)
+            self.bench.set_dt_divisor(self._dt_labels[self.dt_buttons.value])
+            self.bench.set_tolerance(self.tolerance_switch.value, rtol=self.rtol.value, events=self.events.value)
+            self._refresh(new_plot=True)
+        except fm.FerroError as e:
+            self._show_error(e)
+
+    def _on_k(self, event: Any) -> None:
+        try:
+            self.bench.set_log10_k(event.new)
+            self._refresh(new_plot=False)
+        except fm.FerroError as e:
+            self._show_error(e)
+
+    def _on_controls(self, event: Any) -> None:
+        self._apply_controls()
+
+
+def create_app(drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = fm._DT) -> Any:
+    """The bench as a Panel layout (a ``panel.Column``), ready to serve or show.
+
+    Parameters
+    ----------
+    drop : Drop, optional
+        The drop; default ``Drop()``.
+    k : float
+        Initial stiffness, N/m (the slider moves it in steps of 0.1 in log10 k).
+    dt : float
+        The base fixed step, s; the buttons offer dt, dt/10 and dt/100.
+
+    Examples
+    --------
+    >>> from ferromotion.app import create_app
+    >>> app = create_app(k=1e6)
+    >>> type(app).__name__
+    'Column'
+    """
+    return BenchApp(drop, k=k, dt=dt).layout
+
+
+def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None) -> None:
+    """Serve :func:`create_app` on 127.0.0.1 until interrupted (``ferromotion app``).
+
+    ``port`` 0 picks a free port. ``on_ready(url)`` is called once the server listens.
+    Panel's JavaScript and CSS come from this server (resources mode "server"), so the
+    page needs no network.
+    """
+    pn = _panel()
+    from bokeh.settings import settings
+
+    # Panel and Bokeh's JavaScript and CSS from this server, whatever BOKEH_RESOURCES says.
+    settings.resources.set_value("server")
+    server = pn.serve(
+        {"/": create_app},
+        address="127.0.0.1",
+        port=port,
+        show=False,
+        start=False,
+        title="Ferromotion bench",
+        websocket_origin=["127.0.0.1", "localhost"],  # any port: the server binds 127.0.0.1 only
+        threaded=False,
+    )
+    url = f"http://127.0.0.1:{server.port}/"
+    if on_ready is not None:
+        on_ready(url)
+    if show:
+        import webbrowser
+
+        webbrowser.open(url)
+    server.start()
+    try:
+        server.io_loop.start()
+    finally:
+        server.stop()

@@ -1,0 +1,88 @@
+"""The Panel app without a server: it builds, renders to Bokeh models, and its widgets drive
+the core's bench. (tests/test_app_in_chromium.py serves it and drives it in a browser.)"""
+
+from __future__ import annotations
+
+import pytest
+
+pn = pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
+
+from bokeh.document import Document  # noqa: E402
+
+import ferromotion as fm  # noqa: E402
+from ferromotion.app import BenchApp, blame_html, create_app, readouts_html  # noqa: E402
+from ferromotion.plot import BAND_NAME, MARK_NAME  # noqa: E402
+
+
+def test_create_app_builds_without_a_server() -> None:
+    app = create_app()
+    assert isinstance(app, pn.Column)
+    root = app.get_root(Document())  # the Bokeh models a server would send
+    assert root is not None
+    assert "Ferromotion bench" in app[0].object
+    assert any(isinstance(obj, pn.pane.Bokeh) for obj in app)
+
+
+def test_initial_readouts_come_from_the_bench() -> None:
+    a = BenchApp(k=1e6)
+    r = fm.Bench(k=1e6).readout()
+    assert a.readouts.object == readouts_html(r)
+    assert a.blame.object == blame_html(r)
+    assert "WRONG SIGN" in a.readouts.object and "k = 1.00e+06 N/m" in a.readouts.object
+    assert a.status.object == "status: ok"
+
+
+def test_slider_moves_k_and_the_marker() -> None:
+    a = BenchApp(k=1e6)
+    fig = a.plot.object
+    a.slider.value = 2.0
+    assert a.bench.k == pytest.approx(1e2)
+    assert "k = 1.00e+02 N/m" in a.readouts.object
+    assert "RIGHT SIGN" in a.readouts.object.split("sign line")[1].split("</tr>")[0]
+    assert a.plot.object is fig, "moving k must not rebuild the plot"
+    assert fig.select_one({"name": MARK_NAME}).location == pytest.approx(1e2)
+    assert list(fig.select({"name": BAND_NAME})), "the wrong-sign band is drawn"
+
+
+def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
+    a = BenchApp(k=1e6)
+    labels = list(a.dt_buttons.options)
+    a.dt_buttons.value = labels[1]
+    assert a.bench.dt == pytest.approx(1e-5)
+    assert "dt = 1e-05 s" in a.readouts.object
+    a.tolerance_switch.value = True
+    assert a.bench.tolerance
+    assert "tolerance cost" in a.readouts.object and "rtol = 1e-11" in a.readouts.object
+    a.rtol.value = 1e-6
+    a.events.value = True
+    assert "rtol = 1e-06, events on" in a.readouts.object
+    a.tolerance_switch.value = False
+    assert "<td>off</td>" in a.readouts.object
+
+
+def test_a_refused_setting_shows_in_the_status_line() -> None:
+    a = BenchApp(k=1e6, dt=1e-4)
+    a.slider.value = 8.0
+    assert a.status.object == "status: ok"
+    a._show_error(fm.InvalidParameter("invalid parameter `k` = -1: must be finite and > 0"))
+    assert a.status.object.startswith("**status: error:**") and "`k`" in a.status.object
+
+
+def test_create_app_validates_its_arguments() -> None:
+    with pytest.raises(fm.InvalidParameter):
+        create_app(k=-1.0)
+
+
+def test_the_app_command_on_a_busy_port_is_a_clear_error() -> None:
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = subprocess.run([sys.executable, "-m", "ferromotion", "app", "--port", str(port)], capture_output=True,
+                           text=True, timeout=120)
+    assert p.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in p.stderr
+    assert "Traceback" not in p.stderr

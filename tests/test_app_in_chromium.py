@@ -1,0 +1,124 @@
+"""The Panel app served by `ferromotion app` and driven in Debian's Chromium (headless).
+
+The server is the real command line (`ferromotion app --port 0`, which prints its URL).
+Panel renders into shadow DOM; Playwright's locators pierce open shadow roots, so the
+controls and readouts are found by their text. Every request the page makes is recorded
+and must go to 127.0.0.1: the app works offline. A screenshot is saved under
+target/screenshots/. Playwright only drives /usr/bin/chromium: never `playwright install`.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Iterator, List
+from urllib.parse import urlsplit
+
+import pytest
+
+pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "target" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def app_url() -> Iterator[str]:
+    # BOKEH_RESOURCES=cdn would make Bokeh load from a CDN; the app must override it.
+    env = dict(os.environ, BOKEH_RESOURCES="cdn")
+    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "app", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+    url = None
+    try:
+        while url is None:
+            try:
+                line = lines.get(timeout=60)
+            except queue.Empty:
+                pytest.fail("`ferromotion app` printed no URL within 60 s")
+            if line.startswith("ferromotion app: serving"):
+                url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            status = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert status == 0, "SIGTERM stops the server like Ctrl-C, with status 0"
+
+
+@pytest.fixture(scope="module")
+def page(app_url: str) -> Iterator[Page]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 1400})
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        pg.requests = []  # type: ignore[attr-defined]
+        pg.errors = []  # type: ignore[attr-defined]
+        pg.on("request", lambda req: pg.requests.append(req.url))  # type: ignore[attr-defined]
+        pg.on("websocket", lambda ws: pg.requests.append(ws.url))  # type: ignore[attr-defined]
+        pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))  # type: ignore[attr-defined]
+        pg.goto(app_url)
+        expect(pg.get_by_text("gradient error (fixed)")).to_be_visible(timeout=TIMEOUT_MS)
+        yield pg
+        context.close()
+        browser.close()
+
+
+def _readout(page: Page, row: str) -> str:
+    """The text of one readout row, found by its heading (inside Panel's shadow DOM)."""
+    return page.locator("tr", has=page.locator("th", has_text=row)).first.inner_text()
+
+
+def test_the_bench_loads_with_the_cores_readouts(page: Page) -> None:
+    expect(page.get_by_text("Ferromotion bench")).to_be_visible(timeout=TIMEOUT_MS)
+    assert "k = 1.00e+06 N/m" in _readout(page, "setting")
+    assert "WRONG SIGN" in _readout(page, "sign line")
+    expect(page.get_by_text("status: ok")).to_be_visible(timeout=TIMEOUT_MS)
+    assert page.locator(".bk-Canvas, canvas").count() > 0, "the Bokeh plot renders"
+
+
+def test_the_slider_moves_the_readouts(page: Page) -> None:
+    before = _readout(page, "gradient error (fixed)")
+    handle = page.locator(".noUi-handle").first
+    handle.focus()
+    for _ in range(40):  # log10 k from 6 to 2 in steps of 0.1, by keyboard
+        page.keyboard.press("ArrowLeft")
+    expect(page.locator("tr", has=page.locator("th", has_text="setting")).first).to_contain_text(
+        "k = 1.00e+02 N/m", timeout=TIMEOUT_MS)
+    assert _readout(page, "gradient error (fixed)") != before
+    assert "RIGHT SIGN" in _readout(page, "sign line")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "panel_app.png"), full_page=True)
+
+
+def test_the_dt_buttons_and_the_tolerance_switch(page: Page) -> None:
+    page.get_by_role("button", name="dt/10 = 1e-05 s").click()
+    setting = page.locator("tr", has=page.locator("th", has_text="setting")).first
+    expect(setting).to_contain_text("dt = 1e-05 s", timeout=TIMEOUT_MS)
+    page.locator(".bk-Switch", has_text="tolerance route").locator(".bk-knob").click()
+    expect(page.get_by_text("tolerance cost")).to_be_visible(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(SCREENSHOTS / "panel_app_tolerance.png"), full_page=True)
+
+
+def test_every_request_stayed_on_127_0_0_1(page: Page, app_url: str) -> None:
+    requests: List[str] = page.requests  # type: ignore[attr-defined]
+    assert requests, "no requests recorded"
+    off_host = [u for u in requests
+                if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).hostname != "127.0.0.1"]
+    assert not off_host, f"requests left 127.0.0.1 (the app must work offline): {off_host}"
+    assert any(u.startswith("ws://127.0.0.1:") for u in requests), "the app talks to its server over a websocket"
+    assert not page.errors, page.errors  # type: ignore[attr-defined]

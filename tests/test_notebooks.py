@@ -1,0 +1,68 @@
+"""The notebooks run top to bottom (nbclient, a kernel on this interpreter) and are committed
+with their outputs stripped."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+from jupyter_client import KernelManager  # noqa: E402
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# Each notebook is written to run in a few seconds; this is a hang guard, not a benchmark.
+TIMEOUT_S = 120
+
+
+def test_the_notebooks_exist() -> None:
+    assert [p.name for p in NOTEBOOKS] == ["01_stiffness_sweep.ipynb", "02_blame_split.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_outputs_are_stripped(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name} cell {i} has outputs: strip them before committing"
+            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+    assert "widgets" not in nb.metadata
+
+
+@pytest.fixture(scope="module")
+def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A kernelspec that runs this very interpreter (the venv's), whatever PATH says."""
+    d = tmp_path_factory.mktemp("kernels")
+    (d / "ferromotion-test").mkdir()
+    (d / "ferromotion-test" / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "ferromotion tests", "language": "python",
+    }))
+    yield d
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs_top_to_bottom(path: Path, kernel_dir: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    km = KernelManager(kernel_name="ferromotion-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[kernel_dir]))
+    client = nbclient.NotebookClient(nb, km=km, timeout=TIMEOUT_S, allow_errors=False,
+                                     resources={"metadata": {"path": str(path.parent)}})
+    t0 = time.perf_counter()
+    client.execute()
+    elapsed = time.perf_counter() - t0
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code)
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    # Every plot cell produced a Bokeh document.
+    plots = [c for c in code if "show(" in c.source]
+    assert plots and all(any("application/vnd.bokehjs_exec.v0+json" in o.get("data", {}) for o in c.outputs)
+                         for c in plots)
+    assert elapsed < TIMEOUT_S
