@@ -44,8 +44,8 @@ pub const ARMIJO: f64 = 1e-4;
 pub const MAX_HALVINGS: usize = 60;
 
 /// Where a gradient comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "route", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "route", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Arm {
     /// The rigid model's saltation Jacobian.
     Exact,

@@ -110,6 +110,22 @@ pub enum FerroError {
         /// The tolerance it broke.
         tolerance: f64,
     },
+    /// The rigid contact's complementarity problem had no verified solution.
+    #[error("contact solve failed at t = {t} s: {detail}")]
+    ContactSolveFailed {
+        /// Time of the step, s.
+        t: f64,
+        /// What failed, with the residuals.
+        detail: String,
+    },
+    /// An explicit step blew up (a velocity beyond any physical scale).
+    #[error("unstable step at t = {t} s: {detail}")]
+    Unstable {
+        /// Time of the step, s.
+        t: f64,
+        /// Which component, how large, and what to change.
+        detail: String,
+    },
     /// A scenario document could not be read.
     #[error("invalid scenario: {0}")]
     Scenario(String),
@@ -139,6 +155,8 @@ impl FerroError {
             FerroError::HiddenState { .. } => "HiddenState",
             FerroError::TwoEventsInOneStep { .. } => "TwoEventsInOneStep",
             FerroError::ProbeDependent { .. } => "ProbeDependent",
+            FerroError::ContactSolveFailed { .. } => "ContactSolveFailed",
+            FerroError::Unstable { .. } => "Unstable",
             FerroError::Scenario(_) => "Scenario",
         }
     }

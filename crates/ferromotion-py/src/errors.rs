@@ -36,6 +36,8 @@ variants! {
     HiddenState: "A system's flow depends on state outside x: its Jacobian in x alone would be wrong.",
     TwoEventsInOneStep: "Two events inside one step: the step cannot be split at one switch.",
     ProbeDependent: "Recomputing with another probe size moved the answer beyond tolerance.",
+    ContactSolveFailed: "The rigid contact's complementarity problem had no verified solution.",
+    Unstable: "An explicit step blew up (a velocity beyond any physical scale).",
     ScenarioError: "A scenario document could not be read.",
 }
 
@@ -97,6 +99,8 @@ impl From<PyFerroError> for PyErr {
             CoreError::HiddenState { .. } => HiddenState::new_err(message),
             CoreError::TwoEventsInOneStep { .. } => TwoEventsInOneStep::new_err(message),
             CoreError::ProbeDependent { .. } => ProbeDependent::new_err(message),
+            CoreError::ContactSolveFailed { .. } => ContactSolveFailed::new_err(message),
+            CoreError::Unstable { .. } => Unstable::new_err(message),
             CoreError::Scenario(_) => ScenarioError::new_err(message),
         }
     }

@@ -299,8 +299,8 @@ fn finish(
     let u = p.chol.solve(&gen);
     let v_plus = &p.v_free + &u;
     if let Some(i) = v_plus.iter().position(|c| !(c.abs() <= MAX_SPEED)) {
-        return Err(FerroError::NonFinite {
-            what: "quadruped velocity",
+        return Err(FerroError::Unstable {
+            t: x.t,
             detail: format!(
                 "component {i} reached {:e} (beyond {MAX_SPEED:e} m/s or rad/s) in the step from t = {} s: the step is unstable",
                 v_plus[i], x.t
@@ -363,7 +363,7 @@ fn check_inputs(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<()> {
 /// One step with the rigid (complementarity) contact law. See the module docs.
 ///
 /// Errors: invalid robot, state or dt; Lemke's method failing or its checked solution off
-/// by more than [`LCP_TOL`] (reported as `NonFinite` on "rigid contact impulse"); a
+/// by more than [`LCP_TOL`] (reported as `ContactSolveFailed`); a
 /// velocity beyond [`MAX_SPEED`].
 pub fn rigid_step(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<Step> {
     check_inputs(robot, x, dt)?;
@@ -408,8 +408,8 @@ pub fn rigid_step(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<Step> {
         b[nc + i] = jv_t[i];
         b[2 * nc + i] = -jv_t[i];
     }
-    let sol = lcp::lemke(&a, &b, 50 * n4).ok_or_else(|| FerroError::NonFinite {
-        what: "rigid contact impulse",
+    let sol = lcp::lemke(&a, &b, 50 * n4).ok_or_else(|| FerroError::ContactSolveFailed {
+        t: x.t,
         detail: format!(
             "Lemke's method ended on a ray or hit its pivot cap with {nc} candidate feet at t = {} s",
             x.t
@@ -467,8 +467,8 @@ pub fn rigid_step(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<Step> {
         }
     }
     if check.worst() > LCP_TOL || check.residuals.complementarity > 0.1 * LCP_TOL {
-        return Err(FerroError::NonFinite {
-            what: "rigid contact impulse",
+        return Err(FerroError::ContactSolveFailed {
+            t: x.t,
             detail: format!(
                 "the LCP solution at t = {} s fails its check: worst residual {:e} (tolerance {LCP_TOL:e}), complementarity {:e} J",
                 x.t,
