@@ -4,9 +4,20 @@
 // objects and catches every error. A caught error is reported once, as a sentence, through
 // the `report(sentence, kind)` callback the page passes in, and the call returns
 // null/false; nothing here throws. The core's errors arrive as JS Errors whose message is
-// the core's own and whose name is the failure's kind (InvalidParameter, NoImpact, ...).
+// the core's own and whose name is the failure's kind (InvalidParameter, Grazing, ...).
+//
+// Work too slow for one frame (curves over many stiffnesses, the audit sweep, the descent
+// experiment) runs in a Web Worker (worker.js) that loads this same module and the same
+// wasm; `Background` is the page's side of it.
 
 const PKG = "../pkg/ferromotion_wasm.js";
+
+/** Load and instantiate the core; resolves to the generated package. */
+export async function loadCore() {
+  const pkg = await import(PKG);
+  await pkg.default();
+  return pkg;
+}
 
 /** A caught error as a sentence for the status line. */
 export function sentence(err) {
@@ -25,8 +36,7 @@ export function sentence(err) {
 export async function openBench({ report = () => {}, scenario } = {}) {
   let pkg;
   try {
-    pkg = await import(PKG);
-    await pkg.default();
+    pkg = await loadCore();
   } catch (err) {
     report(
       `The simulation core could not be loaded (${err.message}). Build it with “make wasm”, then reload the page.`,
@@ -45,6 +55,15 @@ function attempt(report, fn) {
   } catch (err) {
     report(sentence(err), "error");
     return null;
+  }
+}
+
+/** Run fn; {ok: true, value} or {ok: false, kind, message} (nothing reported). */
+function outcome(fn) {
+  try {
+    return { ok: true, value: fn() };
+  } catch (err) {
+    return { ok: false, kind: err && err.name, message: sentence(err) };
   }
 }
 
@@ -81,19 +100,33 @@ export class Bench {
     return attempt(this.#report, () => JSON.parse(this.#raw.readoutJson()));
   }
 
-  /** Errors against k (N/m) at the current step (the core's Sweep), or null. */
-  curve(ks) {
-    return attempt(this.#report, () => JSON.parse(this.#raw.curveJson(Float64Array.from(ks))));
+  /** The bench's drop as the core's JSON text (height, velocity, t_final, gravity, mass, zeta). */
+  dropJson() {
+    return attempt(this.#report, () => this.#raw.dropJson());
   }
 
-  /** The bench's drop (the core's Drop: height, velocity, t_final, gravity, mass, zeta). */
-  drop() {
-    return attempt(this.#report, () => JSON.parse(this.#raw.dropJson()));
+  /** (1+e)·g/|v| in 1/s at an impact speed (m/s) with this drop's limit restitution: {ok, value | message}. */
+  timeOfImpactTerm(speed) {
+    return outcome(() => this.#raw.timeOfImpactTerm(speed));
   }
 
-  /** (1+e)·g/|v| in 1/s for restitution e, gravity g (m/s²) and impact speed (m/s), or null. */
-  timeOfImpactTerm(restitution, gravity, speed) {
-    return attempt(this.#report, () => this.#pkg.timeOfImpactTerm(restitution, gravity, speed));
+  /**
+   * hybrid_jacobian on this drop's rigid bounce released so that it hits the ground at
+   * `speed` (m/s): {ok: true, value: {speed, height, t1, dt, x, jacobian, events,
+   * probe_gap}} or the core's refusal {ok: false, kind: "Grazing", message}.
+   */
+  hybridAtSpeed(speed) {
+    return outcome(() => JSON.parse(this.#raw.hybridDropJson(speed)));
+  }
+
+  /** The core's grazing threshold, m/s. */
+  grazeSpeed() {
+    return this.#pkg.grazeSpeed();
+  }
+
+  /** The core's step cap per rollout. */
+  maxSteps() {
+    return this.#pkg.maxSteps();
   }
 
   /** The core's version string. */
@@ -107,5 +140,89 @@ export class Bench {
       this.#raw.free();
       this.#raw = null;
     }
+  }
+}
+
+// ---- background jobs ---------------------------------------------------------------------
+
+/**
+ * The jobs the worker runs, by name; each takes the loaded package and plain arguments and
+ * returns plain data (or throws the core's error).
+ */
+export const jobs = {
+  /** {drop (JSON text), ks (N/m), dt (s), rtol (or null), events, corrected, blame} -> {sweep, exponent}. */
+  sweep(pkg, { drop, ks, dt, rtol, events = false, corrected = false, blame = false }) {
+    return JSON.parse(
+      pkg.sweepJson(drop, Float64Array.from(ks), dt, rtol === null ? undefined : rtol, events, corrected, blame),
+    );
+  },
+  /** The descent experiment at the core's defaults. */
+  descent(pkg) {
+    return JSON.parse(pkg.descentJson());
+  },
+};
+
+/**
+ * The page's side of the worker. `run(kind, args)` resolves to {ok: true, value} or
+ * {ok: false, message}; `onBusy(count)` hears how many jobs are outstanding. If module
+ * workers are unavailable the jobs run on the page instead (slower, but never silent).
+ */
+export class Background {
+  #worker = null;
+  #pending = new Map();
+  #next = 1;
+  #onBusy;
+
+  constructor({ onBusy = () => {} } = {}) {
+    this.#onBusy = onBusy;
+    try {
+      this.#worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      this.#worker.onmessage = ({ data }) => this.#settle(data.id, data);
+      this.#worker.onerror = (event) => {
+        event.preventDefault();
+        const message = `The background worker failed (${event.message || "it could not start"}); jobs now run on the page.`;
+        this.#worker = null;
+        for (const id of [...this.#pending.keys()]) this.#settle(id, { ok: false, message });
+      };
+    } catch {
+      this.#worker = null;
+    }
+  }
+
+  get busy() {
+    return this.#pending.size;
+  }
+
+  run(kind, args = {}) {
+    const id = this.#next++;
+    const done = new Promise((resolve) => this.#pending.set(id, resolve));
+    this.#onBusy(this.#pending.size);
+    if (this.#worker) {
+      this.#worker.postMessage({ id, kind, args });
+    } else {
+      // No worker: run here after letting the page paint its "computing" note.
+      setTimeout(async () => {
+        try {
+          const pkg = await loadCore();
+          this.#settle(id, { ok: true, value: jobs[kind](pkg, args) });
+        } catch (err) {
+          this.#settle(id, { ok: false, message: sentence(err) });
+        }
+      }, 0);
+    }
+    return done;
+  }
+
+  #settle(id, data) {
+    const resolve = this.#pending.get(id);
+    if (!resolve) return;
+    this.#pending.delete(id);
+    resolve(data.ok ? { ok: true, value: data.value } : { ok: false, message: data.message });
+    this.#onBusy(this.#pending.size);
+  }
+
+  terminate() {
+    if (this.#worker) this.#worker.terminate();
+    this.#worker = null;
   }
 }

@@ -1,11 +1,20 @@
-// The bench page: wires the controls to the core (through sim.js, never web/pkg/ directly)
-// and writes the readouts. Every number shown comes from the core's readout; this file
-// only formats it. The controls are re-synced from each readout, so what the page shows
-// is always what the core computed, and the URL carries the state so a link reproduces it.
-import { openBench } from "./sim.js";
+// The lab page: wires the bench's controls to the core (through sim.js, never web/pkg/
+// directly), writes the readouts and the error plot, keeps the view in the URL, and hands
+// each readout to the learner's progress (progress.js) and the "go further" panels
+// (further.js). Every number shown comes from the core's readout; this file only formats
+// and places it. The controls are re-synced from each readout, so what the page shows is
+// always what the core computed.
+import { Further } from "./further.js";
+import { dtText, exp, int, kText, num, share, short, signText, signed, slope, times } from "./format.js";
+import { LogPlot } from "./plots.js";
+import { Progress } from "./progress.js";
+import { Background, openBench } from "./sim.js";
 
 const $ = (id) => document.getElementById(id);
 const el = {
+  bench: $("bench"),
+  output: $("bench-output"),
+  lockNote: $("lock-note"),
   status: $("status"),
   readouts: $("readouts"),
   stiffness: $("stiffness"),
@@ -15,31 +24,21 @@ const el = {
   tolerance: $("tolerance"),
   events: $("events"),
   rtol: $("rtol"),
-  speed: $("speed"),
-  speedTerm: $("speed-term"),
+  tolSetting: $("tolerance-setting"),
+  corrected: $("corrected"),
+  routeRows: $("route-rows"),
+  announce: $("announce"),
+  plotSub: $("error-plot-sub"),
 };
+const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.corrected];
 
-// ---- formatting (presentation only) ------------------------------------------------------
+/** Stiffnesses of the error plot's curves: eight per decade from 1e2 to 1e8 N/m. */
+const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
 
-const exp = (x, digits) => x.toExponential(digits).replace("e+", "e");
-
-/** About three significant figures: 0.0103, 45.5, 1,601; scientific outside [0.01, 1e4). */
-function num(x) {
-  if (x === null || x === undefined) return "n/a";
-  if (x === 0) return "0";
-  if (!Number.isFinite(x)) return String(x);
-  const a = Math.abs(x);
-  let s = exp(x, 2);
-  if (a >= 100 && a < 1e4) s = x.toLocaleString("en-US", { maximumFractionDigits: 0 });
-  else if (a >= 1e-2 && a < 100) s = x.toPrecision(3);
-  return s.replace(/^-/, "−");
-}
-const signed = (x) => (x > 0 ? `+${num(x)}` : num(x));
-const int = (n) => n.toLocaleString("en-US");
-const kText = (k) => `k = ${exp(k, 1)} N/m`;
-const dtText = (dt) => `dt = ${exp(dt, 0)} s`;
-const signText = (right) => (right ? "RIGHT SIGN" : "WRONG SIGN");
-const share = (x, below) => (below ? `< floor (${num(x)})` : num(x));
+// What `make bench-lab` and the browser tests read: update timings (ms, from the input
+// event's timestamp to every readout and plot updated) and how many background jobs run.
+// `core` holds the part of each update spent in the core (from the event to the readout).
+const hook = (window.ferromotionLab = { timings: [], core: [], background: 0, ready: false, updates: 0 });
 
 // ---- status line -------------------------------------------------------------------------
 
@@ -48,35 +47,67 @@ function report(text, kind) {
   el.status.dataset.kind = kind;
 }
 
+const failed = (what) => report(`Something in the page failed (${String(what).replace(/\.$/, "")}). Reload to start again.`, "error");
+addEventListener("error", (event) => failed(event.message));
+addEventListener("unhandledrejection", (event) => failed(event.reason && event.reason.message ? event.reason.message : event.reason));
+
 // ---- readouts ----------------------------------------------------------------------------
 
 function put(name, text) {
-  const node = el.readouts.querySelector(`[data-r="${name}"]`);
-  if (node.textContent !== text) node.textContent = text;
-  return node;
+  const n = el.readouts.querySelector(`[data-r="${name}"]`);
+  if (n.textContent !== text) n.textContent = text;
+  return n;
+}
+
+const view = { corrected: false };
+
+function routeRow(name, row, ratio) {
+  const tr = document.createElement("tr");
+  const e = row.errors;
+  const cells = [
+    name,
+    `${num(e.forward)} ${e.forward_unit}`,
+    num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
+    signText(e.right_sign),
+    row.cost.force_evals ? int(row.cost.force_evals) : "none (closed form)",
+    ratio === null ? "—" : times(ratio),
+  ];
+  for (const [i, text] of cells.entries()) {
+    const td = document.createElement(i === 0 ? "th" : "td");
+    if (i === 0) td.scope = "row";
+    td.textContent = text;
+    if (i === 3) td.className = e.right_sign ? "right" : "wrong";
+    tr.append(td);
+  }
+  return tr;
 }
 
 function render(r) {
   const e = r.fixed.errors;
   put("forward", `${num(e.forward)} ${e.forward_unit}`);
-  put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger.`);
+  put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger number.`);
   put("gradient", num(e.gradient));
   put("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
-  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s, exact ${signed(e.dv_dy0_exact)} 1/s.`);
+  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.`);
 
   const fit = r.exponent;
-  put("exponent", `${fit.slope.toFixed(3)} (R² = ${fit.r2.toFixed(3)})`);
-  put("exponent-detail", `Slope of log(gradient error) on log k over ${fit.points} stiffnesses from 1e4 to 1e8 N/m at ${dtText(r.dt)}.`);
+  put("exponent", `${slope(fit.slope)} (R² = ${fit.r2.toFixed(3)})`);
+  put("exponent-detail", `Slope of log(gradient error) against log k over ${fit.points} stiffnesses from 1e4 to 1e8 N/m at ${dtText(r.dt)}.`);
 
   const ref = r.refinement;
-  put("refine", `×${num(ref.ratio_10)} at dt ÷ 10, ×${num(ref.ratio_100)} at dt ÷ 100`);
-  put("refine-detail", `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s: each ratio is against the base dt.`);
+  put("refine", `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100`);
+  put("refine-detail", `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s; both ratios are against the base dt.`);
+  put("refine-prediction", progress.predictionEcho(ref));
 
   const c = r.fixed.cost;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}).`);
+  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}; a rollout may take at most ${int(stepCap)} steps).`);
+  const cc = r.corrected.cost;
+  put("cost-corrected", view.corrected
+    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(cc.force_evals / c.force_evals)} the fixed route.`
+    : "");
   const t = r.tolerance;
   put("cost-tolerance", t
-    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected), ${int(t.cost.force_evals)} force evaluations over ${t.cost.rollouts} rollouts, ${num(t.cost_ratio)}× the fixed route.`
+    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route.`
     : "Tolerance route off.");
 
   const b = r.blame;
@@ -84,113 +115,298 @@ function render(r) {
   put("blame-contact", share(b.contact_share, b.contact_below_floor));
   put("blame-ratio", num(b.ratio));
   put("blame-floor", num(b.noise_floor));
-  put("blame-detail", `Absolute max |ΔJ|: fixed route against the continuous penalty flow (integrator), flow against the exact bounce (contact model). The contact share scales as k^${num(r.contact_exponent.slope)}; the flow alone has gradient error ${num(r.flow.errors.gradient)}.`);
+  put("blame-detail", `Absolute max |ΔJ|: fixed route against the continuous penalty flow (integrator), flow against the exact bounce (contact model). The contact share falls like k^${slope(r.contact_exponent.slope)}.`);
 
   const x = r.exact;
-  put("impact", `Time-of-impact term (1+e)·g/|v| = ${num(x.time_of_impact_term)} 1/s at this drop's impact speed of ${num(x.impact_speed)} m/s.`);
-  put("restitution", `Restitution ${num(x.restitution)} in the stiff limit (the exact bounce uses it); ${r.restitution_at_k === null ? "none at this k: the ball does not leave the floor" : `${num(r.restitution_at_k)} at this k`}.`);
+  put("impact-term", `${num(x.time_of_impact_term)} 1/s`);
+  put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
+  put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  put("tolerance", t
-    ? `${t.lands ? "Lands on the exact answer" : "Does not land on the exact answer"}: gradient error ${num(t.errors.gradient)}, ${signText(t.errors.right_sign)} (dv(T)/dy0 = ${signed(t.errors.dv_dy0)} 1/s)${t.probe_dependent ? ", PROBE-DEPENDENT" : ""}.`
-    : "Off. Tick “Run it too” to compare it.");
+  const rows = [routeRow("fixed", r.fixed, 1)];
+  if (view.corrected) rows.push(routeRow("corrected", r.corrected, cc.force_evals / c.force_evals));
+  if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio));
+  rows.push(routeRow("flow (reference)", r.flow, null));
+  el.routeRows.replaceChildren(...rows);
   put("tolerance-detail", t
-    ? `rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}; forward error ${num(t.errors.forward)} ${t.errors.forward_unit}; probe gap ${num(t.probe_gap)} against the flag threshold ${num(t.probe_threshold)}.`
-    : "");
+    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}; probe gap ${num(t.probe_gap)} against the PROBE-DEPENDENT threshold ${num(t.probe_threshold)}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (right sign and gradient error below 1e-2).`
+    : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
 function syncControls(r) {
-  el.stiffness.value = Math.log10(r.k).toFixed(1);
-  el.stiffness.setAttribute("aria-valuetext", kText(r.k));
+  el.stiffness.value = (Math.round(Math.log10(r.k) * 10) / 10).toFixed(1);
+  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.right_sign)}`);
   el.kLabel.textContent = kText(r.k);
-  const divisor = Math.round(r.refinement.base_dt / r.dt);
+  const divisor = divisorOf(r);
   for (const button of el.dtButtons) {
     button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === divisor));
   }
   el.dtLabel.textContent = dtText(r.dt);
+  el.plotSub.textContent = `(fixed step, ${dtText(r.dt)})`;
   el.tolerance.checked = r.tolerance !== null;
-  if (r.tolerance) el.events.checked = r.tolerance.events;
+  if (r.tolerance) {
+    el.events.checked = r.tolerance.events;
+    selectRtol(r.tolerance.rtol);
+  }
+  const rtol = Number(el.rtol.value);
+  el.tolSetting.textContent = `${r.tolerance ? "On" : "Off"} · rtol = ${exp(rtol, 0)} · events ${el.events.checked ? "on" : "off"} · atol = rtol × 1e-2`;
+  el.corrected.checked = view.corrected;
+}
+
+const divisorOf = (r) => Math.round(r.refinement.base_dt / r.dt);
+
+function selectRtol(rtol) {
+  const value = exp(rtol, 0);
+  if (![...el.rtol.options].some((o) => o.value === value)) el.rtol.add(new Option(value, value));
+  el.rtol.value = value;
+}
+
+// ---- the error plot ----------------------------------------------------------------------
+
+const errorPlot = new LogPlot($("error-plot"), {
+  title: "Forward and gradient error against stiffness",
+  xLabel: "stiffness k (N/m)",
+  yLabel: "error vs exact",
+  xDomain: [2, 8],
+});
+const curves = new Map(); // key -> "pending" | {sweep, exponent} | {error}
+let drawnSignature = "";
+
+function want(key, args) {
+  if (!curves.has(key)) {
+    curves.set(key, "pending");
+    background.run("sweep", { drop: dropJson, ks: CURVE_KS, ...args }).then((res) => {
+      if (res.ok) curves.set(key, res.value);
+      else {
+        curves.set(key, { error: res.message });
+        report(res.message, "error");
+      }
+      if (last) drawCurves(last);
+    });
+  }
+  const v = curves.get(key);
+  return v === "pending" || v.error ? null : v;
+}
+
+function wrongBands(rows) {
+  const bands = [];
+  const mid = (a, b) => Math.sqrt(a * b);
+  rows.forEach((row, i) => {
+    if (row.fixed.errors.right_sign) return;
+    const from = i === 0 ? row.k : mid(rows[i - 1].k, row.k);
+    const to = i === rows.length - 1 ? row.k : mid(row.k, rows[i + 1].k);
+    const prev = bands.at(-1);
+    if (prev && !rows[i - 1].fixed.errors.right_sign) prev.to = to;
+    else bands.push({ from, to });
+  });
+  return bands;
+}
+
+function drawCurves(r) {
+  const dt = r.dt;
+  const fc = curves.get(`fc|${dt}`);
+  const base = view.corrected
+    ? want(`fc|${dt}`, { dt, rtol: null, corrected: true })
+    : fc && fc.sweep ? fc : want(`f|${dt}`, { dt, rtol: null });
+  const tolKey = r.tolerance ? `t|${r.tolerance.rtol}|${r.tolerance.events}` : null;
+  const tol = r.tolerance
+    ? want(tolKey, { dt: r.refinement.base_dt, rtol: r.tolerance.rtol, events: r.tolerance.events })
+    : null;
+  const pending = [];
+  if (!base) pending.push(view.corrected ? "the fixed and corrected curves" : "the fixed-step curves");
+  if (r.tolerance && !tol) pending.push("the tolerance curve");
+  errorPlot.setNote(pending.length ? `Computing ${pending.join(" and ")} at ${dtText(dt)} in the background…` : "");
+
+  const signature = [base && dt, view.corrected, tolKey && tol ? tolKey : "", pending.join()].join("|");
+  if (signature !== drawnSignature) {
+    drawnSignature = signature;
+    const series = [];
+    let bands = [];
+    let summary = "";
+    if (base) {
+      const rows = base.sweep.rows;
+      series.push(
+        { label: "forward error, fixed (the larger of |dy| in m and |dv| in m/s)", cls: "s-forward", points: rows.map((w) => [w.k, w.fixed.errors.forward]) },
+        { label: "gradient error, fixed", cls: "s-gradient", points: rows.map((w) => [w.k, w.fixed.errors.gradient]) },
+      );
+      if (view.corrected) series.push({ label: "gradient error, corrected", cls: "s-corrected", points: rows.map((w) => [w.k, w.corrected.errors.gradient]) });
+      bands = wrongBands(rows);
+      const wrong = bands.map((b) => `${exp(b.from, 1)} to ${exp(b.to, 1)} N/m`).join(" and ");
+      summary = `At ${dtText(dt)} the fixed-step gradient error goes from ${num(rows[0].fixed.errors.gradient)} at 1e2 N/m to ${num(rows.at(-1).fixed.errors.gradient)} at 1e8 N/m; its sign is wrong ${wrong ? `from ${wrong}` : "nowhere"}.`;
+    }
+    if (tol) {
+      series.push({ label: `gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
+      summary += ` The tolerance route's gradient error stays between ${num(Math.min(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))} and ${num(Math.max(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))}.`;
+    }
+    errorPlot.setData({ series, bands, bandLabel: "fixed-step sign wrong", summary });
+  }
+  const points = [
+    { y: r.fixed.errors.forward, cls: "s-forward" },
+    { y: r.fixed.errors.gradient, cls: "s-gradient" },
+  ];
+  if (view.corrected) points.push({ y: r.corrected.errors.gradient, cls: "s-corrected" });
+  if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance" });
+  errorPlot.setMarker({ x: r.k, label: kText(r.k), points });
 }
 
 // ---- URL state ---------------------------------------------------------------------------
 
-/** Settings named in the URL (?log10k=6&dt=10&tol=1&rtol=1e-6&events=1), as a change. */
-function changeFromUrl() {
+/** The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1), as a bench change. */
+function changeFromUrl(r0) {
   const q = new URLSearchParams(location.search);
   const change = {};
-  if (q.has("log10k")) {
+  if (q.has("k")) {
+    const lk = Math.log10(Number(q.get("k")));
     const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
-    change.log10k = Math.min(hi, Math.max(lo, Number(q.get("log10k"))));
+    // Out-of-range stiffnesses go to the slider's end; non-numbers go to the core, which refuses them.
+    change.log10k = Number.isFinite(lk) ? Math.round(Math.min(hi, Math.max(lo, lk)) * 10) / 10 : lk;
   }
-  if (q.has("dt")) change.divisor = Number(q.get("dt"));
-  if (q.has("rtol")) el.rtol.value = q.get("rtol");
-  if (q.has("events")) el.events.checked = q.get("events") === "1";
-  if (q.has("tol")) change.tolerance = toleranceSetting(q.get("tol") === "1");
+  if (q.has("dt")) change.divisor = Math.round(r0.refinement.base_dt / Number(q.get("dt")));
+  if (q.has("ev")) el.events.checked = q.get("ev") === "1";
+  if (q.has("tol")) {
+    const tol = q.get("tol");
+    if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
+    else {
+      const rtol = Number(tol);
+      if (Number.isFinite(rtol) && rtol > 0) selectRtol(rtol);
+      change.tolerance = { on: true, rtol, events: el.events.checked };
+    }
+  }
+  view.corrected = q.get("cor") === "1";
   return change;
 }
 
+let urlTimer = 0;
 function writeUrl() {
-  const pressed = el.dtButtons.find((b) => b.getAttribute("aria-pressed") === "true");
-  const q = new URLSearchParams({
-    log10k: el.stiffness.value,
-    dt: pressed ? pressed.dataset.divisor : "1",
-    tol: el.tolerance.checked ? "1" : "0",
-    rtol: el.rtol.value,
-    events: el.events.checked ? "1" : "0",
-  });
-  history.replaceState(null, "", `?${q}`);
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    if (!last) return;
+    const q = new URLSearchParams({
+      k: short(last.k),
+      dt: exp(last.dt, 0),
+      tol: last.tolerance ? exp(last.tolerance.rtol, 0) : "off",
+      ev: el.events.checked ? "1" : "0",
+      cor: view.corrected ? "1" : "0",
+    });
+    history.replaceState(null, "", `?${q}`);
+  }, 150);
 }
 
 function toleranceSetting(on) {
   return { on, rtol: Number(el.rtol.value), events: el.events.checked };
 }
 
+// ---- live announcement -------------------------------------------------------------------
+
+let announceTimer = 0;
+function announceReadout(r) {
+  clearTimeout(announceTimer);
+  announceTimer = setTimeout(() => {
+    const e = r.fixed.errors;
+    let text = `${kText(r.k)}, ${dtText(r.dt)}: gradient error ${num(e.gradient)}, ${signText(e.right_sign)}; forward error ${num(e.forward)} ${e.forward_unit}.`;
+    if (r.tolerance) text += ` Tolerance route ${r.tolerance.lands ? "lands on" : "misses"} the exact answer, gradient error ${num(r.tolerance.errors.gradient)}.`;
+    say(text);
+  }, 300);
+}
+
+function say(text) {
+  el.announce.textContent = text;
+}
+
 // ---- wiring ------------------------------------------------------------------------------
 
 let bench = null;
+let background = null;
+let further = null;
+let dropJson = null;
+let stepCap = 0;
 let last = null;
+let ready = false;
 
-/** Apply a change, recompute and redraw. A refused change is reported by sim.js. */
-function update(change) {
-  const t0 = performance.now();
+const progress = new Progress({
+  onLock: (locked) => {
+    el.bench.dataset.locked = String(locked);
+    el.output.hidden = locked;
+    el.lockNote.hidden = !locked;
+    for (const c of CONTROLS) c.disabled = locked || !ready;
+    if (!locked && last) {
+      render(last);
+      drawCurves(last);
+      progress.observe(last, { learner: false, divisor: divisorOf(last) });
+    }
+  },
+  announce: say,
+});
+
+/**
+ * Apply a change, recompute and redraw. `learner` is true only for the learner's own
+ * trusted input events; `t0` is the event's timestamp (for the timing hook).
+ */
+function update(change, { learner = false, source = "init", t0 = performance.now() } = {}) {
   const taken = bench.apply(change);
   const r = bench.readout();
   if (!r) return;
+  hook.core.push(performance.now() - t0);
   last = r;
   render(r);
   syncControls(r);
+  drawCurves(r);
+  progress.observe(r, { learner, source, divisor: divisorOf(r) });
+  further.onReadout(r);
+  // The benchmark also counts style and layout, which the browser would do before painting.
+  if (hook.forceLayout) void document.body.offsetHeight;
+  hook.timings.push(performance.now() - t0);
+  hook.updates += 1;
   writeUrl();
-  el.readouts.dataset.ms = (performance.now() - t0).toFixed(1);
-  if (taken) report(`Ready. Core ${bench.version()}: every number below is computed in your browser.`, "ok");
-  updateSpeedTerm();
-}
-
-function updateSpeedTerm() {
-  const drop = bench.drop();
-  const term = drop && bench.timeOfImpactTerm(last.exact.restitution, drop.gravity, Number(el.speed.value));
-  el.speedTerm.textContent = term === null ? "refused (see the status line)" : `(1+e)·g/|v| = ${num(term)} 1/s`;
+  announceReadout(r);
+  if (taken) report(`Ready. Core ${bench.version()}: every number on this page is computed in your browser.`, "ok");
 }
 
 async function main() {
   bench = await openBench({ report });
   if (!bench) return;
-  for (const node of document.querySelectorAll("input, button, select")) node.disabled = false;
+  dropJson = bench.dropJson();
+  stepCap = bench.maxSteps();
+  background = new Background({
+    onBusy: (n) => {
+      hook.background = n;
+      document.body.dataset.background = n ? "busy" : "idle";
+    },
+  });
+  further = new Further({ bench, background, report, dropJson });
+  further.enable();
+  ready = true;
+  for (const c of CONTROLS) c.disabled = progress.locked;
+  $("version").textContent = `Core ${bench.version()}.`;
 
-  el.stiffness.addEventListener("input", () => update({ log10k: Number(el.stiffness.value) }));
+  const meta = (event, source) => ({ learner: event.isTrusted, source, t0: event.timeStamp });
+  el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider")));
   for (const button of el.dtButtons) {
-    button.addEventListener("click", () => update({ divisor: Number(button.dataset.divisor) }));
+    button.addEventListener("click", (event) => update({ divisor: Number(button.dataset.divisor) }, meta(event, "dt")));
   }
-  const tolerance = () => update({ tolerance: toleranceSetting(el.tolerance.checked) });
+  const tolerance = (event) => update({ tolerance: toleranceSetting(el.tolerance.checked) }, meta(event, "tolerance"));
   el.tolerance.addEventListener("change", tolerance);
   el.events.addEventListener("change", tolerance);
   el.rtol.addEventListener("change", tolerance);
-  el.speed.addEventListener("input", updateSpeedTerm);
+  el.corrected.addEventListener("change", (event) => {
+    view.corrected = el.corrected.checked;
+    update({}, meta(event, "corrected"));
+  });
   addEventListener("pagehide", (event) => {
-    if (!event.persisted) bench.free();
+    if (!event.persisted) {
+      bench.free();
+      background.terminate();
+    }
   });
 
-  update(changeFromUrl());
+  const r0 = bench.readout();
+  if (!r0) return;
+  update(changeFromUrl(r0), { source: "init" });
+  hook.timings.length = 0;
+  hook.core.length = 0;
   el.readouts.setAttribute("aria-busy", "false");
+  hook.ready = true;
+  document.body.dataset.ready = "true";
 }
 
 main();

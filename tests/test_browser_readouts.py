@@ -1,0 +1,290 @@
+"""What the lab prints equals what the core computes, to the printed digits.
+
+The reference is the Python package (`import ferromotion as fm`, the same Rust core built
+natively): the page's numbers come from the WebAssembly build through JS formatting, so
+agreement checks the binding, the worker and the formatting together. Also covered: the
+go-further panels (audit, blame, descent, time-of-impact with hybrid_jacobian's refusal),
+the hints and the quiz. Fixtures and helpers: tests/labkit.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import ferromotion as fm
+import numpy as np
+import pytest
+from labkit import (  # noqa: F401  (fixtures are used by name)
+    agrees,
+    assert_printed,
+    assert_stayed_local,
+    browser,
+    click_and_wait,
+    commit_prediction,
+    dt_button,
+    lab,
+    numbers,
+    open_lab,
+    page,
+    press,
+    readout,
+    settle,
+    slide_to,
+    status,
+)
+from playwright.sync_api import Page, expect
+
+DROP = fm.Drop()
+
+STATES = [
+    pytest.param(6.0, 1, None, False, False, id="k=1e6,dt"),
+    pytest.param(3.5, 10, 1e-11, False, False, id="k=3.2e3,dt/10,tol"),
+    pytest.param(2.0, 1, None, False, True, id="k=1e2,dt,corrected"),
+    pytest.param(7.7, 100, 1e-6, True, True, id="k=5e7,dt/100,tol-events,corrected"),
+]
+
+
+def core_readout(log10k: float, divisor: int, rtol: float | None, events: bool) -> dict:
+    bench = fm.Bench(DROP, dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=events)
+    bench.set_log10_k(log10k)
+    return bench.readout()
+
+
+def route_row(page: Page, name: str) -> list[str]:
+    row = page.locator("#route-rows tr").filter(has=page.locator("th", has_text=re.compile(f"^{name}")))
+    return [c.inner_text() for c in row.locator("th, td").all()]
+
+
+@pytest.mark.parametrize("log10k,divisor,rtol,events,corrected", STATES)
+def test_readouts_equal_the_core(page: Page, lab: str, log10k, divisor, rtol, events, corrected) -> None:
+    k = f"{10 ** log10k:.2e}".replace("e+0", "e")
+    query = f"?k={k}&dt={1e-4 / divisor:.0e}&tol={'off' if rtol is None else f'{rtol:.0e}'}&ev={int(events)}&cor={int(corrected)}"
+    open_lab(page, lab, query.replace("e-0", "e-"))
+    commit_prediction(page)
+    assert status(page)[0] == "ok", status(page)
+    r = core_readout(log10k, divisor, rtol, events)
+    e = r["fixed"]["errors"]
+
+    assert_printed(readout(page, "forward"), e["forward"])
+    assert readout(page, "forward").endswith(" " + e["forward_unit"])
+    parts = readout(page, "forward-parts")
+    assert_printed(parts, e["dy"], 0)
+    assert_printed(parts, e["dv"], 1)
+    assert_printed(readout(page, "gradient"), e["gradient"])
+    assert readout(page, "sign") == ("RIGHT SIGN" if e["right_sign"] else "WRONG SIGN")
+    signs = readout(page, "sign-values")
+    assert_printed(signs, e["dv_dy0"], 0)
+    assert_printed(signs, e["dv_dy0_exact"], 1)
+    # The same entries straight from the routes, not through the bench.
+    dt = 1e-4 / divisor
+    assert fm.fixed(DROP, r["k"], dt).jacobian[1, 0] == e["dv_dy0"]
+    assert fm.exact(DROP).jacobian[1, 0] == e["dv_dy0_exact"]
+
+    assert_printed(readout(page, "exponent"), r["exponent"]["slope"], 0)
+    assert_printed(readout(page, "exponent"), r["exponent"]["r2"], 1)
+    ref = r["refinement"]
+    refine = readout(page, "refine")
+    assert_printed(refine, ref["ratio_10"], 0)
+    assert_printed(refine, ref["ratio_100"], 2)
+    detail = numbers(readout(page, "refine-detail"))
+    assert all(agrees(detail[i], ref["errors"][i]) for i in range(3)), detail
+
+    cost = numbers(readout(page, "cost-fixed"))
+    c = r["fixed"]["cost"]
+    assert [int(cost[0].replace(",", "")), int(cost[1].replace(",", ""))] == [c["steps"], c["force_evals"]]
+    assert agrees(cost[3], r["k_dt2"])
+
+    b = r["blame"]
+    for name, key, below in (("blame-integrator", "integrator_share", "integrator_below_floor"),
+                             ("blame-contact", "contact_share", "contact_below_floor")):
+        text = readout(page, name)
+        assert text.startswith("< floor") == b[below], text
+        assert_printed(text, b[key])
+    assert_printed(readout(page, "blame-ratio"), b["ratio"])
+    assert readout(page, "blame-floor") == "0" if b["noise_floor"] == 0 else agrees(readout(page, "blame-floor"), b["noise_floor"])
+    assert_printed(readout(page, "blame-detail"), r["contact_exponent"]["slope"])
+
+    x = r["exact"]
+    assert_printed(readout(page, "impact-term"), x["time_of_impact_term"])
+    assert_printed(readout(page, "impact"), x["impact_speed"], 1)  # after the "1" of (1+e)
+    rest = readout(page, "restitution")
+    assert_printed(rest, x["restitution"], 0)
+    if r["restitution_at_k"] is not None:
+        assert_printed(rest, r["restitution_at_k"], 1)
+
+    fixed_row = route_row(page, "fixed")
+    assert agrees(numbers(fixed_row[2])[0], e["gradient"])
+    if corrected:
+        row = route_row(page, "corrected")
+        ce = r["corrected"]["errors"]
+        assert agrees(numbers(row[2])[0], ce["gradient"])
+        assert row[3] == ("RIGHT SIGN" if ce["right_sign"] else "WRONG SIGN")
+        assert int(row[4].replace(",", "")) == r["corrected"]["cost"]["force_evals"]
+    else:
+        assert not route_row(page, "corrected")
+    t = r["tolerance"]
+    if rtol is None:
+        assert t is None and readout(page, "cost-tolerance") == "Tolerance route off."
+    else:
+        row = route_row(page, "tolerance")
+        assert agrees(numbers(row[2])[0], t["errors"]["gradient"])
+        assert ("PROBE-DEPENDENT" in row[2]) == t["probe_dependent"]
+        assert row[0].endswith("(lands)") == t["lands"]
+        tc = numbers(readout(page, "cost-tolerance"))
+        assert [int(n.replace(",", "")) for n in tc[:4]] == [
+            t["cost"]["steps"], t["cost"]["rejected_steps"], t["cost"]["rollouts"], t["cost"]["force_evals"]]
+        assert agrees(tc[4], t["cost_ratio"])
+    flow_row = route_row(page, "flow")
+    assert agrees(numbers(flow_row[2])[0], r["flow"]["errors"]["gradient"])
+    settle(page)
+    assert page.console_errors == []
+    assert_stayed_local(page, lab)
+
+
+def test_audit_and_blame_panels_match_the_core(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    page.locator("#audit > summary").click()
+    rows = page.locator("#audit-rows tr")
+    expect(rows).to_have_count(13)
+    ks = 10.0 ** np.arange(2, 8.01, 0.5)
+    s = fm.sweep(DROP, k=ks, dt=1e-4, corrected=True, blame=True, quiet=True)
+    for i in range(13):
+        cells = [c.inner_text() for c in rows.nth(i).locator("td").all()]
+        assert agrees(numbers(cells[2])[0], s.gradient_error[i]), (i, cells)
+        assert agrees(numbers(cells[3])[0], s.dv_dy0[i]), (i, cells)
+        assert cells[5] == ("RIGHT SIGN" if s.right_sign[i] else "WRONG SIGN")
+        assert agrees(numbers(cells[6])[0], s.corrected.gradient_error[i]), (i, cells)
+        assert agrees(numbers(cells[7])[0], s.blame.integrator_share[i]), (i, cells)
+        assert agrees(numbers(cells[8])[0], s.blame.contact_share[i]), (i, cells)
+    fit = s.exponent()
+    text = page.locator("#audit-fit").inner_text()
+    assert_printed(text, fit.slope, 1)  # the first number is the step, 1e-4
+    assert_printed(text, fit.r2, 2)
+    assert f"{fit.points} points" in text
+    assert f"Wrong sign at {int((~np.asarray(s.right_sign)).sum())} of 13" in text
+
+    page.locator("#blame-panel > summary").click()
+    blame = fm.blame(DROP, 1e6, 1e-4)
+    text = page.locator("#blame-text").inner_text()
+    assert_printed(text, blame.integrator_share, 2)  # after k = 1.0e6 and dt = 1e-4
+    assert_printed(text, blame.contact_share, 3)
+    expect(page.locator("#blame-plot polyline.s-integrator")).to_have_count(1)
+    expect(page.locator("#blame-plot polyline.s-contact")).to_have_count(1)
+
+
+def test_descent_panel_runs_in_the_background_and_shows_every_arm(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    page.locator("#descent > summary").click()
+    page.locator("#descent-run").click()
+    rows = page.locator("#descent-rows tr")
+    expect(rows).to_have_count(7, timeout=60_000)
+    table = {r.locator("td").first.inner_text(): [c.inner_text() for c in r.locator("td").all()] for r in rows.all()}
+    # The arms are the core's Arm::standard(); the exact gradient and the control converge.
+    assert table["exact"][1] == "4 of 4"
+    assert table["central differences"][1] == "4 of 4"
+    assert table["fixed k=1e6 dt=1e-4"][1] == "0 of 4"
+    assert table["corrected k=1e6 dt=1e-4"][1] == "4 of 4"
+    # The heat map has one cell per grid point and the selected arm's four paths.
+    assert page.locator("#descent-map rect:not(.frame)").count() >= 41 * 41
+    expect(page.locator("#descent-map polyline.path")).to_have_count(4)
+    page.locator('#descent-arms input[value="0"]').check()
+    expect(page.locator("#descent-map polyline.converged")).to_have_count(4)
+    assert status(page)[0] == "ok"
+    assert page.console_errors == []
+
+
+def term_in(text: str) -> str:
+    m = re.search(r"= ([\d,.]+(?:e[−-]?\d+)?) 1/s", text)
+    assert m, text
+    return m.group(1)
+
+
+def test_time_of_impact_panel_and_hybrid_jacobian_refusing_a_graze(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    page.locator("#impact > summary").click()
+    hybrid = page.locator("#impact-hybrid")
+    expect(hybrid).to_contain_text("hybrid_jacobian answers")
+    assert agrees(term_in(page.locator("#impact-term").inner_text()), fm.time_of_impact_term(DROP))
+
+    for preset, speed in (("0.01", 0.01), ("0.002", 0.002)):
+        page.locator(f'#speed-presets button[data-speed="{preset}"]').click()
+        term = fm.time_of_impact_term(DROP, speed)
+        assert agrees(term_in(page.locator("#impact-term").inner_text()), term)
+        text = hybrid.inner_text()
+        assert text.startswith("hybrid_jacobian answers"), text
+        dvdy0 = re.search(r"dv/dy₀ = ([\d,.]+) 1/s", text).group(1)
+        assert abs(float(dvdy0.replace(",", "")) - term) <= 0.5 * 10 ** -len(dvdy0.partition(".")[2]) + 1e-6 * term
+
+    page.locator('#speed-presets button[data-speed="0.0005"]').click()
+    expect(hybrid).to_have_attribute("data-kind", "refused")
+    text = hybrid.inner_text()
+    assert text.startswith("hybrid_jacobian refuses (Grazing): Grazing impact at t = "), text
+    assert "below the threshold 1e-3 m/s" in text
+    would = float(re.search(r"would be ([\de.+-]+) 1/s", text).group(1))
+    assert abs(would - fm.time_of_impact_term(DROP, 5e-4)) < 1e-6 * would
+    # Dragging the speed down by keyboard: the term keeps growing as 1/speed; still refused at the bottom.
+    page.locator("#speed-log").focus()
+    page.keyboard.press("Home")
+    expect(page.locator("#speed-label")).to_have_text("1.00e-4 m/s")
+    assert agrees(term_in(page.locator("#impact-term").inner_text()), fm.time_of_impact_term(DROP, 1e-4))
+    expect(hybrid).to_have_attribute("data-kind", "refused")
+    # A refusal is the panel's answer, not a page error.
+    assert status(page)[0] == "ok"
+    expect(page.locator("#impact-plot .marker-dot.refused")).to_have_count(1)
+    assert page.console_errors == []
+
+
+def test_hints_show_up_for_the_three_confusions(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page, "falls-some")
+    page.locator("#stiffness").focus()
+    press(page, "Home")
+    expect(page.locator('[data-hint="soft"]')).to_contain_text("sign happens to agree")
+    slide_to(page, 4.0)
+    expect(page.locator('[data-hint="soft"]')).to_have_count(0)
+    click_and_wait(page, dt_button(100))
+    expect(page.locator('[data-hint="dt"]')).to_contain_text("You expected it to fall.")
+    click_and_wait(page, dt_button(1))
+    click_and_wait(page, "#tolerance")
+    cost = page.locator('[data-hint="cost"]')
+    expect(cost).to_contain_text("accuracy, not thrift")
+    r = core_readout(4.0, 1, 1e-11, False)
+    assert_printed(cost.inner_text(), r["tolerance"]["cost_ratio"], 4)
+    press_end = page.locator("#stiffness")
+    press_end.focus()
+    press(page, "End")
+    expect(page.locator('[data-hint="unstable"]')).to_contain_text("k·dt²/m = 1.00")
+
+
+def test_the_quiz_grades_typed_and_multiple_choice_answers(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+
+    def check(q: str) -> str:
+        form = page.locator(f'.quiz-q[data-q="{q}"]')
+        form.locator('button[type="submit"]').click()
+        return form.locator(".feedback").inner_text()
+
+    page.locator("#q-directions-1").fill("falls")
+    page.locator("#q-directions-2").fill("rises")
+    assert check("directions").startswith("Right.")
+    page.locator("#q-exponent").fill("2")
+    assert check("exponent").startswith("Not quite: the answer is one half.")
+    page.locator("#q-exponent").fill("1/2")
+    assert check("exponent").startswith("Right.")
+    page.locator('.quiz-q[data-q="refine"] input[value="a"]').check()
+    assert check("refine").startswith("Not quite")
+    page.locator('.quiz-q[data-q="blame"] input[value="b"]').check()
+    assert check("blame").startswith("Right.")
+    page.locator("#q-term").fill("the time of impact term")
+    assert check("term").startswith("Right.")
+    assert check("cost") == "Answer first, then check."
+    page.locator('.quiz-q[data-q="cost"] input[value="b"]').check()
+    assert check("cost").startswith("Right.")
+    assert page.locator("#quiz-score").inner_text() == "So far: 5 of 6 right."
+    page.reload()
+    page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
+    expect(page.locator('.quiz-q[data-q="blame"] .feedback')).to_have_text("You got this one right; it comes back tomorrow.")
+    expect(page.locator('.quiz-q[data-q="refine"] .feedback')).to_have_text("Last time this one was wrong: try it again.")

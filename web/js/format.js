@@ -1,0 +1,39 @@
+// Number formatting for the lab: presentation only, no physics. Every number passed in
+// comes from the core; these functions decide how many digits the page prints.
+
+/** x in exponential notation without the "+": 1.0e6, 2.9e-3. */
+export const exp = (x, digits) => x.toExponential(digits).replace("e+", "e");
+
+/** About three significant figures: 0.0103, 45.5, 1,601; exponential outside [0.01, 1e4). */
+export function num(x) {
+  if (x === null || x === undefined) return "n/a";
+  if (x === 0) return "0";
+  if (!Number.isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  let s = exp(x, 2);
+  if (a >= 100 && a < 1e4) s = x.toLocaleString("en-US", { maximumFractionDigits: 0 });
+  else if (a >= 1e-2 && a < 100) s = x.toPrecision(3);
+  return s.replace(/^-/, "−");
+}
+
+/** num() with an explicit sign. */
+export const signed = (x) => (x > 0 ? `+${num(x)}` : num(x));
+/** A whole number with thousands separators. */
+export const int = (n) => n.toLocaleString("en-US");
+/** The stiffness as the slider shows it. */
+export const kText = (k) => `k = ${exp(k, 1)} N/m`;
+/** The fixed step as the dt buttons show it. */
+export const dtText = (dt) => `dt = ${exp(dt, 0)} s`;
+/** The sign line. */
+export const signText = (right) => (right ? "RIGHT SIGN" : "WRONG SIGN");
+/** A blame share, or "< floor" when the core says it is below the noise floor. */
+export const share = (x, below) => (below ? `< floor (${num(x)})` : num(x));
+/** A ratio such as a cost ratio: 1.30×. */
+export const times = (x) => `${num(x)}×`;
+/** A slope such as an exponent: three decimals. */
+export const slope = (x) => x.toFixed(3).replace(/^-/, "−");
+/** A URL-friendly short form of a power of ten or a tolerance: 1e6, 1.26e6, 1e-11. */
+export function short(x) {
+  const s = exp(x, 2).replace(/\.?0+e/, "e");
+  return s;
+}

@@ -1,0 +1,362 @@
+// Hand-drawn SVG plots: a log-log line plot (errors against k, the time-of-impact term
+// against speed, the blame shares) and a heat map (the descent landscape). No library:
+// the page stays small, a redraw costs well under a millisecond, and every plot is real
+// DOM with a text description for screen readers. Presentation only: the numbers come
+// from the core through sim.js; here they are only placed on axes.
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function node(name, attrs = {}, parent = null) {
+  const n = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, String(v));
+  if (parent) parent.append(n);
+  return n;
+}
+
+/** "10" with a superscript exponent, as SVG text. */
+function powerLabel(parent, x, y, power, anchor) {
+  const t = node("text", { x, y, "text-anchor": anchor, class: "tick" }, parent);
+  t.append("10");
+  const sup = node("tspan", { dy: -6, "font-size": "0.75em" }, t);
+  sup.textContent = String(power).replace("-", "−");
+  return t;
+}
+
+/** Split a polyline where a point is missing (non-finite or not positive on a log axis). */
+function segments(points, ok) {
+  const out = [];
+  let cur = [];
+  for (const p of points) {
+    if (ok(p)) cur.push(p);
+    else if (cur.length) {
+      out.push(cur);
+      cur = [];
+    }
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/** A plot container: the SVG, a legend list and a note line, redrawn on resize. */
+class Figure {
+  constructor(host, { title, height = [220, 360] }) {
+    this.host = host;
+    this.heights = height;
+    host.classList.add("figure");
+    const id = host.id || `fig-${Math.random().toString(36).slice(2)}`;
+    this.svg = node("svg", { role: "img", "aria-labelledby": `${id}-title ${id}-desc`, class: "plot" });
+    this.titleNode = node("title", { id: `${id}-title` }, this.svg);
+    this.titleNode.textContent = title;
+    this.descNode = node("desc", { id: `${id}-desc` }, this.svg);
+    this.layer = node("g", {}, this.svg);
+    this.legend = document.createElement("ul");
+    this.legend.className = "legend";
+    this.note = document.createElement("p");
+    this.note.className = "plot-note";
+    host.append(this.svg, this.legend, this.note);
+    this.width = 0;
+    // Redraw when the width changes, in the next frame: drawing changes the height, and
+    // doing it inside the observer's callback would re-trigger it in the same frame.
+    let queued = false;
+    new ResizeObserver(() => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        const w = Math.floor(host.clientWidth);
+        if (w > 0 && w !== this.width) this.draw();
+      });
+    }).observe(host);
+  }
+
+  /** Width and height in CSS pixels for the current container. */
+  size() {
+    this.width = Math.max(200, Math.floor(this.host.clientWidth || 600));
+    const [lo, hi] = this.heights;
+    const h = Math.round(Math.min(hi, Math.max(lo, this.width * 0.6)));
+    this.svg.setAttribute("viewBox", `0 0 ${this.width} ${h}`);
+    this.svg.setAttribute("width", this.width);
+    this.svg.setAttribute("height", h);
+    return [this.width, h];
+  }
+
+  setNote(text) {
+    if (this.note.textContent !== text) this.note.textContent = text;
+  }
+
+  setLegend(items) {
+    this.legend.replaceChildren(
+      ...items.map(({ label, cls, kind = "line" }) => {
+        const li = document.createElement("li");
+        const sw = document.createElement("span");
+        sw.className = `swatch ${kind} ${cls}`;
+        sw.setAttribute("aria-hidden", "true");
+        li.append(sw, label);
+        return li;
+      }),
+    );
+  }
+}
+
+/**
+ * A log-log line plot.
+ *   setData({series: [{label, cls, points: [[x, y], ...], dots}], bands: [{from, to}],
+ *            bandLabel, summary})
+ *   setMarker({x, label, points: [{y, cls}]})
+ * x and y are data values (> 0); the axes are log10.
+ */
+export class LogPlot extends Figure {
+  constructor(host, { title, xLabel, yLabel, xDomain, yClamp = [-12, 8], height }) {
+    super(host, { title, height });
+    this.xLabel = xLabel;
+    this.yLabel = yLabel;
+    this.xDomain = xDomain; // [lo, hi] in log10
+    this.yClamp = yClamp;
+    this.data = { series: [], bands: [] };
+    this.marker = null;
+    this.markerLayer = null;
+  }
+
+  setData(data) {
+    this.data = data;
+    this.descNode.textContent = data.summary || "";
+    const items = data.series.map((s) => ({
+      label: s.label, cls: s.cls, kind: s.points.length === 1 ? "dot" : s.dashed ? "dash" : "line",
+    }));
+    if (data.bands && data.bands.length) items.push({ label: data.bandLabel, cls: "band", kind: "box" });
+    if (data.extraLegend) items.push(...data.extraLegend);
+    this.setLegend(items);
+    this.draw();
+  }
+
+  setMarker(marker) {
+    this.marker = marker;
+    this.drawMarker();
+  }
+
+  yDomain() {
+    let lo = Infinity;
+    let hi = -Infinity;
+    const see = (y) => {
+      if (y > 0 && Number.isFinite(y)) {
+        const l = Math.log10(y);
+        lo = Math.min(lo, l);
+        hi = Math.max(hi, l);
+      }
+    };
+    for (const s of this.data.series) for (const [, y] of s.points) see(y);
+    if (this.marker) for (const p of this.marker.points) see(p.y);
+    if (!Number.isFinite(lo)) return [-4, 2];
+    lo = Math.max(this.yClamp[0], Math.floor(lo));
+    hi = Math.min(this.yClamp[1], Math.ceil(hi));
+    if (hi - lo < 2) hi = lo + 2;
+    return [lo, hi];
+  }
+
+  draw() {
+    if (!this.host.clientWidth) return;
+    const [w, h] = this.size();
+    const m = { l: 52, r: 14, t: 14, b: 46 };
+    const [x0, x1] = this.xDomain;
+    const [y0, y1] = (this.yd = this.yDomain());
+    this.sx = (x) => m.l + ((Math.log10(x) - x0) / (x1 - x0)) * (w - m.l - m.r);
+    this.sy = (y) => m.t + (1 - (Math.log10(y) - y0) / (y1 - y0)) * (h - m.t - m.b);
+    this.box = { m, w, h };
+    const g = node("g");
+
+    // Shaded bands (e.g. where the sign is wrong) under everything else.
+    for (const b of this.data.bands || []) {
+      const a = this.sx(b.from);
+      const c = this.sx(b.to);
+      node("rect", { x: a, y: m.t, width: Math.max(1, c - a), height: h - m.t - m.b, class: "band" }, g);
+    }
+    // Grid and decade ticks.
+    const xStep = x1 - x0 > 8 ? 2 : 1;
+    for (let p = Math.ceil(x0); p <= x1; p += xStep) {
+      const x = this.sx(10 ** p);
+      node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "grid" }, g);
+      powerLabel(g, x, h - m.b + 18, p, "middle");
+    }
+    const yStep = y1 - y0 > 8 ? 2 : 1;
+    for (let p = y0; p <= y1; p += yStep) {
+      const y = this.sy(10 ** p);
+      node("line", { x1: m.l, x2: w - m.r, y1: y, y2: y, class: "grid" }, g);
+      powerLabel(g, m.l - 6, y + 4, p, "end");
+    }
+    node("rect", { x: m.l, y: m.t, width: w - m.l - m.r, height: h - m.t - m.b, class: "frame" }, g);
+    const xl = node("text", { x: m.l + (w - m.l - m.r) / 2, y: h - 6, "text-anchor": "middle", class: "axis-label" }, g);
+    xl.textContent = this.xLabel;
+    const yl = node("text", {
+      x: -(m.t + (h - m.t - m.b) / 2), y: 13, transform: "rotate(-90)", "text-anchor": "middle", class: "axis-label",
+    }, g);
+    yl.textContent = this.yLabel;
+
+    // Series, clipped to the frame.
+    const inside = ([x, y]) => x > 0 && y > 0 && Number.isFinite(x) && Number.isFinite(y)
+      && Math.log10(y) >= y0 - 0.5 && Math.log10(y) <= y1 + 0.5;
+    for (const s of this.data.series) {
+      for (const seg of segments(s.points, inside)) {
+        const pts = seg.map(([x, y]) => `${this.sx(x).toFixed(1)},${this.sy(y).toFixed(1)}`).join(" ");
+        node("polyline", { points: pts, class: `series ${s.cls}${s.dashed ? " dashed" : ""}` }, g);
+        if (s.dots) for (const [x, y] of seg) node("circle", { cx: this.sx(x), cy: this.sy(y), r: 2.5, class: `dot ${s.cls}` }, g);
+      }
+    }
+    this.markerLayer = node("g", { class: "marker" }, g);
+    this.layer.replaceWith(g);
+    this.layer = g;
+    this.drawMarker();
+  }
+
+  drawMarker() {
+    if (!this.markerLayer || !this.marker || !this.box) return;
+    const { m, w, h } = this.box;
+    const mk = this.marker;
+    const x = this.sx(mk.x);
+    const parts = [];
+    if (x >= m.l - 1 && x <= w - m.r + 1) {
+      parts.push(node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "marker-line" }));
+      const label = node("text", {
+        x: Math.min(Math.max(x, m.l + 40), w - m.r - 40), y: m.t + 12, "text-anchor": "middle", class: "marker-label",
+      });
+      label.textContent = mk.label;
+      parts.push(label);
+      const [y0, y1] = this.yd;
+      for (const p of mk.points) {
+        if (!(p.y > 0)) continue;
+        const ly = Math.min(y1, Math.max(y0, Math.log10(p.y)));
+        parts.push(node("circle", { cx: x, cy: this.sy(10 ** ly), r: 5, class: `marker-dot ${p.cls}` }));
+      }
+    }
+    this.markerLayer.replaceChildren(...parts);
+  }
+}
+
+/** Viridis, sampled: presentation colours for the heat map. */
+const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"];
+
+function viridis(t) {
+  const u = Math.min(1, Math.max(0, t)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(u));
+  const f = u - i;
+  const a = VIRIDIS[i].match(/\w\w/g).map((c) => parseInt(c, 16));
+  const b = VIRIDIS[i + 1].match(/\w\w/g).map((c) => parseInt(c, 16));
+  return `rgb(${a.map((v, k) => Math.round(v + f * (b[k] - v))).join(",")})`;
+}
+
+/**
+ * A heat map of log10(value) on a regular grid, with paths and points on top.
+ *   setData({xs, ys, values (row-major [iy][ix], NaN = no value), valueLabel, summary})
+ *   setOverlay({paths: [{points: [[x, y]], cls}], points: [{x, y, cls, r}]})
+ */
+export class Heatmap extends Figure {
+  constructor(host, { title, xLabel, yLabel }) {
+    super(host, { title, height: [260, 520] });
+    this.xLabel = xLabel;
+    this.yLabel = yLabel;
+    this.data = null;
+    this.overlay = { paths: [], points: [] };
+  }
+
+  setData(data) {
+    this.data = data;
+    this.descNode.textContent = data.summary || "";
+    this.draw();
+  }
+
+  setOverlay(overlay) {
+    this.overlay = overlay;
+    this.drawOverlay();
+  }
+
+  size() {
+    this.width = Math.max(200, Math.floor(this.host.clientWidth || 600));
+    const h = Math.min(520, Math.round(this.width * 0.85));
+    this.svg.setAttribute("viewBox", `0 0 ${this.width} ${h}`);
+    this.svg.setAttribute("width", this.width);
+    this.svg.setAttribute("height", h);
+    return [this.width, h];
+  }
+
+  draw() {
+    if (!this.host.clientWidth || !this.data) return;
+    const [w, h] = this.size();
+    const m = { l: 52, r: 14, t: 10, b: 44 };
+    const { xs, ys, values } = this.data;
+    const dx = xs[1] - xs[0];
+    const dy = ys[1] - ys[0];
+    const xlo = xs[0] - dx / 2;
+    const xhi = xs[xs.length - 1] + dx / 2;
+    const ylo = ys[0] - dy / 2;
+    const yhi = ys[ys.length - 1] + dy / 2;
+    this.sx = (x) => m.l + ((x - xlo) / (xhi - xlo)) * (w - m.l - m.r);
+    this.sy = (y) => m.t + (1 - (y - ylo) / (yhi - ylo)) * (h - m.t - m.b);
+    const g = node("g");
+    const logs = values.map((v) => (v > 0 && Number.isFinite(v) ? Math.log10(v) : NaN));
+    const finite = logs.filter(Number.isFinite);
+    const lo = Math.min(...finite);
+    const hi = Math.max(...finite);
+    const cw = this.sx(xs[0] + dx) - this.sx(xs[0]);
+    const ch = this.sy(ys[0]) - this.sy(ys[0] + dy);
+    const n = xs.length;
+    for (let i = 0; i < ys.length; i++) {
+      for (let j = 0; j < n; j++) {
+        const l = logs[i * n + j];
+        const attrs = {
+          x: (this.sx(xs[j]) - cw / 2).toFixed(1), y: (this.sy(ys[i]) - ch / 2).toFixed(1),
+          width: (cw + 0.6).toFixed(1), height: (ch + 0.6).toFixed(1),
+        };
+        if (Number.isFinite(l)) attrs.fill = viridis((l - lo) / (hi - lo || 1));
+        else attrs.class = "void";
+        node("rect", attrs, g);
+      }
+    }
+    node("rect", { x: m.l, y: m.t, width: w - m.l - m.r, height: h - m.t - m.b, class: "frame" }, g);
+    const ticks = (lo2, hi2, count) => {
+      const out = [];
+      for (let k = 0; k <= count; k++) out.push(lo2 + ((hi2 - lo2) * k) / count);
+      return out;
+    };
+    for (const x of ticks(xs[0], xs[xs.length - 1], 4)) {
+      const t = node("text", { x: this.sx(x), y: h - m.b + 16, "text-anchor": "middle", class: "tick" }, g);
+      t.textContent = x.toFixed(1).replace("-", "−");
+    }
+    for (const y of ticks(ys[0], ys[ys.length - 1], 4)) {
+      const t = node("text", { x: m.l - 6, y: this.sy(y) + 4, "text-anchor": "end", class: "tick" }, g);
+      t.textContent = y.toFixed(2);
+    }
+    const xl = node("text", { x: m.l + (w - m.l - m.r) / 2, y: h - 6, "text-anchor": "middle", class: "axis-label" }, g);
+    xl.textContent = this.xLabel;
+    const yl = node("text", {
+      x: -(m.t + (h - m.t - m.b) / 2), y: 13, transform: "rotate(-90)", "text-anchor": "middle", class: "axis-label",
+    }, g);
+    yl.textContent = this.yLabel;
+    const clip = `${this.host.id || "map"}-clip`;
+    const defs = node("defs", {}, g);
+    const cp = node("clipPath", { id: clip }, defs);
+    node("rect", { x: m.l, y: m.t, width: w - m.l - m.r, height: h - m.t - m.b }, cp);
+    this.overlayLayer = node("g", { "clip-path": `url(#${clip})` }, g);
+    this.layer.replaceWith(g);
+    this.layer = g;
+    this.range = [lo, hi];
+    this.drawOverlay();
+  }
+
+  drawOverlay() {
+    if (!this.overlayLayer) return;
+    const parts = [];
+    for (const p of this.overlay.paths) {
+      const pts = p.points.map(([x, y]) => `${this.sx(x).toFixed(1)},${this.sy(y).toFixed(1)}`).join(" ");
+      parts.push(node("polyline", { points: pts, class: `path ${p.cls}` }));
+    }
+    for (const p of this.overlay.points) {
+      parts.push(node("circle", { cx: this.sx(p.x), cy: this.sy(p.y), r: p.r || 5, class: `pt ${p.cls}` }));
+    }
+    this.overlayLayer.replaceChildren(...parts);
+  }
+
+  /** The colour scale as CSS, for a legend bar: [css gradient, low log10, high log10]. */
+  scale() {
+    const stops = VIRIDIS.map((c, i) => `${c} ${(100 * i) / (VIRIDIS.length - 1)}%`).join(", ");
+    return [`linear-gradient(to right, ${stops})`, ...(this.range || [0, 0])];
+  }
+}

@@ -1,0 +1,447 @@
+// The learner's side of the lab: the committed prediction, the pass checklist, the guided
+// steps, the contextual hints and the retrieval quiz. Everything here is graded from what
+// the learner did on this page (trusted input events reported by ui.js) against the core's
+// readouts; nothing is graded from the URL the page was opened with. Progress lives in
+// localStorage under one key, and "Start over" clears it.
+import { dtText, exp, int, kText, num, signText, slope, times } from "./format.js";
+
+const STORE = "ferromotion-lab/v1";
+const DAY_MS = 24 * 3600 * 1000;
+
+/** Gradient error ratios above this after a ten- and hundredfold refinement mean "did not fall". */
+const NOT_FALLING = 0.5;
+/** The tolerance item needs k at or above this, N/m (SPEC §5). */
+const TOLERANCE_K = 1e5;
+
+const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];
+
+const PREDICTIONS = {
+  "falls-fast": "it falls about tenfold each time",
+  "falls-some": "it falls somewhat, then levels off",
+  flat: "it stays roughly where it was",
+  grows: "it gets larger",
+};
+
+/** Which prediction option a measured ratio (error at dt/100 over error at dt) matches. */
+function measuredChoice(ratio100) {
+  if (ratio100 < 0.1) return "falls-fast";
+  if (ratio100 < 0.8) return "falls-some";
+  if (ratio100 <= 1.25) return "flat";
+  return "grows";
+}
+
+const MEASURED = {
+  "falls-fast": "it fell about tenfold or more",
+  "falls-some": "it fell somewhat",
+  flat: "it stayed within about 25% of where it was",
+  grows: "it got larger",
+};
+
+function load() {
+  try {
+    const s = JSON.parse(localStorage.getItem(STORE) || "{}");
+    return { prediction: null, checklist: {}, steps: {}, quiz: {}, ...s };
+  } catch {
+    return { prediction: null, checklist: {}, steps: {}, quiz: {} };
+  }
+}
+
+const $ = (id) => document.getElementById(id);
+const log10k = (k) => Math.round(Math.log10(k) * 10) / 10;
+
+// ---- the quiz's answer keys ---------------------------------------------------------------
+
+const words = (s) => s.trim().toLowerCase().replace(/\s+/g, " ");
+const FALLS = /^(falls?|drops?|decreases?|shrinks?|goes down|gets smaller|declines?|reduces?|lowers?)$/;
+const RISES = /^(rises?|grows?|increases?|goes up|gets larger|gets bigger|climbs?|explodes?|diverges?)$/;
+
+const QUIZ = {
+  directions: {
+    grade: (f) => FALLS.test(words(f.a1.value)) && RISES.test(words(f.a2.value)),
+    answer: "falls · rises",
+    why: "A stiffer floor makes the trajectory look more like a rigid bounce while its fixed-step derivative drifts further from the rigid one. The two errors part ways, so no single stiffness makes the fixed-step rollout both faithful and differentiable.",
+  },
+  exponent: {
+    grade: (f) => {
+      const s = words(f.a1.value).replace(/^k\^/, "");
+      if (["1/2", "one half", "half", "a half", "½"].includes(s)) return true;
+      const x = Number(s.replace(",", "."));
+      return Number.isFinite(x) && x >= 0.45 && x <= 0.55;
+    },
+    answer: "one half",
+    why: "At contact entry the push-only force jumps from zero to c·|v|, with damping c = 2ζ√(km). The fixed-step tangent never sees that jump, and what it misses scales with c, so like √k. The bench's fit over 10⁴…10⁸ N/m lands near 0.5.",
+  },
+  refine: {
+    grade: (f) => f.a1.value === "b",
+    answer: "not on its own",
+    why: "Uniform refinement barely moves the error (the dt card shows it). An integrator with error control, or a step that locates the contact switch, spends its effort where the force switches on, and that is what lands on the exact answer.",
+  },
+  blame: {
+    grade: (f) => f.a1.value === "b",
+    answer: "the integrator",
+    why: "Against the continuous penalty flow, the integrator's share at 10⁶ N/m is about 10² and the contact model's about 10⁻²; the blame card prints both. The contact share also shrinks like k^(−1/2) as the floor stiffens: the spring's own derivative approaches the rigid one.",
+  },
+  term: {
+    grade: (f) => /time[\s-]*of[\s-]*impact|impact[\s-]*time|time[\s-]*to[\s-]*impact|event[\s-]*time/.test(words(f.a1.value)),
+    answer: "the time-of-impact term",
+    why: "Moving the start height moves the moment of impact, and that shift reaches the final state through (1+e)·g/|v|, a term that grows without bound as the impact grazes. The saltation matrix carries it; a spring-damper's step-by-step derivative has nowhere to put it.",
+  },
+  cost: {
+    grade: (f) => f.a1.value === "b",
+    answer: "more force evaluations",
+    why: "One adaptive rollout takes few steps, but central differences need eight rollouts, so the total force evaluations exceed the fixed route's (the cost card prints the ratio). The extra work pays for correctness; it is no saving. Event location changes the bill: try it with a loose rtol.",
+  },
+};
+
+/** The learner's progress, wired to the page's prediction form, checklist, steps, hints and quiz. */
+export class Progress {
+  #s = load();
+  #r = null;
+  #track = { log10k: null, seen: new Set(), wrongAtBase: null };
+  #onLock;
+  #announce;
+
+  /**
+   * onLock(locked): the bench must lock (no prediction yet) or unlock.
+   * announce(text): a short sentence for the page's live region.
+   */
+  constructor({ onLock = () => {}, announce = () => {} } = {}) {
+    this.#onLock = onLock;
+    this.#announce = announce;
+    this.#wirePrediction();
+    this.#wireExponent();
+    this.#wireQuiz();
+    $("reset-progress").addEventListener("click", () => this.reset());
+    this.#paintAll();
+  }
+
+  get locked() {
+    return !this.#s.prediction;
+  }
+
+  get prediction() {
+    return this.#s.prediction;
+  }
+
+  #save() {
+    try {
+      localStorage.setItem(STORE, JSON.stringify(this.#s));
+    } catch {
+      // Private mode or a full store: progress then lasts for this visit only.
+    }
+  }
+
+  /** Forget everything: prediction, checklist, steps and quiz. */
+  reset() {
+    this.#s = { prediction: null, checklist: {}, steps: {}, quiz: {} };
+    this.#track = { log10k: null, seen: new Set(), wrongAtBase: null };
+    try {
+      localStorage.removeItem(STORE);
+    } catch {
+      // nothing stored
+    }
+    for (const f of document.querySelectorAll("#predict-form input, .quiz-q input")) {
+      if (f.type === "radio") f.checked = false;
+      else f.value = "";
+    }
+    $("exponent-answer").value = "";
+    $("exponent-feedback").textContent = "";
+    for (const p of document.querySelectorAll(".quiz-q .feedback")) p.textContent = "";
+    this.#paintAll();
+    this.#announce("Progress cleared: commit a new prediction to start again.");
+  }
+
+  // ---- prediction -----------------------------------------------------------------------
+
+  #wirePrediction() {
+    const form = $("predict-form");
+    const commit = $("predict-commit");
+    form.addEventListener("change", () => {
+      commit.disabled = !form.querySelector("input:checked");
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const choice = form.querySelector("input:checked");
+      if (!choice || this.#s.prediction) return;
+      this.#s.prediction = { choice: choice.value, at: Date.now() };
+      this.#save();
+      this.#paintPrediction();
+      this.#announce(`Prediction committed: ${PREDICTIONS[choice.value]}. The bench is unlocked.`);
+      $("stiffness").focus();
+    });
+  }
+
+  #paintPrediction() {
+    const p = this.#s.prediction;
+    const form = $("predict-form");
+    const shown = $("predict-committed");
+    for (const input of form.querySelectorAll("input")) {
+      input.disabled = Boolean(p);
+      if (p) input.checked = input.value === p.choice;
+    }
+    $("predict-commit").disabled = Boolean(p) || !form.querySelector("input:checked");
+    form.hidden = Boolean(p);
+    shown.hidden = !p;
+    if (p) shown.textContent = `Your prediction, committed ${new Date(p.at).toLocaleString()}: ${PREDICTIONS[p.choice]}.`;
+    this.#onLock(!p);
+  }
+
+  /** The prediction beside a measured refinement, or "" before there is one. */
+  predictionEcho(ref) {
+    const p = this.#s.prediction;
+    if (!p) return "";
+    const saw = measuredChoice(ref.ratio_100);
+    const match = saw === p.choice ? "That matches." : "Not what you predicted.";
+    return `You predicted ${PREDICTIONS[p.choice]}. Measured at this k: ${MEASURED[saw]} (${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100). ${match}`;
+  }
+
+  // ---- observing the bench ----------------------------------------------------------------
+
+  /**
+   * Hear a new readout. `learner` is true only when a trusted input event of the learner's
+   * produced it; `source` names the control ("slider", "dt", "tolerance", "corrected").
+   */
+  observe(r, { learner = false, source = "init", divisor = 1 } = {}) {
+    this.#r = r;
+    const lk = log10k(r.k);
+    const wrong = !r.fixed.errors.right_sign;
+    const t = this.#track;
+    if (t.log10k !== lk) {
+      t.log10k = lk;
+      t.seen = new Set();
+      t.wrongAtBase = null;
+    }
+    if (divisor === 1) t.wrongAtBase = wrong;
+    if (learner && !this.locked) {
+      t.seen.add(divisor);
+      if (source === "slider") {
+        if (wrong) this.#tick("wrongSign", { k: r.k, dt: r.dt });
+        if (lk === 2) this.#step("A");
+        if (lk === 6) this.#step("B");
+        if (wrong && lk >= 3 && lk <= 7) this.#step("C");
+      }
+      const ref = r.refinement;
+      if ([1, 10, 100].every((d) => t.seen.has(d)) && t.wrongAtBase
+          && ref.ratio_10 > NOT_FALLING && ref.ratio_100 > NOT_FALLING) {
+        this.#tick("refined", { k: r.k, ratio_10: ref.ratio_10, ratio_100: ref.ratio_100 });
+        this.#step("D");
+      }
+      const tol = r.tolerance;
+      if (tol && tol.lands && r.k >= TOLERANCE_K * (1 - 1e-9)) {
+        this.#tick("tolerance", { k: r.k, rtol: tol.rtol, events: tol.events, gradient: tol.errors.gradient });
+      }
+    }
+    this.#paintSteps();
+    this.#paintHints();
+  }
+
+  #tick(item, detail) {
+    if (this.#s.checklist[item]) return;
+    this.#s.checklist[item] = { ...detail, at: Date.now() };
+    this.#save();
+    this.#paintChecklist();
+    const done = ITEMS.filter((i) => this.#s.checklist[i]).length;
+    this.#announce(done === ITEMS.length ? "Checklist complete: PASS." : `Checklist: ${done} of ${ITEMS.length} done.`);
+  }
+
+  #step(id) {
+    if (this.#s.steps[id]) return;
+    this.#s.steps[id] = Date.now();
+    this.#save();
+  }
+
+  // ---- the exponent, typed ----------------------------------------------------------------
+
+  #wireExponent() {
+    $("exponent-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const out = $("exponent-feedback");
+      const r = this.#r;
+      if (!r || this.locked) return;
+      const typed = Number($("exponent-answer").value.trim().replace(",", ".").replace("−", "-"));
+      const fit = r.exponent.slope;
+      if (!Number.isFinite(typed)) {
+        out.textContent = "Type a number, such as the one printed above.";
+      } else if (Math.abs(typed - fit) <= 0.006) {
+        out.textContent = `Yes: ${slope(fit)} at ${dtText(r.dt)}, close to the √k law's 0.5.`;
+        this.#tick("exponent", { value: typed, slope: fit, dt: r.dt });
+        this.#step("E");
+        this.#paintSteps();
+      } else if (Math.abs(typed - 0.5) < 1e-9) {
+        out.textContent = "0.5 is the law; the checklist asks for what this bench measured. Read the card and type its number.";
+      } else {
+        out.textContent = `Not quite: the card prints ${slope(fit)} at ${dtText(r.dt)}.`;
+      }
+    });
+  }
+
+  // ---- painting ---------------------------------------------------------------------------
+
+  #paintAll() {
+    this.#paintPrediction();
+    this.#paintChecklist();
+    this.#paintSteps();
+    this.#paintHints();
+    this.#paintQuiz();
+  }
+
+  #paintChecklist() {
+    const c = this.#s.checklist;
+    for (const li of document.querySelectorAll("#checklist li")) {
+      const item = li.dataset.item;
+      const d = c[item];
+      li.dataset.done = d ? "true" : "false";
+      li.querySelector(".state").textContent = d ? "done" : "not yet";
+      li.querySelector(".tick").textContent = d ? "✓" : "";
+      li.querySelector(".detail").textContent = d ? ` ${this.#detail(item, d)}` : "";
+    }
+    const all = ITEMS.every((i) => c[i]);
+    const banner = $("pass-banner");
+    banner.hidden = !all;
+    banner.textContent = all
+      ? "PASS. You broke the fixed-step gradient, showed that a smaller dt does not mend it, read the √k law off the bench, and watched the same spring land on the exact answer once the integrator changed."
+      : "";
+  }
+
+  #detail(item, d) {
+    switch (item) {
+      case "wrongSign":
+        return `(${kText(d.k)}, ${dtText(d.dt)})`;
+      case "refined": {
+        const p = this.#s.prediction;
+        const said = p ? ` You had predicted ${PREDICTIONS[p.choice]}.` : "";
+        return `(${kText(d.k)}: ${times(d.ratio_10)} at dt ÷ 10, ${times(d.ratio_100)} at dt ÷ 100.${said})`;
+      }
+      case "exponent":
+        return `(you read ${slope(d.slope)} at ${dtText(d.dt)})`;
+      case "tolerance":
+        return `(${kText(d.k)}, rtol = ${exp(d.rtol, 0)}${d.events ? ", events on" : ""}: gradient error ${num(d.gradient)})`;
+      default:
+        return "";
+    }
+  }
+
+  #paintSteps() {
+    const r = this.#r;
+    const s = this.#s.steps;
+    for (const li of document.querySelectorAll(".steps li")) {
+      const id = li.dataset.step;
+      li.dataset.done = s[id] ? "true" : "false";
+      li.querySelector(".step-state").textContent = s[id] ? "done" : "to do";
+    }
+    if (!r || this.locked) return;
+    const e = r.fixed.errors;
+    const live = (id, text) => {
+      const n = document.querySelector(`.steps [data-live="${id}"]`);
+      if (n.textContent !== text) n.textContent = text;
+    };
+    const now = `Now: ${kText(r.k)}, ${dtText(r.dt)}`;
+    live("A", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}, ${signText(e.right_sign)}.`);
+    live("B", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}.`);
+    live("C", `${now}: ${signText(e.right_sign)} (fixed ${num(e.dv_dy0)} 1/s against exact ${num(e.dv_dy0_exact)} 1/s).`);
+    const seen = [1, 10, 100].filter((d) => this.#track.seen.has(d)).map((d) => (d === 1 ? "dt" : `dt ÷ ${d}`));
+    live("D", `At this k you have looked at: ${seen.length ? seen.join(", ") : "nothing yet"}; ratios ${times(r.refinement.ratio_10)} and ${times(r.refinement.ratio_100)}.`);
+    live("E", `Now: ${slope(r.exponent.slope)} (R² = ${r.exponent.r2.toFixed(3)}) at ${dtText(r.dt)}.`);
+  }
+
+  #paintHints() {
+    const box = $("hints");
+    const r = this.#r;
+    const hints = [];
+    if (r && !this.locked) {
+      const e = r.fixed.errors;
+      const lk = log10k(r.k);
+      const divisor = Math.round(r.refinement.base_dt / r.dt);
+      if (lk <= 2.4 && e.right_sign) {
+        hints.push(["soft", `You are at the soft end, where the fixed-step sign happens to agree with the exact one. Check the forward error, though: ${num(e.forward)} ${e.forward_unit}. The ball is sinking into a soft floor, not bouncing off a hard one. Move right until the sign line turns red.`]);
+      }
+      if (divisor > 1 && !e.right_sign && r.refinement.ratio_100 > NOT_FALLING) {
+        const p = this.#s.prediction;
+        const tie = p && (p.choice === "falls-fast" || p.choice === "falls-some")
+          ? "You expected it to fall. "
+          : p && p.choice === "flat" ? "As you predicted. " : "";
+        hints.push(["dt", `${tie}Ten and a hundred times smaller steps leave the gradient error at ${times(r.refinement.ratio_10)} and ${times(r.refinement.ratio_100)} of its value at dt. That is the finding, not a glitch: the error is made where the contact force switches on, and equal-sized steps never aim at that moment. What this shows is narrower than it looks: equal-sized steps cannot fix it. Whether a smarter integrator can is a separate question, and the tolerance route answers it.`]);
+      }
+      if (r.tolerance) {
+        const t = r.tolerance;
+        const f = r.fixed.cost;
+        const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(f.force_evals)}: ${times(t.cost_ratio)}`;
+        hints.push(["cost", t.cost_ratio >= 1
+          ? `The tolerance curve lies low on the plot: that is accuracy, not thrift. It cost ${cost}. One rollout takes few steps, but a Jacobian from central differences needs all ${t.cost.rollouts}. The extra force evaluations pay for correctness.`
+          : `Here the tolerance route really is cheaper: ${cost}. Loose tolerances only work with event location; check the gradient error and the sign before you trust the saving.`]);
+      }
+      if (r.k_dt2 >= 0.1) {
+        hints.push(["unstable", `k·dt²/m = ${num(r.k_dt2)}: past this point the explicit step cannot follow the spring, so the trajectory gets worse, not better. The integrator is failing here while the spring model itself keeps improving; keep that in mind when you assign blame.`]);
+      }
+    }
+    const key = hints.map(([id]) => id).join(",");
+    if (box.dataset.key === key) {
+      // Same hints: refresh the numbers in place without re-announcing.
+      hints.forEach(([, text], i) => {
+        const p = box.children[i];
+        if (p && p.textContent !== text) p.textContent = text;
+      });
+      return;
+    }
+    box.dataset.key = key;
+    if (!hints.length) {
+      const p = document.createElement("p");
+      p.className = "quiet";
+      p.textContent = "No hint right now. Hints appear here when the bench shows a common trap.";
+      box.replaceChildren(p);
+      return;
+    }
+    box.replaceChildren(...hints.map(([id, text]) => {
+      const p = document.createElement("p");
+      p.className = "hint";
+      p.dataset.hint = id;
+      p.textContent = text;
+      return p;
+    }));
+  }
+
+  // ---- the quiz ---------------------------------------------------------------------------
+
+  #wireQuiz() {
+    for (const form of document.querySelectorAll(".quiz-q")) {
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const id = form.dataset.q;
+        const q = QUIZ[id];
+        const fields = form.elements;
+        const filled = [...fields].some((f) => (f.type === "radio" ? f.checked : f.type === "text" && f.value.trim()));
+        const out = form.querySelector(".feedback");
+        if (!filled) {
+          out.textContent = "Answer first, then check.";
+          return;
+        }
+        const correct = Boolean(q.grade(fields));
+        this.#s.quiz[id] = { correct, at: Date.now() };
+        this.#save();
+        out.dataset.correct = String(correct);
+        out.textContent = correct ? `Right. ${q.why}` : `Not quite: the answer is ${q.answer}. ${q.why}`;
+        this.#paintScore();
+      });
+    }
+  }
+
+  #paintQuiz() {
+    const now = Date.now();
+    for (const form of document.querySelectorAll(".quiz-q")) {
+      const rec = this.#s.quiz[form.dataset.q];
+      const out = form.querySelector(".feedback");
+      delete out.dataset.correct;
+      if (!rec) out.textContent = "";
+      else if (rec.correct && now - rec.at >= DAY_MS) out.textContent = "Due again: answer it from memory before you check.";
+      else if (rec.correct) out.textContent = "You got this one right; it comes back tomorrow.";
+      else out.textContent = "Last time this one was wrong: try it again.";
+    }
+    this.#paintScore();
+  }
+
+  #paintScore() {
+    const recs = Object.values(this.#s.quiz);
+    const right = recs.filter((q) => q.correct).length;
+    $("quiz-score").textContent = recs.length ? `So far: ${right} of ${Object.keys(QUIZ).length} right.` : "";
+  }
+}
