@@ -14,7 +14,7 @@ use crate::integrate::corrected::{corrected, CorrectedOptions};
 use crate::integrate::fixed::{fixed, FixedOptions};
 use crate::model::Drop;
 use crate::readout::{
-    blame, contact_share_exponent, divergence_exponent, dt_refinement, Blame, Fit, Refinement,
+    blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
 use crate::state::RouteResult;
 use crate::sweep::{sweep, RouteRow, Sweep, SweepOptions};
@@ -116,6 +116,8 @@ pub struct BenchReadout {
     pub refinement: Refinement,
     /// Blame split at (k, current step).
     pub blame: Blame,
+    /// Force evaluations of the corrected route over the fixed route's.
+    pub corrected_cost_ratio: f64,
     /// Fitted exponent of the contact share on k = 1e4..1e8.
     pub contact_exponent: Fit,
 }
@@ -251,8 +253,24 @@ impl Bench {
             impact_speed: speed,
             time_of_impact_term: time_of_impact_term(e, drop.gravity, speed)?,
         };
-        let fixed_route = fixed(drop, c.k, dt, &FixedOptions::default())?;
+        // The three fixed-step rollouts of the dt-refinement readout include the current
+        // step: run each once and share it with the fixed readout and the blame split.
+        let rollouts = [1.0, 10.0, 100.0]
+            .iter()
+            .map(|div| fixed(drop, c.k, c.base_dt / div, &FixedOptions::default()))
+            .collect::<Result<Vec<_>>>()?;
+        let current = match c.dt_divisor {
+            10 => 1,
+            100 => 2,
+            _ => 0,
+        };
+        let fixed_route = rollouts[current].clone();
+        let refinement = Refinement::from_errors(
+            c.base_dt,
+            std::array::from_fn(|i| crate::readout::compare(&rollouts[i], reference).gradient),
+        );
         let flow_route = flow(drop, c.k, &FlowOptions::default())?;
+        let corrected_route = corrected(drop, c.k, dt, &CorrectedOptions::default())?;
         let fixed_row = RouteRow::from_route(&fixed_route, reference);
         let tol = if c.tolerance {
             let t = tolerance(drop, c.k, &c.tolerance_options)?;
@@ -287,16 +305,15 @@ impl Bench {
             k_dt2: c.k * dt * dt / drop.mass,
             exact: exact_readout,
             fixed: fixed_row,
-            corrected: RouteRow::from_route(
-                &corrected(drop, c.k, dt, &CorrectedOptions::default())?,
-                reference,
-            ),
+            corrected_cost_ratio: corrected_route.cost.force_evals as f64
+                / fixed_route.cost.force_evals as f64,
+            corrected: RouteRow::from_route(&corrected_route, reference),
             flow: RouteRow::from_route(&flow_route, reference),
             tolerance: tol,
             restitution_at_k: realised_restitution(drop, c.k, speed)?,
             exponent,
-            refinement: dt_refinement(drop, c.k, c.base_dt)?,
-            blame: blame(drop, c.k, dt)?,
+            refinement,
+            blame: blame_of(drop, c.k, &fixed_route)?,
             contact_exponent,
         })
     }

@@ -488,3 +488,67 @@ impl HybridSystem for WarmStartedDrop {
         Some("the contact impulse is warm-started from the previous step's solve".into())
     }
 }
+
+/// `hybrid_jacobian` of the drop arriving at the ground at `speed` (m/s): released from
+/// rest at h = v²/(2g), run to the top of its first rebound t1 = (1+e)·v/g with 200
+/// steps, using the drop's gravity and its penalty law's stiff-limit restitution. Below
+/// `graze_speed` it is refused as grazing, like any other event.
+pub fn drop_at_impact_speed(
+    drop: &crate::model::Drop,
+    speed: f64,
+    graze_speed: f64,
+) -> Result<DropAtSpeed> {
+    let e = crate::contact::penalty::limit_restitution(drop.zeta)?;
+    let g = positive("gravity", drop.gravity)?;
+    positive("speed", speed)?;
+    let height = speed * speed / (2.0 * g);
+    let t1 = (1.0 + e) * speed / g;
+    let opts = HybridOptions {
+        dt: t1 / 200.0,
+        graze_speed,
+        ..HybridOptions::default()
+    };
+    let sys = BouncingDrop {
+        gravity: g,
+        restitution: e,
+    };
+    let sol = hybrid_jacobian(
+        &sys,
+        &DVector::from_vec(vec![height, 0.0]),
+        0,
+        0.0,
+        t1,
+        &opts,
+    )?;
+    Ok(DropAtSpeed {
+        speed,
+        height,
+        t1,
+        dt: opts.dt,
+        x: sol.x.iter().copied().collect(),
+        jacobian: sol.jacobian.transpose().iter().copied().collect(),
+        events: sol.events,
+        probe_gap: sol.probe_gap,
+    })
+}
+
+/// What [`drop_at_impact_speed`] returns (SI units; the Jacobian row-major).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DropAtSpeed {
+    /// Impact speed, m/s.
+    pub speed: f64,
+    /// Release height, m.
+    pub height: f64,
+    /// End time (top of the first rebound), s.
+    pub t1: f64,
+    /// Step used, s.
+    pub dt: f64,
+    /// x(t1) = [y, v].
+    pub x: Vec<f64>,
+    /// dx(t1)/dx(0), row-major.
+    pub jacobian: Vec<f64>,
+    /// The events met.
+    pub events: Vec<HybridEvent>,
+    /// max |J(dt) - J(dt/2)|.
+    pub probe_gap: f64,
+}

@@ -187,12 +187,19 @@ pub fn dt_refinement(drop: &Drop, k: f64, base_dt: f64) -> Result<Refinement> {
     for (i, div) in [1.0, 10.0, 100.0].iter().enumerate() {
         errors[i] = fixed_gradient_error(drop, k, base_dt / div, &reference)?;
     }
-    Ok(Refinement {
-        base_dt,
-        errors,
-        ratio_10: errors[1] / errors[0],
-        ratio_100: errors[2] / errors[0],
-    })
+    Ok(Refinement::from_errors(base_dt, errors))
+}
+
+impl Refinement {
+    /// The readout from the gradient errors at base_dt, /10 and /100.
+    pub fn from_errors(base_dt: f64, errors: [f64; 3]) -> Refinement {
+        Refinement {
+            base_dt,
+            errors,
+            ratio_10: errors[1] / errors[0],
+            ratio_100: errors[2] / errors[0],
+        }
+    }
 }
 
 /// Root tolerances whose disagreement defines `flow`'s noise floor.
@@ -219,8 +226,13 @@ pub struct Blame {
 /// The blame split at (k, dt) against `flow`, which shares no machinery with the
 /// fixed-step integrator.
 pub fn blame(drop: &Drop, k: f64, dt: f64) -> Result<Blame> {
-    let reference = exact(drop, &ExactOptions::default())?;
     let fixed_route = fixed(drop, k, dt, &FixedOptions::default())?;
+    blame_of(drop, k, &fixed_route)
+}
+
+/// The blame split of an already computed fixed-route answer at stiffness `k`.
+pub fn blame_of(drop: &Drop, k: f64, fixed_route: &RouteResult) -> Result<Blame> {
+    let reference = exact(drop, &ExactOptions::default())?;
     let loose = flow(
         drop,
         k,

@@ -10,10 +10,11 @@ mod errors;
 
 use errors::IntoJs;
 use ferromotion_core::descent::{descent, Arm, Problem};
-use ferromotion_core::hybrid::{hybrid_jacobian, BouncingDrop, HybridEvent, HybridOptions};
+use ferromotion_core::hybrid;
 use ferromotion_core::scenario::{self, Scenario};
-use ferromotion_core::{sweep, BenchConfig, Drop, Fit, Sweep, SweepOptions, ToleranceOptions};
-use nalgebra::{DMatrix, DVector};
+use ferromotion_core::{
+    sweep, BenchConfig, Drop, Fit, Sweep, SweepOptions, ToleranceOptions, DEFAULT_GRAZE_SPEED,
+};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -105,50 +106,9 @@ impl Bench {
     #[wasm_bindgen(js_name = hybridDropJson)]
     pub fn hybrid_drop_json(&self, speed: f64) -> Result<String, JsError> {
         let drop = self.0.config().drop;
-        let restitution = ferromotion_core::limit_restitution(drop.zeta).into_js()?;
-        // Validates `speed` (finite, > 0) with the core's own message.
-        ferromotion_core::time_of_impact_term(restitution, drop.gravity, speed).into_js()?;
-        // Set-up of the run, free-fall kinematics only: released from rest at h = v²/(2g),
-        // it hits the ground at `speed` at t = v/g and tops its first rebound at
-        // t1 = (1+e)·v/g. The core has no function for this set-up; one has been asked for,
-        // and these four lines go when it lands.
-        let g = drop.gravity;
-        let height = speed * speed / (2.0 * g);
-        let t1 = (1.0 + restitution) * speed / g;
-        let opts = HybridOptions {
-            dt: t1 / 200.0,
-            ..HybridOptions::default()
-        };
-        let sys = BouncingDrop {
-            gravity: g,
-            restitution,
-        };
-        let x0 = DVector::from_vec(vec![height, 0.0]);
-        let sol = hybrid_jacobian(&sys, &x0, 0, 0.0, t1, &opts).into_js()?;
-        Ok(serde_json::to_string(&HybridAnswer {
-            speed,
-            height,
-            t1,
-            dt: opts.dt,
-            x: sol.x.as_slice().to_vec(),
-            jacobian: row_major(&sol.jacobian),
-            events: sol.events,
-            probe_gap: sol.probe_gap,
-        })?)
+        let answer = hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?;
+        Ok(serde_json::to_string(&answer)?)
     }
-}
-
-/// What `hybridDropJson` returns (SI units; the Jacobian row-major).
-#[derive(Serialize)]
-struct HybridAnswer {
-    speed: f64,
-    height: f64,
-    t1: f64,
-    dt: f64,
-    x: Vec<f64>,
-    jacobian: Vec<f64>,
-    events: Vec<HybridEvent>,
-    probe_gap: f64,
 }
 
 /// What `sweepJson` returns: the sweep and its exponent fit (`None` when fewer than two of
@@ -157,11 +117,6 @@ struct HybridAnswer {
 struct SweepAnswer {
     sweep: Sweep,
     exponent: Option<Fit>,
-}
-
-/// A matrix as a flat row-major array (nalgebra stores column-major).
-fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
-    m.transpose().as_slice().to_vec()
 }
 
 /// The routes against k for the lab's plots: JSON of the core's `Sweep` for the drop
