@@ -143,3 +143,17 @@ fn extreme_but_valid_inputs_give_finite_answers_or_typed_errors() {
         }
     }
 }
+
+#[test]
+fn elastic_bounces_over_a_long_time_hit_the_impact_cap_instead_of_looping() {
+    // zeta = 0 gives e = 1: the bounces never slow down and never graze.
+    let d = Drop {
+        zeta: 0.0,
+        t_final: 1e12,
+        ..Drop::default()
+    };
+    assert!(matches!(
+        exact(&d, &ExactOptions::default()),
+        Err(FerroError::TooManySteps { .. })
+    ));
+}

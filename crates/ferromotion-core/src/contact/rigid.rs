@@ -21,6 +21,11 @@ use crate::state::{Cost, Jacobian, RouteResult, State};
 /// Default grazing threshold: impacts slower than this (m/s) are refused.
 pub const DEFAULT_GRAZE_SPEED: f64 = 1e-3;
 
+/// Most impacts the `exact` route composes before T. With e < 1 the bounces slow down
+/// until one grazes long before this; with e = 1 (zeta = 0) they never do, and a long T
+/// would otherwise loop for T/(2·v/g) impacts.
+pub const MAX_IMPACTS: usize = 1_000_000;
+
 /// Time until a body at height `y` (m) with velocity `v` (m/s) reaches y = 0 moving down
 /// under gravity `g`, s. Returns 0 when it is already at or below the ground moving down.
 pub fn time_to_ground(y: f64, v: f64, g: f64) -> f64 {
@@ -140,6 +145,13 @@ pub fn exact_with_impacts(drop: &Drop, opts: &ExactOptions) -> Result<(RouteResu
             x = fly(&x, rest, g);
             jac = flight_jacobian(rest) * jac;
             break;
+        }
+        if impacts.len() >= MAX_IMPACTS {
+            return Err(FerroError::TooManySteps {
+                route: "exact",
+                steps: impacts.len() as f64,
+                max_steps: MAX_IMPACTS as u64,
+            });
         }
         // Land exactly on the ground: y = 0, v- from energy, not from round-off.
         let v_minus = x[1] - g * dt_hit;
