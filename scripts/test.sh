@@ -25,14 +25,30 @@ golden_dump() {
 }
 step "native golden dump -> target/golden/native.json" golden_dump
 step "node tests/golden/parity.mjs (wasm vs native)" node tests/golden/parity.mjs
+quadruped_dump() {
+    cargo run --quiet --release -p ferromotion-core --example quadruped_table -- --fast --json > target/golden/quadruped_native.json.tmp
+    mv target/golden/quadruped_native.json.tmp target/golden/quadruped_native.json
+}
+step "native quadruped report -> target/golden/quadruped_native.json" quadruped_dump
+step "node tests/golden/quadruped_parity.mjs (wasm vs native)" node tests/golden/quadruped_parity.mjs
+# The WebAssembly boundary: the step cap reaches the wasm Bench (refused, not run), and a
+# short seeded fuzz of every export (`make fuzz` runs a long one).
+step "node tests/golden/step_cap.mjs (dt above the step cap refused in wasm)" node tests/golden/step_cap.mjs
+step "node tests/golden/fuzz_wasm.mjs (3000 random calls)" node tests/golden/fuzz_wasm.mjs
 
 # Python: build the extension into .venv, then pytest (binding, CLI, stubs, notebooks, app,
 # headless Chromium at /usr/bin/chromium).
 step "maturin develop --release (make py)" "$S/py.sh"
 pytest_run() {
-    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q
+    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q --ignore=tests/bench_env
 }
 step "pytest tests -q" pytest_run
+
+# JAX's jacfwd of the fixed route's map against the core (tests/bench_env/): JAX lives only in
+# .venv-bench, the benchmark's environment (created here when missing: ~45 s, ~640 MB).
+step "bench environment .venv-bench (scripts/bench_env.sh)" "$S/bench_env.sh"
+step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
+    "$ROOT/.venv-bench/bin/python" -m pytest tests/bench_env -q
 
 echo
 echo "test: all steps passed"

@@ -146,13 +146,19 @@ impl ContactPhase {
             (2.0 * energy).sqrt() * (k.sqrt() + c / m.sqrt()) < m * self.gravity
         };
         let mut lo = 0.0;
+        // A force that neither returns to zero nor settles within this many windows is
+        // not a physical contact (a non-finite state from extreme parameters): give up.
+        const MAX_WINDOWS: u32 = 1_000_000;
+        let mut windows = 0;
         let hi = loop {
             let s = (lo + window).min(s_max);
             let xs = self.advance(x, s);
-            if self.force_and_rate(&xs).0 <= 0.0 {
+            let f = self.force_and_rate(&xs).0;
+            if f <= 0.0 {
                 break s;
             }
-            if s >= s_max || settled(&xs) || !s.is_finite() || s == lo {
+            windows += 1;
+            if s >= s_max || settled(&xs) || !f.is_finite() || s == lo || windows > MAX_WINDOWS {
                 return None;
             }
             lo = s;
@@ -342,7 +348,7 @@ pub(crate) fn check_finite(what: &'static str, x: &State, jac: &Jacobian) -> Res
     } else {
         Err(FerroError::NonFinite {
             what,
-            detail: format!("x = [{}, {}]", x[0], x[1]),
+            detail: format!("x = [{:e}, {:e}]", x[0], x[1]),
         })
     }
 }

@@ -378,7 +378,7 @@ pub fn rigid_step(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<Step> {
     jall.rows_mut(0, nc).copy_from(&p.jn);
     jall.rows_mut(nc, nc).copy_from(&p.jt);
     let minv_jt = p.chol.solve(&jall.transpose());
-    let w = &jall * &minv_jt;
+    let w = matmul(&jall, &minv_jt);
     let n4 = 4 * nc;
     let mut a = DMatrix::zeros(n4, n4);
     let mut b = DVector::zeros(n4);
@@ -598,7 +598,7 @@ pub fn propagate_tangent(
         let h = DMatrix::from_columns(&h_rows);
         let g = DMatrix::from_columns(&g_rows).transpose();
         let minv_h = lin.chol.solve(&h);
-        let a_act = &g * &minv_h;
+        let a_act = matmul(&g, &minv_h);
         (Some((g, minv_h)), Some(a_act.lu()))
     } else {
         (None, None)
@@ -688,4 +688,22 @@ pub fn propagate_tangent(
         tan.dv.set_column(c, &dv_plus);
     }
     Ok(())
+}
+
+/// A · B with a plain loop in a fixed order. nalgebra sends larger dynamic products to a
+/// GEMM kernel that fuses multiply-adds on native CPUs but not in WebAssembly; this keeps
+/// the two builds bit-identical (SPEC: the same inputs give the same bits everywhere).
+fn matmul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
+    let (n, m, p) = (a.nrows(), a.ncols(), b.ncols());
+    let mut c = DMatrix::zeros(n, p);
+    for j in 0..p {
+        for i in 0..n {
+            let mut sum = 0.0;
+            for k in 0..m {
+                sum += a[(i, k)] * b[(k, j)];
+            }
+            c[(i, j)] = sum;
+        }
+    }
+    c
 }
