@@ -1,9 +1,11 @@
-// The "go further" panels: the audit table, the blame decomposition, the descent experiment
-// and the time-of-impact panel with hybrid_jacobian. Heavy work (the audit sweep, the
-// descent experiment) goes to the background worker; the panels compute only when opened.
+// The "go further" panels: the audit table, the blame decomposition, the descent experiment,
+// the quadruped (quadruped.js) and the time-of-impact panel with hybrid_jacobian. Heavy work
+// (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
+// panels compute only when opened.
 // Presentation only: every number comes from the core through sim.js.
 import { dtText, exp, int, kText, num, share, signText, signed, slope } from "./format.js";
 import { Heatmap, LogPlot } from "./plots.js";
+import { QuadrupedPanel } from "./quadruped.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,6 +51,9 @@ export class Further {
       title: "Descent landscape: the true loss over start height and velocity, with each start's path",
       xLabel: "start velocity v₀ (m/s)", yLabel: "start height h₀ (m)",
     });
+    // The quadruped's report takes seconds, its slow columns minutes: it gets a worker of
+    // its own (quadruped.js), so the bench's curves never queue behind it.
+    this.quadruped = new QuadrupedPanel({ report });
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());

@@ -7,8 +7,8 @@
 // the core's own and whose name is the failure's kind (InvalidParameter, Grazing, ...).
 //
 // Work too slow for one frame (curves over many stiffnesses, the audit sweep, the descent
-// experiment) runs in a Web Worker (worker.js) that loads this same module and the same
-// wasm; `Background` is the page's side of it.
+// experiment, the quadruped) runs in a Web Worker (worker.js) that loads this same module
+// and the same wasm; `Background` is the page's side of it.
 
 const PKG = "../pkg/ferromotion_wasm.js";
 
@@ -159,6 +159,18 @@ export const jobs = {
   /** The descent experiment at the core's defaults. */
   descent(pkg) {
     return JSON.parse(pkg.descentJson());
+  },
+  /**
+   * The quadruped's two-axis comparison for a configuration (the core's
+   * QuadrupedExperiment; omitted fields take the core's defaults) -> the core's
+   * QuadrupedReport, every law's run included, as {report, seconds}: seconds is the time
+   * the core took in the thread that ran it.
+   */
+  quadruped(pkg, { config = {} } = {}) {
+    const t0 = performance.now();
+    const text = pkg.quadrupedJson(JSON.stringify(config));
+    const seconds = (performance.now() - t0) / 1000;
+    return { report: JSON.parse(text), seconds };
   },
 };
 

@@ -221,3 +221,17 @@ pub fn limit_restitution(zeta: f64) -> Result<f64, JsError> {
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").into()
 }
+
+/// The quadruped's two-axis comparison (`quadruped::quadruped_experiment`, issue #7) for
+/// the configuration `config_json` (the core's `QuadrupedExperiment`; missing fields take
+/// the core's defaults, `"{}"` is the default experiment): JSON of the core's
+/// `QuadrupedReport`, every law's run at dt included (times in s, states, contact modes and
+/// drawing points in m, for the lab's animation).
+#[wasm_bindgen(js_name = quadrupedJson)]
+pub fn quadruped_json(config_json: &str) -> Result<String, JsError> {
+    let cfg: ferromotion_core::quadruped::QuadrupedExperiment = serde_json::from_str(config_json)
+        .map_err(ferromotion_core::FerroError::from)
+        .into_js()?;
+    let report = ferromotion_core::quadruped::quadruped_experiment(&cfg).into_js()?;
+    Ok(serde_json::to_string(&report)?)
+}
