@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,7 @@ def test_no_exponent_outside_its_range() -> None:
     assert json.loads(p.stdout)["exponent"] is None
 
 
-@pytest.mark.parametrize("command", [[], ["audit"], ["descent"], ["lab"], ["app"]])
+@pytest.mark.parametrize("command", [[], ["audit"], ["descent"], ["check"], ["quadruped"], ["lab"], ["app"]])
 def test_help(command: List[str]) -> None:
     p = run(*command, "--help")
     assert p.returncode == 0 and p.stdout.startswith("usage: ferromotion"), p.stderr
@@ -83,8 +84,8 @@ def test_help(command: List[str]) -> None:
 
 def test_top_level_help_lists_every_command() -> None:
     p = run("--help")
-    for command in ("audit", "descent", "lab", "app"):
-        assert f"    {command} " in p.stdout, command
+    for command in ("audit", "descent", "check", "quadruped", "lab", "app"):
+        assert re.search(rf"^    {command}\b", p.stdout, re.M), command
 
 
 def test_version() -> None:
@@ -109,6 +110,11 @@ def test_version() -> None:
     ["audit", "--per-decade", "0"],
     ["audit", "--dt", "fast"],
     ["audit", "--json", "--csv"],
+    ["check"],
+    ["check", "no-such-fixture"],
+    ["check", "scalar", "--seed", "-1"],
+    ["check", "scalar", "--tol", "0"],
+    ["quadruped", "--stiffness", "-1e4"],
 ])
 def test_bad_arguments_exit_2(args: List[str]) -> None:
     p = run(*args)
@@ -182,3 +188,78 @@ def test_output_to_a_closed_pipe_is_not_a_traceback() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300).stdout
     status, _, err = out.partition("\n")
     assert status == "1" and err.strip() == "", out
+
+
+# --- check ----------------------------------------------------------------------------------
+
+
+def test_check_list_names_the_fixtures() -> None:
+    import ferromotion as fm
+
+    p = run("check", "--list")
+    assert p.returncode == 0, p.stderr
+    assert tuple(p.stdout.split()) == fm.FIXTURES
+
+
+@pytest.mark.parametrize("fixture, status, verdict", [
+    ("drop-exact", 0, "Verified"),
+    ("drop-fixed", 3, "NotVerified"),
+    ("drop-across-impact", 4, "Refused"),
+    ("drop-grazing", 4, "Refused"),
+])
+def test_check_exit_status_is_the_verdict(fixture: str, status: int, verdict: str) -> None:
+    p = run("check", fixture)
+    assert p.returncode == status, (p.stdout, p.stderr)
+    assert p.stderr == ""
+    assert len(p.stdout.splitlines()) == 1 and f": {verdict} — " in p.stdout
+
+
+def test_check_help_documents_the_exit_statuses() -> None:
+    p = run("check", "--help")
+    text = " ".join(p.stdout.split())
+    assert "0 verified; 3 not verified" in text and "4 refused" in text and "2 on bad arguments" in text
+
+
+def test_check_json_and_out(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    import ferromotion as fm
+
+    out = tmp_path / "receipt.json"
+    p = run("check", "drop-fixed", "--json", "--out", str(out), "--seed", "3", "--directions", "2")
+    assert p.returncode == 3, p.stderr
+    receipt = json.loads(p.stdout)
+    assert json.loads(out.read_text(encoding="utf-8")) == receipt
+    jsonschema.validate(receipt, fm.receipt_schema())
+    assert receipt["report"]["verdict"] == "not-verified"
+    assert receipt["report"]["options"]["seed"] == 3 and receipt["report"]["options"]["random_directions"] == 2
+    assert dict(receipt["environment"]["extra"])["package"] == "ferromotion"
+
+
+def test_check_out_without_json_prints_the_summary(tmp_path: Path) -> None:
+    out = tmp_path / "scalar.json"
+    p = run("check", "scalar", "--out", str(out))
+    assert p.returncode == 0 and p.stdout.count("\n") == 1 and "Verified" in p.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["report"]["verdict"] == "verified"
+
+
+# --- quadruped ------------------------------------------------------------------------------
+
+
+def test_quadruped_prints_the_two_axis_table() -> None:
+    p = run("quadruped", "--stiffness", "1e4", "1e8")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("ferromotion quadruped:")
+    header = next(i for i, line in enumerate(lines) if line.startswith("law "))
+    rows = [line.split("|")[0].strip() for line in lines[header + 1:header + 4]]
+    assert rows == ["rigid (LCP)", "penalty k=1e4", "penalty k=1e8"]
+    assert "FAILED: run at dt: unstable step" in lines[header + 3]
+    assert any(line.strip().startswith("rigid (LCP)") and " = " in line for line in lines[header + 4:])
+
+
+def test_quadruped_json() -> None:
+    p = run("quadruped", "--json", "--stiffness", "1e4", "--dt", "2e-3")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["config"]["dt"] == 2e-3 and d["config"]["stiffness"] == [1e4]
+    assert d["rigid"]["forward"] is not None and d["rigid"]["trajectory"] is None

@@ -6,6 +6,10 @@ below returns its state x(T) = (y, v) and the Jacobian J = dx(T)/dx(0) as numpy 
 columns (y0, v0), so ``J[1, 0]`` is dv(T)/dy0. Every number is computed by the Rust core
 (``ferromotion-core``); this package converts and presents.
 
+Beyond the drop: :func:`check_gradient` qualifies any gradient (yours included) and writes a
+:class:`Receipt`; :func:`hybrid_jacobian` differentiates a hybrid system through its events or
+refuses; :func:`quadruped` compares rigid and penalty contact on a trotting quadruped.
+
 Examples
 --------
 >>> import ferromotion as fm
@@ -18,10 +22,18 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import json
+import math
+import os
+import platform
+import subprocess
 import sys
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from pathlib import Path
+from typing import (Any, Callable, ClassVar, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Union,
+                    overload)
 
 import numpy as np
 
@@ -49,50 +61,74 @@ __all__ = [
     "Arm",
     "Bench",
     "Blame",
+    "blame",
+    "BouncingDrop",
+    "check_fixture",
+    "check_gradient",
+    "CheckDirection",
+    "Conditioning",
+    "conditioning",
+    "contact_share_exponent",
+    "ContactSolveFailed",
+    "corrected",
+    "descent",
     "Descent",
     "DescentArm",
     "DescentRun",
+    "divergence_exponent",
     "Drop",
+    "dt_refinement",
+    "environment",
+    "evaluate",
+    "exact",
     "FerroError",
     "Fit",
+    "fixed",
+    "FIXTURES",
+    "flow",
+    "FOOT_NAMES",
     "Grazing",
     "HiddenState",
+    "hybrid_jacobian",
+    "HybridEvent",
+    "HybridSolution",
+    "HybridSystem",
     "InvalidParameter",
     "Landscape",
+    "limit_restitution",
+    "log_grid",
+    "matched_dt",
+    "MODE_NAMES",
     "NoImpact",
     "NonFinite",
     "ProbeDependent",
-    "ContactSolveFailed",
-    "Unstable",
+    "quadruped",
+    "quadruped_rollout",
+    "QuadrupedLaw",
+    "QuadrupedReport",
+    "QuadrupedTrajectory",
+    "realised_restitution",
+    "Receipt",
+    "RECEIPT_SCHEMA",
+    "receipt_schema",
     "Refinement",
     "Route",
     "ScenarioError",
+    "SlopeBall",
+    "standard_arms",
     "StepDoesNotDivide",
     "StepSizeUnderflow",
+    "sweep",
     "Sweep",
     "SweepBlame",
     "SweepGrid",
     "SweepRoute",
-    "TooManySteps",
-    "TwoEventsInOneStep",
-    "blame",
-    "contact_share_exponent",
-    "corrected",
-    "descent",
-    "divergence_exponent",
-    "dt_refinement",
-    "evaluate",
-    "exact",
-    "fixed",
-    "flow",
-    "limit_restitution",
-    "log_grid",
-    "matched_dt",
-    "realised_restitution",
-    "standard_arms",
-    "sweep",
     "time_of_impact_term",
     "tolerance",
+    "TooManySteps",
+    "TwoEventsInOneStep",
+    "Unstable",
+    "WarmStartedDrop",
 ]
 
 # The core's defaults, read once so that signatures show them without restating them.
@@ -1728,3 +1764,1079 @@ class Bench:
         c = self._bench.config()
         tol = f", tolerance rtol = {c['rtol']:g}" if c["tolerance"] else ""
         return f"Bench(k = {self.k:g} N/m, dt = {self.dt:g} s{tol})"
+
+
+# ---------------------------------------------------------------------------------------
+# hybrid_jacobian
+
+# The restitution the drop's penalty law realises as k -> infinity (SPEC §2): the shipped
+# hybrid systems' default, so that they bounce like the lab's rigid reference.
+_LIMIT_RESTITUTION: float = _core.limit_restitution(Drop())
+_HYBRID: Dict[str, Any] = _DEFAULTS["hybrid"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BouncingDrop(_Json):
+    """The drop as a hybrid system: x = (y in m, v in m/s), one mode, guard y (an impact
+    when y reaches 0 from above), reset v+ = -e v-.
+
+    Parameters
+    ----------
+    gravity : float
+        m/s^2.
+    restitution : float
+        e; default: the push-only penalty law's k -> infinity limit at zeta = 0.1606
+        (:func:`limit_restitution`), as in :func:`exact`.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.BouncingDrop()
+    BouncingDrop(gravity=9.81, restitution=0.632...)
+    """
+
+    gravity: float = _DROP["gravity"]
+    restitution: float = _LIMIT_RESTITUTION
+    _system: ClassVar[str] = "bouncing_drop"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class SlopeBall(_Json):
+    """A ball bouncing on a plane inclined by ``angle`` through the origin.
+
+    x = (p_x, p_z, v_x, v_z) in m and m/s; guard: the height above the plane along its unit
+    normal n; reset: v+ = v- - (1 + e)(n . v-) n (frictionless; restitution on the normal
+    part).
+
+    Parameters
+    ----------
+    angle : float
+        Inclination of the plane, rad.
+    restitution : float
+        e on the normal velocity; default as :class:`BouncingDrop`.
+    gravity : float
+        m/s^2.
+    """
+
+    angle: float
+    restitution: float = _LIMIT_RESTITUTION
+    gravity: float = _DROP["gravity"]
+    _system: ClassVar[str] = "slope_ball"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmStartedDrop(_Json):
+    """The drop whose contact impulse comes from a warm-started iterative solver: its
+    result depends on the previous solve, which x does not carry (hidden state), so
+    :func:`hybrid_jacobian` refuses it with :class:`HiddenState`."""
+
+    gravity: float = _DROP["gravity"]
+    restitution: float = _LIMIT_RESTITUTION
+    _system: ClassVar[str] = "warm_started_drop"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+class HybridSystem(Protocol):
+    """What :func:`hybrid_jacobian` needs of a system written in Python: the methods of the
+    core's ``HybridSystem`` trait, with the same names and arguments. ``mode`` and ``i``
+    (a guard's index) are ints, ``x`` a float64 array of shape (dim,); vectors may be
+    returned as any array-like of shape (dim,), matrices of shape (dim, dim).
+
+    Optional: ``name`` (str, for messages; default the class name) and
+    ``hidden_state()`` returning None, or a sentence saying what state outside x the flow
+    depends on (the system is then refused with :class:`HiddenState`).
+    """
+
+    dim: int
+
+    def rhs(self, mode: int, x: np.ndarray) -> Any:
+        """The flow f(x) in ``mode``."""
+
+    def rhs_jacobian(self, mode: int, x: np.ndarray) -> Any:
+        """df/dx, shape (dim, dim)."""
+
+    def guard_count(self, mode: int) -> int:
+        """How many guards ``mode`` watches."""
+
+    def guard(self, mode: int, i: int, x: np.ndarray) -> float:
+        """Guard i; an event fires when it crosses from > 0 to <= 0."""
+
+    def guard_gradient(self, mode: int, i: int, x: np.ndarray) -> Any:
+        """The gradient of guard i, shape (dim,)."""
+
+    def reset(self, mode: int, i: int, x: np.ndarray) -> Tuple[int, Any]:
+        """Guard i's reset: (the new mode, x+)."""
+
+    def reset_jacobian(self, mode: int, i: int, x: np.ndarray) -> Any:
+        """dx+/dx- of guard i's reset, shape (dim, dim)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HybridEvent(_Json):
+    """One event on the way.
+
+    Attributes
+    ----------
+    t : float
+        Time of the event (the system's unit, s for the shipped ones).
+    mode_before, mode_after : int
+        Modes on either side.
+    guard : int
+        The guard that fired.
+    guard_speed : float
+        d guard / dt just before the event (negative: the guard was falling).
+    saltation_max : float
+        Largest |entry| of the event's saltation matrix.
+    """
+
+    t: float
+    mode_before: int
+    guard: int
+    mode_after: int
+    guard_speed: float
+    saltation_max: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields as a dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class HybridSolution(_Json):
+    """What :func:`hybrid_jacobian` found.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        x(t1), shape (n,), float64.
+    mode : int
+        The mode at t1.
+    jacobian : numpy.ndarray
+        dx(t1)/dx(t0), shape (n, n), row-major: ``jacobian[i, j]`` is dx_i(t1)/dx_j(t0).
+    events : tuple of HybridEvent
+        In order.
+    probe_gap : float
+        max |J(dt) - J(dt/2)| (0 when the probe check is off).
+    """
+
+    x: np.ndarray
+    mode: int
+    jacobian: np.ndarray
+    events: Tuple[HybridEvent, ...]
+    probe_gap: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
+                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap}
+
+    def __repr__(self) -> str:
+        rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
+        x = ", ".join(f"{v:.6g}" for v in self.x)
+        return f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g})"
+
+
+def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem], x0: _ArrayLike,
+                    t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
+                    graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
+                    max_steps: int = _HYBRID["max_steps"]) -> HybridSolution:
+    """The Jacobian dx(t1)/dx(t0) of a hybrid system through its events, or a typed refusal.
+
+    The core steps the flow with RK4 at a fixed step, brackets each event to one step,
+    locates it inside the step and composes the flow Jacobians with the events' saltation
+    matrices. It refuses when no honest Jacobian exists.
+
+    Parameters
+    ----------
+    system : BouncingDrop, SlopeBall, WarmStartedDrop or a HybridSystem
+        A shipped system (run with the GIL released) or a Python object with the methods
+        of :class:`HybridSystem` (called back from the core; an exception one of them
+        raises is re-raised here unchanged).
+    x0 : array_like
+        x(t0), shape (n,).
+    t0, t1 : float
+        Start and end times, t1 > t0.
+    mode : int
+        The mode at t0.
+    dt : float
+        Fixed step.
+    graze_speed : float
+        Events whose guard speed is below this are refused as grazing.
+    probe_rtol : float
+        The answer is recomputed with dt/2 and refused if the Jacobian moves by more than
+        probe_rtol * max(1, max|J|); 0 switches the check off.
+    max_steps : int
+        Refuse longer runs.
+
+    Returns
+    -------
+    HybridSolution
+
+    Raises
+    ------
+    Grazing
+        An event slower than ``graze_speed``; the message gives the time-of-impact term
+        the saltation matrix would have carried.
+    HiddenState
+        The system declares state outside x that its flow depends on.
+    TwoEventsInOneStep
+        Two events inside one step.
+    ProbeDependent
+        The Jacobian moved beyond ``probe_rtol`` when recomputed with dt/2.
+    InvalidParameter, TooManySteps, NonFinite
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> s = fm.hybrid_jacobian(fm.BouncingDrop(), [1.0, 0.0], 0.0, 0.8)
+    >>> s.jacobian.shape, len(s.events), round(float(s.jacobian[1, 0]), 2)   # as fm.exact
+    ((2, 2), 1, 3.61)
+    >>> fm.hybrid_jacobian(fm.BouncingDrop(), [4e-8, 0.0], 0.0, 1.5e-4, dt=1e-5)
+    Traceback (most recent call last):
+        ...
+    ferromotion.Grazing: grazing impact at t = ... s: speed 8.8...e-4 m/s is below the threshold 1e-3 m/s
+    (the time-of-impact term would be 1.8...e4 1/s)
+    """
+    d = _core.hybrid_jacobian(system, _float_array(x0, "x0"), t0, t1, mode=mode, dt=dt, graze_speed=graze_speed,
+                              probe_rtol=probe_rtol, max_steps=max_steps)
+    return HybridSolution(x=_frozen(d["x"]), mode=d["mode"], jacobian=_frozen(d["jacobian"]),
+                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"])
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient checks and receipts
+
+_CHECK: Dict[str, Any] = _DEFAULTS["check"]
+#: The fixtures :func:`check_fixture` knows, by name.
+FIXTURES: Tuple[str, ...] = tuple(_core.FIXTURES)
+#: The ``schema`` field of every receipt; ``receipt.schema.json`` describes the document.
+RECEIPT_SCHEMA: str = _core.RECEIPT_SCHEMA
+
+
+@functools.lru_cache(maxsize=1)
+def _git_identity() -> Tuple[str, str]:
+    """(commit, dirty) of the ferromotion checkout this package is imported from, or
+    ("unknown", "unknown") when it is not one (an installed wheel; a package that merely sits
+    inside someone else's repository; no git)."""
+    here = Path(__file__).resolve().parent
+    try:
+        top = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True,
+                             text=True, timeout=10, check=True).stdout.splitlines()
+        root, commit = Path(top[0]), top[1]
+        if not (root / "python" / "ferromotion" / "__init__.py").resolve() == Path(__file__).resolve():
+            return "unknown", "unknown"
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10, check=True).stdout
+        return commit, "true" if status.strip() else "false"
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return "unknown", "unknown"
+
+
+def environment() -> Dict[str, str]:
+    """Who is checking: the identity every receipt written from Python carries in
+    ``environment.extra`` (next to the core's own version and target).
+
+    Keys: ``package`` and ``package_version``, ``git_commit`` and ``git_dirty`` of the
+    ferromotion checkout the package is imported from ("unknown" when it is not one),
+    ``platform``, ``python``, ``python_implementation`` and ``numpy``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> sorted(fm.environment())
+    ['git_commit', 'git_dirty', 'numpy', 'package', 'package_version', 'platform', 'python', 'python_implementation']
+    """
+    commit, dirty = _git_identity()
+    return {
+        "package": "ferromotion",
+        "package_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "numpy": np.__version__,
+    }
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class CheckDirection(_Json):
+    """The check along one direction d.
+
+    Attributes
+    ----------
+    label : str
+        ``"random 0"``, ``"coordinate 1"``, ...
+    direction : numpy.ndarray
+        The unit direction, shape (n,).
+    claimed : float
+        The claimed directional derivative g . d.
+    eps : numpy.ndarray
+        The probe sizes of the central-difference sweep, largest first, shape (m,).
+    fd : numpy.ndarray
+        (f(x + eps d) - f(x - eps d)) / (2 eps) per probe (NaN where an evaluation failed).
+    error : numpy.ndarray
+        |g . d - fd| / max(1, |g . d|, |fd|) per probe: the V of truncation and round-off.
+    probe_classification : tuple of str
+        Per probe: ``"smooth"``, ``"event-crossing"`` (the event sequence differs between
+        +eps and -eps) or ``"grazing"``.
+    best_error, best_eps : float or None
+        The smallest error over smooth probes and its probe size.
+    smooth_below : float or None
+        The largest probe below which every probe is smooth (None: not even the smallest).
+    taylor_slope : float or None
+        Fitted slope of the Taylor remainder on log-log axes: ~1 for a right gradient, ~0
+        for a wrong one (~2 when ``taylor_second_order``); None when the remainder is
+        below round-off throughout.
+    taylor_second_order : bool
+        A Hessian-vector product was claimed and the second-order remainder is reported.
+    classification : str
+        The direction's: ``"smooth"``, ``"event-crossing"`` or ``"grazing"``.
+    certified : bool
+        Smooth, agrees to tolerance at its best probe, and the Taylor slope confirms it.
+    """
+
+    label: str
+    direction: np.ndarray
+    claimed: float
+    eps: np.ndarray
+    fd: np.ndarray
+    error: np.ndarray
+    probe_classification: Tuple[str, ...]
+    best_error: Optional[float]
+    best_eps: Optional[float]
+    smooth_below: Optional[float]
+    taylor_slope: Optional[float]
+    taylor_second_order: bool
+    classification: str
+    certified: bool
+
+    @classmethod
+    def _from_core(cls, d: Mapping[str, Any]) -> "CheckDirection":
+        def column(key: str) -> np.ndarray:
+            return _frozen(np.array([np.nan if p[key] is None else p[key] for p in d["probes"]], dtype=np.float64))
+
+        return cls(label=d["label"], direction=_frozen(np.array(d["direction"], dtype=np.float64)),
+                   claimed=d["claimed"], eps=column("eps"), fd=column("fd"), error=column("error"),
+                   probe_classification=tuple(p["classification"] for p in d["probes"]), best_error=d["best_error"],
+                   best_eps=d["best_eps"], smooth_below=d["smooth_below"], taylor_slope=d["taylor_slope"],
+                   taylor_second_order=d["taylor_second_order"], classification=d["classification"],
+                   certified=d["certified"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (arrays as lists, NaN as None)."""
+        return _json_ready({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    def __repr__(self) -> str:
+        best = ("no smooth probe" if self.best_error is None
+                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
+        slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
+        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
+                f"{'certified' if self.certified else 'not certified'})")
+
+
+class Receipt(_Json):
+    """A gradient check's receipt: everything needed to judge its verdict later.
+
+    Made by :func:`check_gradient` and :func:`check_fixture`; the core writes it, this
+    class reads it. ``to_json()`` is the document ``receipt.schema.json`` describes
+    (see :func:`receipt_schema`).
+
+    Attributes
+    ----------
+    verdict : str
+        ``"verified"`` (every direction smooth, agreeing to tolerance, Taylor slope
+        confirming), ``"not-verified"`` (some smooth direction disagrees) or ``"refused"``
+        (some direction crosses an event or grazes: smooth differences cannot judge it).
+    why : str
+        The verdict's reason, in words.
+    objective : dict
+        ``name``, ``units``, ``description``, ``route``, ``integrator``, ``tolerances``
+        (a list of [name, value] pairs): what was certified against, and how the gradient
+        was produced.
+    x, gradient : numpy.ndarray
+        The point and the claimed gradient, shape (n,).
+    directions : tuple of CheckDirection
+        Per direction: the probe sweep, the classification and the Taylor slope.
+    max_error, median_error : float
+        Over the directions' best errors (NaN when no direction had a smooth probe).
+    evaluations : int
+        Objective evaluations spent.
+    options : dict
+        The check's options as the core used them.
+    environment : dict
+        ``core_version``, ``target`` and ``extra`` ([key, value] pairs, see
+        :func:`environment`).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.check_fixture("drop-exact")
+    >>> r.verdict, r.verified, len(r.directions), r.directions[0].error.shape
+    ('verified', True, 6, (19,))
+    >>> r.to_dict()["schema"]
+    'ferromotion.receipt/1'
+    """
+
+    def __init__(self, receipt: _core.Receipt) -> None:
+        self._receipt = receipt
+        d = json.loads(receipt.to_json())
+        self._dict: Dict[str, Any] = d
+        report = d["report"]
+        self.schema: str = d["schema"]
+        self.verdict: str = report["verdict"]
+        self.why: str = report["why"]
+        self.objective: Dict[str, Any] = d["objective"]
+        self.x: np.ndarray = _frozen(np.array(d["x"], dtype=np.float64))
+        self.gradient: np.ndarray = _frozen(np.array(d["gradient"], dtype=np.float64))
+        self.directions: Tuple[CheckDirection, ...] = tuple(CheckDirection._from_core(r) for r in report["directions"])
+        self.max_error: float = np.nan if report["max_error"] is None else report["max_error"]
+        self.median_error: float = np.nan if report["median_error"] is None else report["median_error"]
+        self.evaluations: int = report["evaluations"]
+        self.options: Dict[str, Any] = report["options"]
+        self.environment: Dict[str, Any] = d["environment"]
+
+    @property
+    def verified(self) -> bool:
+        """The verdict is ``"verified"``."""
+        return self.verdict == "verified"
+
+    def summary(self) -> str:
+        """One line: the objective, the verdict, why, and the errors (the core's text)."""
+        return self._receipt.summary()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The receipt document as plain Python types (non-finite numbers as None)."""
+        return copy.deepcopy(self._dict)
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The receipt document as JSON text (UTF-8 characters kept as they are)."""
+        return json.dumps(self._dict, indent=indent, allow_nan=False, ensure_ascii=False)
+
+    def write(self, path: Union[str, "os.PathLike[str]"]) -> Path:
+        """Write the receipt's JSON to ``path`` (UTF-8, indented); returns the path."""
+        p = Path(path)
+        p.write_text(self.to_json() + "\n", encoding="utf-8")
+        return p
+
+    def plot(self, *, title: Optional[str] = None, width: int = 720, height: int = 480) -> Any:
+        """A Bokeh figure: each direction's normalized error against the probe size, log-log.
+
+        A right gradient shows a V (truncation error falling with eps, round-off rising);
+        probes that cross an event are drawn as crosses. Needs bokeh
+        (``pip install 'ferromotion[plot]'``).
+        """
+        from .plot import receipt_figure
+
+        return receipt_figure(self, title=title, width=width, height=height)
+
+    def __repr__(self) -> str:
+        name = self.objective["name"] or "unnamed objective"
+        return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
+                f"max error {self.max_error:.2e})")
+
+
+def receipt_schema() -> Dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a receipt document, shipped with the package.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.receipt_schema()["properties"]["schema"]["const"] == fm.RECEIPT_SCHEMA
+    True
+    """
+    text = (Path(__file__).resolve().parent / "receipt.schema.json").read_text(encoding="utf-8")
+    schema: Dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _check_options(eps: Optional[_ArrayLike], taylor_h: Optional[_ArrayLike]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, value in (("eps", eps), ("taylor_h", taylor_h)):
+        if value is not None:
+            a = _float_array(value, name)
+            if a.ndim != 1:
+                raise InvalidParameter(f"invalid parameter `{name}`: expected array of shape (n,), got {a.shape}")
+            out[name] = [float(v) for v in a]
+    return out
+
+
+def _extra() -> List[Tuple[str, str]]:
+    return list(environment().items())
+
+
+def check_gradient(f: Callable[[np.ndarray], float], grad: _ArrayLike, x: _ArrayLike, *,
+                   events: Optional[Callable[[np.ndarray], Any]] = None,
+                   hvp: Optional[Callable[[np.ndarray], Any]] = None, eps: Optional[_ArrayLike] = None,
+                   taylor_h: Optional[_ArrayLike] = None, directions: int = _CHECK["random_directions"],
+                   coordinates: bool = _CHECK["coordinates"], seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
+                   graze_speed: float = _CHECK["graze_speed"], objective: Optional[str] = None, units: str = "",
+                   description: str = "", route: str = "", integrator: str = "",
+                   tolerances: Optional[Mapping[str, float]] = None) -> Receipt:
+    """Is this gradient real? Check a claimed gradient of any scalar function, with evidence.
+
+    Along seeded random unit directions (and every coordinate axis) the core compares
+    g . d with centered differences over a logarithmic sweep of probe sizes (the whole
+    curve is kept, never one epsilon), runs the Taylor remainder test, and, when
+    ``events`` is given, classifies each probe and direction: a probe whose two sides see
+    different event sequences is event-crossing and never certifies anything. The numerics
+    run in the core; ``f``, ``events`` and ``hvp`` are called back from it.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x) -> float`` for x a float64 array of shape (n,). Return NaN where the model
+        is undefined (that probe then certifies nothing); an exception ``f`` raises stops
+        the check and propagates unchanged.
+    grad : array_like
+        The claimed gradient at x, shape (n,).
+    x : array_like
+        The point, shape (n,).
+    events : callable, optional
+        ``events(x)`` -> the event sequence the evaluation went through (a sequence of
+        ints, e.g. the step index of each bounce), or ``(sequence, min_event_speed)`` when
+        events have a speed (slower than ``graze_speed`` is grazing).
+    hvp : callable, optional
+        ``hvp(d)`` -> the claimed Hessian-vector product H d at x, shape (n,): the Taylor
+        test then expects slope ~2.
+    eps : array_like, optional
+        Probe sizes; default 19 from 1e-1 down to 1e-10, half a decade apart.
+    taylor_h : array_like, optional
+        Step sizes of the Taylor remainder test; default 1e-2 down to 1e-6.
+    directions : int
+        Seeded random unit directions (besides the coordinates).
+    coordinates : bool
+        Also check along every coordinate axis.
+    seed : int
+        Seed of the random directions (the same seed gives the same directions everywhere).
+    tol : float
+        Largest normalized error that certifies a direction.
+    graze_speed : float
+        Events slower than this make a direction grazing.
+    objective, units, description, route, integrator : str
+        What is certified against and how the gradient was produced, for the receipt.
+        ``objective`` defaults to ``f``'s name.
+    tolerances : mapping, optional
+        Name -> value of the integrator's tolerances and parameters (dt, k, rtol, ...).
+
+    Returns
+    -------
+    Receipt
+        Its ``environment.extra`` carries :func:`environment`.
+
+    Examples
+    --------
+    >>> import numpy as np, ferromotion as fm
+    >>> def f(x):
+    ...     return float(np.sin(x[0]) * x[1] ** 2)
+    >>> x = np.array([0.3, 2.0])
+    >>> right = [np.cos(0.3) * 4.0, np.sin(0.3) * 4.0]
+    >>> fm.check_gradient(f, right, x, objective="sin(a) b^2").verdict
+    'verified'
+    >>> r = fm.check_gradient(f, [right[0], 0.0], x)   # forgot the b term
+    >>> r.verdict, [d.label for d in r.directions if not d.certified][-1]
+    ('not-verified', 'coordinate 1')
+    """
+    if objective is None:
+        objective = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    info = {"name": objective, "units": units, "description": description, "route": route,
+            "integrator": integrator, "tolerances": {str(k): float(v) for k, v in (tolerances or {}).items()}}
+    receipt = _core.check_gradient(f, _float_array(grad, "grad"), _float_array(x, "x"), info, events=events, hvp=hvp,
+                                   directions=directions, coordinates=coordinates, seed=seed, tol=tol,
+                                   graze_speed=graze_speed, extra=_extra(),
+                                   **_check_options(eps, taylor_h))
+    return Receipt(receipt)
+
+
+def check_fixture(name: str, *, eps: Optional[_ArrayLike] = None, taylor_h: Optional[_ArrayLike] = None,
+                  directions: int = _CHECK["random_directions"], coordinates: bool = _CHECK["coordinates"],
+                  seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
+                  graze_speed: float = _CHECK["graze_speed"]) -> Receipt:
+    """The receipt of one of the core's fixtures (:data:`FIXTURES`).
+
+    - ``scalar``: x_{k+1} = a x_k + b u, J = (x2 - 2)^2 / 2 at (a, b) = (0.5, 0.4), gradient
+      (-1.61, -1.725);
+    - ``projectile``: a projectile on semi-implicit Euler aimed at a landing point;
+    - ``drop-exact``, ``drop-fixed``: v(T) of the rigid drop against the saltation gradient
+      (verified) and against the fixed-step penalty tangent at k = 1e6, dt = 1e-4 (not
+      verified: it answers another question);
+    - ``drop-fixed-own-map``: the same tangent against its own discrete map (verified for
+      probes below about |v| dt);
+    - ``drop-across-impact``: T a hair after the impact, so every direction crosses it
+      (refused);
+    - ``drop-grazing``: an impact at 8.9e-4 m/s (refused).
+
+    Options as :func:`check_gradient`.
+
+    Raises
+    ------
+    InvalidParameter
+        An unknown name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> [(n, fm.check_fixture(n).verdict) for n in ("scalar", "drop-fixed", "drop-across-impact")]
+    [('scalar', 'verified'), ('drop-fixed', 'not-verified'), ('drop-across-impact', 'refused')]
+    """
+    return Receipt(_core.check_fixture(name, directions=directions, coordinates=coordinates, seed=seed, tol=tol,
+                                       graze_speed=graze_speed, extra=_extra(), **_check_options(eps, taylor_h)))
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Conditioning(_Json):
+    """How well a sensitivity matrix observes its inputs.
+
+    Attributes
+    ----------
+    singular_values : numpy.ndarray
+        Descending, one per input, shape (n_in,) (zeros beyond the rank).
+    condition_number : float
+        Largest over smallest (inf when rank-deficient).
+    weak_directions : numpy.ndarray
+        Unit input combinations observed at less than ``rel`` of the strongest, one per
+        row, shape (m, n_in).
+    """
+
+    singular_values: np.ndarray
+    condition_number: float
+    weak_directions: np.ndarray
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (inf as None)."""
+        return _json_ready({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    def __repr__(self) -> str:
+        sv = ", ".join(f"{s:.3g}" for s in self.singular_values)
+        return (f"Conditioning(singular values [{sv}], condition number {self.condition_number:.3g}, "
+                f"{len(self.weak_directions)} weak)")
+
+
+def conditioning(jacobian: Any, rel: float = 1e-8) -> Conditioning:
+    """Singular values of a sensitivity matrix and its weakly observed input combinations.
+
+    Parameters
+    ----------
+    jacobian : array_like
+        Shape (n_out, n_in), row-major (``jacobian[i, j]`` = d out_i / d in_j).
+    rel : float
+        Combinations with a singular value below ``rel`` times the largest are weak.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> c = fm.conditioning([[1.0, 1.0], [1.0, 1.0 + 1e-12]])
+    >>> c.weak_directions.shape, round(abs(float(c.weak_directions[0, 0])), 3)
+    ((1, 2), 0.707)
+    """
+    d = _core.conditioning(_float_array(jacobian, "jacobian"), rel)
+    return Conditioning(singular_values=_frozen(d["singular_values"]), condition_number=d["condition_number"],
+                        weak_directions=_frozen(d["weak_directions"]))
+
+
+# ---------------------------------------------------------------------------------------
+# The quadruped
+
+_QUAD: Dict[str, Any] = _DEFAULTS["quadruped"]
+#: Contact-mode names, indexed by the codes in :attr:`QuadrupedTrajectory.modes`.
+MODE_NAMES: Tuple[str, ...] = tuple(_core.MODE_NAMES)
+#: The feet, in the order of the legs everywhere (FL, FR, HL, HR).
+FOOT_NAMES: Tuple[str, ...] = tuple(_core.FOOT_NAMES)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class QuadrupedTrajectory(_Json):
+    """One law's run at dt, for plots and animation.
+
+    Attributes
+    ----------
+    t : numpy.ndarray
+        Step times, s, shape (n + 1,).
+    q : numpy.ndarray
+        Generalised coordinates per time, shape (n + 1, 11): trunk x (m), z (m), pitch
+        (rad), then hip and knee angles (rad) of FL, FR, HL, HR.
+    v : numpy.ndarray
+        Their velocities, shape (n + 1, 11).
+    modes : numpy.ndarray
+        int8 contact-mode code of each foot in each step, shape (n, 4); names in
+        :data:`MODE_NAMES`.
+    points : numpy.ndarray
+        Drawing points per time, shape (n + 1, 12, 2): hips, knees, feet (FL, FR, HL, HR
+        each), (x, z) in m.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    modes: np.ndarray
+    points: np.ndarray
+
+    @classmethod
+    def _from_core(cls, d: Mapping[str, Any]) -> "QuadrupedTrajectory":
+        state = d["state"]
+        ndof = state.shape[1] // 2
+        return cls(t=_frozen(d["t"]), q=_frozen(state[:, :ndof]), v=_frozen(state[:, ndof:]),
+                   modes=_frozen(d["modes"]), points=_frozen(d["points"]))
+
+    @property
+    def hips(self) -> np.ndarray:
+        """Hip points, shape (n + 1, 4, 2)."""
+        return self.points[:, 0:4]
+
+    @property
+    def knees(self) -> np.ndarray:
+        """Knee points, shape (n + 1, 4, 2)."""
+        return self.points[:, 4:8]
+
+    @property
+    def feet(self) -> np.ndarray:
+        """Foot points, shape (n + 1, 4, 2)."""
+        return self.points[:, 8:12]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (nested lists), with ``mode_names``."""
+        d = {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
+        d["mode_names"] = list(MODE_NAMES)
+        return d
+
+    def __repr__(self) -> str:
+        return f"QuadrupedTrajectory({len(self.t) - 1} steps, t = {self.t[0]:g} .. {self.t[-1]:g} s)"
+
+
+def _exp(x: float) -> str:
+    """``1e4`` as the core's tables write it (Rust's ``{:.0e}``), not Python's ``1e+04``."""
+    mantissa, exponent = f"{x:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+class QuadrupedLaw:
+    """Both axes for one contact law (one row of the two-axis table).
+
+    Attributes
+    ----------
+    label : str
+        ``"rigid (LCP)"`` or ``"penalty k=1e4"``.
+    law : str
+        ``"rigid"`` or ``"penalty"``.
+    stiffness : float or None
+        The penalty law's k, N/m per foot (None for rigid).
+    contact : dict
+        The law's parameters as the core states them.
+    failure : str or None
+        Why the run failed (an unstable explicit step, a refused LCP); the axes are then None.
+    forward : dict or None
+        Forward fidelity: ``max_penetration`` (m), ``max_creep`` (m/s), ``contact_work``
+        (J), ``energy_start`` and ``energy_end`` (J), ``converged_distance`` (m, to the same
+        law at dt/refinement), ``converged_final_velocity`` (m/s), ``converged_penetration``
+        (m), ``distance_to_rigid`` (m, information only), ``travel`` (m).
+    gradient : dict or None
+        Gradient accuracy as the core reports it (``tangent_error``,
+        ``typical_probe_error``, ``converged_error``, ``refined_tangent_error``,
+        ``certified_columns``, the reference columns, ...).
+    modes : dict or None
+        Contact-mode changes over the run: ``total``, ``touchdowns``, ``liftoffs``,
+        ``stick_to_slide``, ``slide_to_stick``, ``slide_reversals``, ``per_foot``,
+        ``contact_foot_steps``.
+    lcp : dict or None
+        The rigid law's worst LCP check over the run.
+    """
+
+    def __init__(self, d: Mapping[str, Any], run: _core.QuadrupedRun, index: int) -> None:
+        self._run = run
+        self._index = index
+        self._trajectory: Optional[QuadrupedTrajectory] = None
+        contact = d["contact"]
+        self.law: str = d["law"]
+        self.contact: Dict[str, Any] = contact
+        self.stiffness: Optional[float] = contact.get("stiffness")
+        self.label: str = "rigid (LCP)" if self.stiffness is None else f"penalty k={_exp(self.stiffness)}"
+        self.failure: Optional[str] = d["failure"]
+        self.forward: Optional[Dict[str, Any]] = d["forward"]
+        self.gradient: Optional[Dict[str, Any]] = d["gradient"]
+        self.modes: Optional[Dict[str, Any]] = d["modes"]
+        self.lcp: Optional[Dict[str, Any]] = d["lcp"]
+
+    @property
+    def tangent(self) -> Optional[np.ndarray]:
+        """The law's forward-mode one-period Jacobian, shape (6, 3): rows the trunk's final
+        (x, z, pitch, xdot, zdot, pitch rate), columns (z0, xdot0, kp)."""
+        if self.gradient is None:
+            return None
+        return _frozen(np.array(self.gradient["tangent"], dtype=np.float64).reshape(6, 3))
+
+    @property
+    def reference(self) -> Optional[np.ndarray]:
+        """The probe-stable central-difference reference, shape (6, 3) (NaN columns where
+        no probe was stable)."""
+        if self.gradient is None:
+            return None
+        cols = [[np.nan if v is None else v for v in c["column"]] for c in self.gradient["reference"]]
+        return _frozen(np.array(cols, dtype=np.float64).T)
+
+    @property
+    def trajectory(self) -> Optional[QuadrupedTrajectory]:
+        """The run at dt (None when it failed)."""
+        if self._trajectory is None:
+            d = self._run.trajectory(self._index)
+            self._trajectory = None if d is None else QuadrupedTrajectory._from_core(d)
+        return self._trajectory
+
+    def __repr__(self) -> str:
+        if self.failure is not None:
+            return f"QuadrupedLaw({self.label}: FAILED: {self.failure})"
+        assert self.forward is not None and self.gradient is not None and self.modes is not None
+        err = self.gradient["tangent_error"]
+        return (f"QuadrupedLaw({self.label}: penetration {self.forward['max_penetration']:.2e} m, "
+                f"{self.modes['total']} mode changes, tangent error {'-' if err is None else f'{err:.2e}'})")
+
+
+# Columns of QuadrupedReport.table(): name -> (section, field) in the core's report.
+_QUAD_COLUMNS = {
+    "penetration": ("forward", "max_penetration"),
+    "creep": ("forward", "max_creep"),
+    "contact_work": ("forward", "contact_work"),
+    "converged_distance": ("forward", "converged_distance"),
+    "distance_to_rigid": ("forward", "distance_to_rigid"),
+    "tangent_error": ("gradient", "tangent_error"),
+    "typical_probe_error": ("gradient", "typical_probe_error"),
+    "converged_error": ("gradient", "converged_error"),
+    "refined_tangent_error": ("gradient", "refined_tangent_error"),
+}
+
+
+class QuadrupedReport(_Json):
+    """The quadruped's two-axis comparison (made by :func:`quadruped`): the rigid law and
+    the penalty law at each stiffness, forward fidelity and gradient accuracy.
+
+    Attributes
+    ----------
+    config : dict
+        What was run (the core's configuration, robot included).
+    inputs : tuple of str
+        The Jacobians' columns: ``("z0", "xdot0", "kp")``.
+    outputs : tuple of str
+        Their rows: the trunk's final ``x, z, pitch, xdot, zdot, pitch_rate``.
+    laws : tuple of QuadrupedLaw
+        The rigid law first, then one per stiffness.
+    """
+
+    def __init__(self, run: _core.QuadrupedRun) -> None:
+        self._run = run
+        d = json.loads(run.to_json())
+        self._dict: Dict[str, Any] = d
+        self.config: Dict[str, Any] = d["config"]
+        self.inputs: Tuple[str, ...] = tuple(d["inputs"])
+        self.outputs: Tuple[str, ...] = tuple(d["outputs"])
+        self.laws: Tuple[QuadrupedLaw, ...] = tuple(
+            QuadrupedLaw(law, run, i) for i, law in enumerate([d["rigid"], *d["penalty"]]))
+
+    @property
+    def rigid(self) -> QuadrupedLaw:
+        """The rigid (LCP) law."""
+        return self.laws[0]
+
+    @property
+    def penalty(self) -> Tuple[QuadrupedLaw, ...]:
+        """The penalty law, one per stiffness."""
+        return self.laws[1:]
+
+    def table(self) -> Dict[str, np.ndarray]:
+        """The two-axis table as numpy columns, one row per law (rigid first).
+
+        ``label``, ``law`` (str); ``stiffness`` (N/m, NaN for rigid); forward fidelity:
+        ``penetration`` (m), ``creep`` (m/s), ``contact_work`` (J), ``energy_change`` (J),
+        ``converged_distance`` (m, to the same law at dt/refinement), ``distance_to_rigid``
+        (m, information only), ``mode_changes`` (int); gradient accuracy:
+        ``tangent_error``, ``typical_probe_error``, ``converged_error``,
+        ``refined_tangent_error`` (NaN when not computed or no column certified),
+        ``certified_columns`` (int); ``failed`` (bool). A failed law has NaN and -1.
+        """
+        def col(section: str, key: str) -> np.ndarray:
+            vals = []
+            for law in self.laws:
+                part = getattr(law, section)
+                v = None if part is None else part[key]
+                vals.append(np.nan if v is None else v)
+            return _frozen(np.array(vals, dtype=np.float64))
+
+        def count(section: str, key: str) -> np.ndarray:
+            return _frozen(np.array([-1 if getattr(law, section) is None else getattr(law, section)[key]
+                                     for law in self.laws], dtype=np.int64))
+
+        out: Dict[str, np.ndarray] = {
+            "label": _frozen(np.array([law.label for law in self.laws], dtype=object)),
+            "law": _frozen(np.array([law.law for law in self.laws], dtype=object)),
+            "stiffness": _frozen(np.array([np.nan if law.stiffness is None else law.stiffness for law in self.laws],
+                                          dtype=np.float64)),
+        }
+        for name, (section, key) in _QUAD_COLUMNS.items():
+            out[name] = col(section, key)
+        # The core's table prints energy_end - energy_start as "dE".
+        out["energy_change"] = _frozen(col("forward", "energy_end") - col("forward", "energy_start"))
+        out["mode_changes"] = count("modes", "total")
+        out["certified_columns"] = count("gradient", "certified_columns")
+        out["failed"] = _frozen(np.array([law.failure is not None for law in self.laws], dtype=bool))
+        return out
+
+    def format_table(self) -> str:
+        """The two-axis table as text (the core's), one line per law."""
+        return self._run.table().rstrip("\n")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's serialisation without the trajectories (NaN as None)."""
+        return copy.deepcopy(self._dict)
+
+    def __repr__(self) -> str:
+        ks = ", ".join(_exp(law.stiffness) for law in self.penalty if law.stiffness is not None)
+        failed = sum(law.failure is not None for law in self.laws)
+        return f"QuadrupedReport(rigid + penalty at k = [{ks}] N/m, dt = {self.config['dt']:g} s, {failed} failed)"
+
+
+def _quadruped_config(robot: Optional[Mapping[str, float]], **fields: Any) -> str:
+    """The core's configuration document; non-finite numbers are refused here because
+    JSON cannot carry them."""
+    config: Dict[str, Any] = dict(fields)
+    if robot is not None:
+        config["robot"] = {str(k): float(v) for k, v in robot.items()}
+    for name, value in [*fields.items(), *config.get("robot", {}).items()]:
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise InvalidParameter(f"invalid parameter `{name}` = {v}: must be finite")
+    return json.dumps(config)
+
+
+def quadruped(*, stiffness: Union[float, _ArrayLike] = tuple(_QUAD["stiffness"]),
+              converged_gradient: bool = _QUAD["converged_gradient"], dt: float = _QUAD["dt"],
+              t_final: float = _QUAD["t_final"], refinement: int = _QUAD["refinement"],
+              damping_ratio: float = _QUAD["damping_ratio"], reference_mass: float = _QUAD["reference_mass"],
+              clearance: float = _QUAD["clearance"], speed: float = _QUAD["speed"],
+              typical_probe: float = _QUAD["typical_probe"], probe_tol: float = _QUAD["probe_tol"],
+              min_probe: float = _QUAD["min_probe"], max_steps: int = _QUAD["max_steps"],
+              robot: Optional[Mapping[str, float]] = None) -> QuadrupedReport:
+    """Rigid against penalty contact on a trotting planar quadruped, on both axes.
+
+    One time-stepping scheme, two contact laws (only the contact impulse differs): the
+    velocity-level LCP with Coulomb friction (Lemke) and a one-sided spring-damper with
+    friction saturated at the cone, at each penalty stiffness. Per law: forward fidelity
+    (penetration, creep of sticking feet, contact work, energy, distance to its own
+    dt/refinement run) and gradient accuracy (the one-period tangent against probe-stable
+    central differences that keep the contact-mode sequence). The core runs it with the
+    GIL released (about a second at the defaults; ``converged_gradient=True`` adds about
+    a minute).
+
+    Parameters
+    ----------
+    stiffness : float or array_like
+        Penalty stiffnesses, N/m per foot.
+    converged_gradient : bool
+        Also measure each law's gradient against central differences of its dt/refinement
+        run (expensive).
+    dt : float
+        Fixed step, s.
+    t_final : float
+        Horizon, s (a whole number of steps; default one gait period).
+    refinement : int
+        The converged runs use dt / refinement.
+    damping_ratio : float
+        Penalty damping ratio of a ``reference_mass`` (kg) on the contact spring.
+    clearance : float
+        Initial foot clearance, m.
+    speed : float
+        Initial forward trunk speed, m/s.
+    typical_probe, probe_tol, min_probe : float
+        The simulator-typical probe, the agreement a probe-stable reference column must
+        reach, and the smallest probe tried.
+    max_steps : int
+        Cap on the steps of one rollout.
+    robot : mapping, optional
+        Overrides of the robot's parameters (``trunk_mass``, ``friction``, ``kp``, ...; see
+        ``fm._QUAD["robot"]`` for the defaults).
+
+    Returns
+    -------
+    QuadrupedReport
+        A law whose run fails (an unstable explicit step, a refused LCP) is reported with
+        its ``failure``; :func:`quadruped_rollout` raises the typed error instead.
+
+    Raises
+    ------
+    InvalidParameter, StepDoesNotDivide, TooManySteps, ScenarioError
+        Invalid configuration (an unknown robot parameter is a ScenarioError).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> q = fm.quadruped(stiffness=[1e4])
+    >>> [law.label for law in q.laws]
+    ['rigid (LCP)', 'penalty k=1e4']
+    >>> t = q.table()
+    >>> t["penetration"].shape, bool(t["penetration"][0] < t["penetration"][1])
+    ((2,), True)
+    >>> q.rigid.trajectory.feet.shape
+    (501, 4, 2)
+    """
+    ks = _float_array(stiffness, "stiffness")
+    if ks.ndim > 1:
+        raise InvalidParameter(
+            f"invalid parameter `stiffness`: expected a number or an array of shape (n,), got {ks.shape}")
+    config = _quadruped_config(
+        robot, stiffness=[float(k) for k in np.atleast_1d(ks)], converged_gradient=bool(converged_gradient),
+        dt=float(dt), t_final=float(t_final), refinement=int(refinement), damping_ratio=float(damping_ratio),
+        reference_mass=float(reference_mass), clearance=float(clearance), speed=float(speed),
+        typical_probe=float(typical_probe), probe_tol=float(probe_tol), min_probe=float(min_probe),
+        max_steps=int(max_steps))
+    return QuadrupedReport(_core.quadruped(config))
+
+
+def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int] = None, dt: float = _QUAD["dt"],
+                      t_final: float = _QUAD["t_final"], damping_ratio: float = _QUAD["damping_ratio"],
+                      reference_mass: float = _QUAD["reference_mass"], clearance: float = _QUAD["clearance"],
+                      speed: float = _QUAD["speed"],
+                      robot: Optional[Mapping[str, float]] = None) -> QuadrupedTrajectory:
+    """Roll one contact law out from the experiment's initial state, with the library's step.
+
+    Parameters
+    ----------
+    stiffness : float, optional
+        None for the rigid (LCP) law, else the penalty law's k, N/m per foot.
+    steps : int, optional
+        Steps of ``dt``; default ``t_final / dt``.
+    dt, t_final, damping_ratio, reference_mass, clearance, speed, robot
+        As :func:`quadruped`.
+
+    Returns
+    -------
+    QuadrupedTrajectory
+
+    Raises
+    ------
+    Unstable
+        The explicit step blew up (a penalty stiffness too large for dt).
+    ContactSolveFailed
+        The rigid law's complementarity problem had no verified solution.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.quadruped_rollout(steps=100).q.shape
+    (101, 11)
+    >>> fm.quadruped_rollout(1e8)
+    Traceback (most recent call last):
+        ...
+    ferromotion.Unstable: unstable step at t = ... s: component ... reached ... (beyond 1e3 m/s or rad/s) ...
+    """
+    config = _quadruped_config(robot, dt=float(dt), t_final=float(t_final), damping_ratio=float(damping_ratio),
+                               reference_mass=float(reference_mass), clearance=float(clearance), speed=float(speed))
+    return QuadrupedTrajectory._from_core(_core.quadruped_rollout(config, stiffness, steps))

@@ -5,7 +5,7 @@
 # gravity, mass and zeta (the public ferromotion.Drop); the core validates them.
 # Arguments left as None take the core's defaults, listed in DEFAULTS.
 
-from typing import Any, Optional, Protocol, Sequence, TypedDict, final
+from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -50,10 +50,26 @@ __all__ = [
     "SweepRun",
     "DescentRun",
     "Bench",
+    "FIXTURES",
+    "RECEIPT_SCHEMA",
+    "MODE_NAMES",
+    "FOOT_NAMES",
+    "hybrid_jacobian",
+    "check_gradient",
+    "check_fixture",
+    "conditioning",
+    "quadruped",
+    "quadruped_rollout",
+    "Receipt",
+    "QuadrupedRun",
 ]
 
 __version__: str
 DEFAULTS: dict[str, Any]
+FIXTURES: list[str]  # the core's fixtures::FIXTURES
+RECEIPT_SCHEMA: str  # "ferromotion.receipt/1"
+MODE_NAMES: list[str]  # contact-mode names by code (0 separated, 1 sticking, 2/3 sliding forward/backward)
+FOOT_NAMES: list[str]  # FL, FR, HL, HR
 
 class _DropLike(Protocol):
     @property
@@ -235,3 +251,97 @@ class Bench:
     def config(self) -> _BenchConfig: ...
     def readout_json(self) -> str: ...
     def curve(self, ks: npt.NDArray[np.float64]) -> SweepRun: ...
+
+# --- gradient qualification -------------------------------------------------------------
+# `system` of hybrid_jacobian: a public dataclass whose class attribute `_system` names a
+# shipped system ("bouncing_drop", "warm_started_drop": gravity, restitution; "slope_ball":
+# gravity, restitution, angle), or any object with `dim` and the methods of the core's
+# HybridSystem trait (rhs, rhs_jacobian, guard_count, guard, guard_gradient, reset,
+# reset_jacobian; optional `name` and hidden_state()), called back with the GIL held.
+
+class _HybridEvent(TypedDict):
+    t: float
+    mode_before: int
+    guard: int
+    mode_after: int
+    guard_speed: float
+    saltation_max: float
+
+class _Hybrid(TypedDict):
+    x: _F64  # (n,)
+    mode: int
+    jacobian: _F64  # (n, n), row-major
+    events: list[_HybridEvent]
+    probe_gap: float
+
+class _Conditioning(TypedDict):
+    singular_values: _F64  # (n_in,), descending
+    condition_number: float
+    weak_directions: _F64  # (m, n_in)
+
+class _Trajectory(TypedDict):
+    t: _F64  # (n + 1,)
+    state: _F64  # (n + 1, 22): q (11), v (11)
+    modes: npt.NDArray[np.int8]  # (n, 4), codes into MODE_NAMES
+    points: _F64  # (n + 1, 12, 2): hips, knees, feet
+
+def hybrid_jacobian(
+    system: Any,
+    x0: Any,
+    t0: float,
+    t1: float,
+    mode: int = 0,
+    dt: Optional[float] = None,
+    graze_speed: Optional[float] = None,
+    probe_rtol: Optional[float] = None,
+    max_steps: Optional[int] = None,
+) -> _Hybrid: ...
+
+# objective: {"name", "units", "description", "route", "integrator": str, "tolerances": {str: float}}
+# extra: (key, value) pairs appended to the receipt's environment.extra.
+def check_gradient(
+    f: Callable[[_F64], Any],
+    grad: Any,
+    x: Any,
+    objective: dict[str, Any],
+    events: Optional[Callable[[_F64], Any]] = None,
+    hvp: Optional[Callable[[_F64], Any]] = None,
+    eps: Optional[Sequence[float]] = None,
+    taylor_h: Optional[Sequence[float]] = None,
+    directions: Optional[int] = None,
+    coordinates: Optional[bool] = None,
+    seed: Optional[int] = None,
+    tol: Optional[float] = None,
+    graze_speed: Optional[float] = None,
+    extra: Sequence[tuple[str, str]] = ...,
+) -> Receipt: ...
+def check_fixture(
+    name: str,
+    eps: Optional[Sequence[float]] = None,
+    taylor_h: Optional[Sequence[float]] = None,
+    directions: Optional[int] = None,
+    coordinates: Optional[bool] = None,
+    seed: Optional[int] = None,
+    tol: Optional[float] = None,
+    graze_speed: Optional[float] = None,
+    extra: Sequence[tuple[str, str]] = ...,
+) -> Receipt: ...
+def conditioning(jacobian: Any, rel: float = 1e-8) -> _Conditioning: ...
+
+@final
+class Receipt:
+    def to_json(self) -> str: ...
+    def summary(self) -> str: ...
+
+# --- the quadruped ----------------------------------------------------------------------
+# `config`: the core's QuadrupedExperiment as JSON (missing fields take its defaults,
+# DEFAULTS["quadruped"]); unknown fields raise ScenarioError.
+
+def quadruped(config: str) -> QuadrupedRun: ...
+def quadruped_rollout(config: str, stiffness: Optional[float] = None, steps: Optional[int] = None) -> _Trajectory: ...
+
+@final
+class QuadrupedRun:
+    def to_json(self) -> str: ...
+    def table(self) -> str: ...
+    def trajectory(self, index: int) -> Optional[_Trajectory]: ...

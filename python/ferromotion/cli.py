@@ -7,12 +7,19 @@
   ``--csv`` give the same numbers for machines.
 - ``ferromotion descent`` runs gradient descent through one impact with each gradient arm
   and prints the per-arm table (``--json`` for everything, paths and landscape included).
+- ``ferromotion check FIXTURE`` runs the gradient check of one of the core's fixtures and prints
+  its one-line summary (``--json`` the whole receipt, ``--out FILE`` writes it); ``--list`` names
+  the fixtures.
+- ``ferromotion quadruped`` runs the quadruped's two-axis comparison (rigid against penalty contact
+  over stiffness) and prints the table (``--json`` for the report without trajectories).
 - ``ferromotion lab`` serves the built browser lab (``web/``) on 127.0.0.1.
 - ``ferromotion app`` serves the Panel app (the same bench, driven from Python) on 127.0.0.1.
 
-Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM), 1 when the core
-refuses the input or a server cannot start (the message goes to stderr, prefixed
-``ferromotion: error:``), 2 on bad command-line arguments.
+Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM; for ``check``:
+the gradient is verified), 1 when the core refuses the input or a server cannot start (the message
+goes to stderr, prefixed ``ferromotion: error:``), 2 on bad command-line arguments, and for
+``check`` only: 3 when the gradient is not verified, 4 when the check is refused (a direction
+crosses an event or grazes, so smooth differences cannot judge it).
 """
 
 from __future__ import annotations
@@ -57,8 +64,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="ferromotion",
         description="Certify gradients through contact: a point mass dropped onto the ground.",
         epilog=(
-            "exit status: 0 on success (a server stopped with Ctrl-C or SIGTERM included); 1 when the core "
-            "refuses the input or a server cannot start (message on stderr); 2 on bad arguments. "
+            "exit status: 0 on success (a server stopped with Ctrl-C or SIGTERM included; for check: "
+            "verified); 1 when the core refuses the input or a server cannot start (message on stderr); "
+            f"2 on bad arguments; for check: {EXIT_NOT_VERIFIED} not verified, {EXIT_REFUSED} refused. "
             "`ferromotion COMMAND --help` describes each command."
         ),
     )
@@ -113,6 +121,57 @@ def _parser() -> argparse.ArgumentParser:
                       help="landscape grid points per axis (default: %(default)d)")
     desc.set_defaults(func=_descent)
 
+    check = sub.add_parser(
+        "check",
+        help="check a fixture's gradient and print its receipt's verdict",
+        description=(
+            "Run the gradient check of one of the core's fixtures: centered differences over a logarithmic "
+            "sweep of probe sizes along seeded random and coordinate directions, the Taylor remainder test, and "
+            "the classification of each direction by the objective's events. Prints the receipt's one-line "
+            "summary (verdict, why, errors)."
+        ),
+        epilog=(
+            f"exit status: 0 verified; {EXIT_NOT_VERIFIED} not verified (a smooth direction disagrees); "
+            f"{EXIT_REFUSED} refused (a direction crosses an event or grazes: smooth differences cannot "
+            "judge it); 1 when the core refuses the input; 2 on bad arguments (an unknown fixture included). "
+            f"Fixtures: {', '.join(fm.FIXTURES)}."
+        ),
+    )
+    check.add_argument("fixture", nargs="?", choices=fm.FIXTURES, metavar="FIXTURE",
+                       help="the fixture to check (see --list)")
+    check.add_argument("--list", action="store_true", help="name the fixtures, one per line, and exit")
+    check.add_argument("--json", action="store_true", help="print the whole receipt as JSON instead of the summary")
+    check.add_argument("--out", type=Path, metavar="FILE", help="also write the receipt's JSON to FILE")
+    check.add_argument("--seed", type=_whole, default=fm._CHECK["seed"], metavar="N",
+                       help="seed of the random directions (default: %(default)d)")
+    check.add_argument("--directions", type=_whole, default=fm._CHECK["random_directions"], metavar="N",
+                       help="random directions besides the coordinates (default: %(default)d)")
+    check.add_argument("--tol", type=_positive_float, default=fm._CHECK["tol"], metavar="T",
+                       help="largest normalized error that certifies a direction (default: %(default)g)")
+    check.set_defaults(func=_check, subparser=check)
+
+    quad = sub.add_parser(
+        "quadruped",
+        help="the quadruped's two-axis table: rigid against penalty contact over stiffness",
+        description=(
+            "A planar quadruped (floating trunk, four hip-knee legs, point feet with Coulomb friction) trots "
+            "for one gait period under two contact laws that share everything but the contact impulse: the "
+            "velocity-level LCP (rigid, Lemke) and a one-sided spring-damper (penalty) at each stiffness. "
+            "Prints, per law, forward fidelity (penetration, creep of sticking feet, contact work, energy "
+            "change, distance to its own dt/100 run, distance to the rigid run for information) and gradient "
+            "accuracy (the one-period tangent against probe-stable central differences), then the "
+            "contact-mode changes."
+        ),
+    )
+    quad.add_argument("--stiffness", type=_positive_float, nargs="+", default=fm._QUAD["stiffness"], metavar="N/m",
+                      help="penalty stiffnesses per foot (default: %(default)s)")
+    quad.add_argument("--dt", type=_positive_float, default=fm._QUAD["dt"], metavar="S",
+                      help="fixed step in s (default: %(default)g)")
+    quad.add_argument("--converged", action="store_true",
+                      help="also measure the gradients against the dt/100 scheme (about a minute)")
+    quad.add_argument("--json", action="store_true", help="print the report (without trajectories) as JSON")
+    quad.set_defaults(func=_quadruped)
+
     lab = sub.add_parser(
         "lab",
         help="serve the browser lab (web/) on 127.0.0.1",
@@ -144,6 +203,16 @@ def _parser() -> argparse.ArgumentParser:
     app.add_argument("--show", action="store_true", help="open the app in the default browser")
     app.set_defaults(func=_app)
     return parser
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
 
 
 def _port(text: str) -> int:
@@ -293,6 +362,65 @@ def _descent(args: argparse.Namespace) -> int:
         d.format_table(),
         sep="\n",
     )
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# check
+
+#: Exit status of ``ferromotion check`` when the gradient is not verified.
+EXIT_NOT_VERIFIED = 3
+#: Exit status of ``ferromotion check`` when the check is refused.
+EXIT_REFUSED = 4
+_EXIT = {"verified": 0, "not-verified": EXIT_NOT_VERIFIED, "refused": EXIT_REFUSED}
+
+
+def _check(args: argparse.Namespace) -> int:
+    if args.list:
+        print("\n".join(fm.FIXTURES))
+        return 0
+    if args.fixture is None:
+        args.subparser.error("name a FIXTURE, or pass --list")  # exits with status 2
+    receipt = fm.check_fixture(args.fixture, seed=args.seed, directions=args.directions, tol=args.tol)
+    if args.out is not None:
+        receipt.write(args.out)
+    print(receipt.to_json() if args.json else receipt.summary())
+    return _EXIT[receipt.verdict]
+
+
+# ---------------------------------------------------------------------------------------
+# quadruped
+
+
+def _quadruped(args: argparse.Namespace) -> int:
+    q = fm.quadruped(stiffness=args.stiffness, dt=args.dt, converged_gradient=args.converged)
+    if args.json:
+        print(q.to_json(indent=2))
+        return 0
+    c, robot = q.config, q.config["robot"]
+    print(
+        f"ferromotion quadruped: {robot['friction']:g} friction, trot period {robot['period']:g} s, one period at "
+        f"dt = {c['dt']:g} s, converged runs at dt/{c['refinement']}; penalty damping ratio {c['damping_ratio']:g} "
+        f"of {c['reference_mass']:g} kg; a landing from {c['clearance']:g} m at {c['speed']:g} m/s.",
+        "forward fidelity: pen = largest penetration, creep = largest slip of a sticking foot, Wc = contact work, "
+        "dE = energy change, conv = largest trunk distance to the same law at dt/refinement, d_rigid = distance to "
+        "the rigid run (information only), modes = contact-mode changes.",
+        "gradient accuracy (one-period Jacobian of the trunk's final state in z0, xdot0, kp): tan err = tangent "
+        "against probe-stable central differences, 1e-4 err = differences at a 1e-4 probe against the same, conv "
+        "err / ref err = against the dt/refinement scheme (--converged), cert = probe-stable reference columns.",
+        "",
+        q.format_table(),
+        "",
+        "contact-mode changes per period (touchdown + lift-off + stick->slide + slide->stick + reversal):",
+        sep="\n",
+    )
+    for law in q.laws:
+        if law.modes is None:
+            print(f"  {law.label:<16} failed: {law.failure}")
+            continue
+        m = law.modes
+        print(f"  {law.label:<16} {m['total']:>5} = {m['touchdowns']} + {m['liftoffs']} + {m['stick_to_slide']} + "
+              f"{m['slide_to_stick']} + {m['slide_reversals']}   per foot {m['per_foot']}")
     return 0
 
 

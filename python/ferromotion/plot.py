@@ -1,8 +1,10 @@
-"""Bokeh figures of sweeps: error against stiffness, log-log, with the wrong-sign band.
+"""Bokeh figures of sweeps (error against stiffness, log-log, with the wrong-sign band) and of
+gradient-check receipts (error against probe size, per direction).
 
-Presentation only: every number drawn comes from the core through :func:`ferromotion.sweep`.
-Used by ``Sweep.plot()``, ``SweepGrid.plot()``, the Panel app and the notebooks. Needs
-bokeh (``pip install 'ferromotion[plot]'``).
+Presentation only: every number drawn comes from the core through :func:`ferromotion.sweep`
+and :func:`ferromotion.check_gradient`. Used by ``Sweep.plot()``, ``SweepGrid.plot()``,
+``Receipt.plot()``, the Panel app and the notebooks. Needs bokeh
+(``pip install 'ferromotion[plot]'``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Sweep, SweepGrid
+    from . import Receipt, Sweep, SweepGrid
 
 # One colour per route, the same in every figure.
 COLORS = {
@@ -160,4 +162,41 @@ def grid_figure(g: "SweepGrid", *, mark_k: Optional[float] = None, title: Option
         p.scatter(k[order], _positive(s.gradient_error[order]), size=4, color=color, legend_label=label)
     p.yaxis.axis_label = "gradient error (relative)"
     _mark(p, mark_k)
+    return _finish(p)
+
+
+def receipt_figure(r: "Receipt", *, title: Optional[str] = None, width: int = 720, height: int = 480) -> Any:
+    """Normalized error against probe size, one line per direction (see ``Receipt.plot``).
+
+    Smooth probes are joined by the line; probes whose two sides see different event
+    sequences (or graze) are drawn as crosses and certify nothing. The tolerance is the
+    dotted horizontal line.
+    """
+    plotting = _bokeh()
+    from bokeh.models import Span
+
+    p = plotting.figure(
+        title=title or f"{r.objective['name'] or 'objective'}: {r.verdict}",
+        x_axis_type="log",
+        y_axis_type="log",
+        width=width,
+        height=height,
+        x_axis_label="probe size eps",
+        y_axis_label="normalized error |g.d - fd| / max(1, |g.d|, |fd|)",
+        tools="pan,wheel_zoom,box_zoom,reset,save,hover",
+        tooltips=[("eps", "@x{0.0e}"), ("error", "@y{0.00e}")],
+    )
+    p.toolbar.logo = None
+    for i, d in enumerate(r.directions):
+        color = GRID_COLORS[i % len(GRID_COLORS)]
+        smooth = np.array([c == "smooth" for c in d.probe_classification], dtype=bool)
+        error = _positive(d.error)
+        label = f"{d.label}: {d.classification}" + (", certified" if d.certified else "")
+        p.line(d.eps, np.where(smooth, error, np.nan), line_width=2, color=color, legend_label=label)
+        p.scatter(d.eps[smooth], error[smooth], size=4, color=color, legend_label=label)
+        if (~smooth).any():
+            p.scatter(d.eps[~smooth], error[~smooth], size=9, marker="x", line_width=2, color=color,
+                      legend_label=label)
+    p.add_layout(Span(location=r.options["tol"], dimension="width", line_color=COLORS["mark"], line_dash="dotted",
+                      line_width=2, name="tolerance"))
     return _finish(p)

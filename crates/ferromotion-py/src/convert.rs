@@ -1,20 +1,36 @@
 //! Conversions between Python objects and the core's types, and nothing else.
 //!
 //! Jacobians leave as (2, 2) float64 arrays in row-major order: `J[i, j] = d x_i(T) / d x_j(0)`,
-//! rows (y, v), columns (y0, v0). nalgebra stores column-major; the core's
-//! `to_row_major` flattens, and this file is the only place that reshapes.
+//! rows (y, v), columns (y0, v0); `hybrid_jacobian`'s and `conditioning`'s (n_out, n_in)
+//! matrices the same way. nalgebra stores column-major; the core's `to_row_major` and
+//! `matrix_array` / `matrix_from` here flatten, and this file is the only place that reshapes.
+//!
+//! Python callables the core calls back (`check_gradient`'s objective, a Python-defined
+//! `HybridSystem`) go through [`Raised`]: the first exception is kept and re-raised unchanged
+//! once the core returns.
 
 use crate::errors::{invalid_parameter, py_result};
+use ferromotion_core::check::{CheckOptions, Conditioning, EventSignature, ObjectiveInfo};
 use ferromotion_core::descent::{Arm, ArmResult, Descent, Problem};
+use ferromotion_core::hybrid::{
+    BouncingDrop, HybridSolution, HybridSystem, SlopeBall, WarmStartedDrop,
+};
+use ferromotion_core::quadruped::{ContactMode, Trajectory, NDOF, NFEET};
 use ferromotion_core::readout::Flat;
 use ferromotion_core::state::to_row_major;
 use ferromotion_core::sweep::RouteRow;
 use ferromotion_core::{
-    Blame, Drop, Fit, Jacobian, Refinement, RouteResult, Sweep, SweepOptions, ToleranceOptions,
+    Blame, Drop, FerroError, Fit, Jacobian, Refinement, RouteResult, Sweep, SweepOptions,
+    ToleranceOptions,
 };
-use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use nalgebra::{DMatrix, DVector};
+use numpy::{
+    AllowTypeChange, PyArray1, PyArrayDyn, PyArrayLikeDyn, PyArrayMethods, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::cell::RefCell;
 
 /// A dict of named fields of a core value: `fields!(py, fit; slope, r2)`.
 macro_rules! fields {
@@ -378,4 +394,472 @@ pub fn descent_columns<'py>(py: Python<'py>, d: &Descent) -> PyResult<Bound<'py,
 pub fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value)
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
+}
+
+// ---------------------------------------------------------------------------------------
+// Gradient checks, hybrid_jacobian, conditioning
+
+/// Numbers of a given shape from any array-like (lists, other dtypes), read in row-major
+/// order; a wrong shape raises `InvalidParameter` naming `what` and both shapes.
+/// `None` in `shape` accepts any length along that axis.
+pub fn floats(obj: &Bound<'_, PyAny>, what: &str, shape: &[Option<usize>]) -> PyResult<Vec<f64>> {
+    Ok(shaped(obj, what, shape)?.0)
+}
+
+/// `floats` with the shape found.
+fn shaped(
+    obj: &Bound<'_, PyAny>,
+    what: &str,
+    shape: &[Option<usize>],
+) -> PyResult<(Vec<f64>, Vec<usize>)> {
+    let py = obj.py();
+    let arr: PyArrayLikeDyn<'_, f64, AllowTypeChange> = obj.extract().map_err(|e: PyErr| {
+        invalid_parameter(
+            py,
+            format!("invalid parameter `{what}`: expected numbers: {e}"),
+        )
+    })?;
+    let fits = arr.ndim() == shape.len()
+        && arr
+            .shape()
+            .iter()
+            .zip(shape)
+            .all(|(&n, s)| s.is_none_or(|s| s == n));
+    if !fits {
+        let dims: Vec<String> = shape
+            .iter()
+            .zip(["n", "m"].iter().chain(std::iter::repeat(&"k")))
+            .map(|(s, letter)| s.map_or_else(|| letter.to_string(), |n| n.to_string()))
+            .collect();
+        let expected = match dims.as_slice() {
+            [one] => format!("({one},)"),
+            many => format!("({})", many.join(", ")),
+        };
+        return Err(invalid_parameter(
+            py,
+            format!(
+                "invalid parameter `{what}`: expected array of shape {expected}, got {:?}",
+                Shape(arr.shape())
+            ),
+        ));
+    }
+    Ok((
+        arr.as_array().iter().copied().collect(),
+        arr.shape().to_vec(),
+    ))
+}
+
+/// A row-major (rows, cols) array from a (column-major) nalgebra matrix.
+pub fn matrix_array<'py>(py: Python<'py>, m: &DMatrix<f64>) -> PyResult<Bound<'py, PyAny>> {
+    let (r, c) = m.shape();
+    let flat = (0..r).flat_map(|i| (0..c).map(move |j| m[(i, j)]));
+    Ok(PyArray1::from_iter(py, flat).reshape([r, c])?.into_any())
+}
+
+/// A (rows, cols) array of any shape as an nalgebra matrix: `J[i, j]` stays `J[i, j]`.
+pub fn matrix_from(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<DMatrix<f64>> {
+    let (data, shape) = shaped(obj, what, &[None, None])?;
+    Ok(DMatrix::from_row_slice(shape[0], shape[1], &data))
+}
+
+/// Gradient-check options; `None` takes the core's default.
+#[allow(clippy::too_many_arguments)]
+pub fn check_options(
+    eps: Option<Vec<f64>>,
+    taylor_h: Option<Vec<f64>>,
+    directions: Option<usize>,
+    coordinates: Option<bool>,
+    seed: Option<u64>,
+    tol: Option<f64>,
+    graze_speed: Option<f64>,
+) -> CheckOptions {
+    let d = CheckOptions::default();
+    CheckOptions {
+        eps: eps.unwrap_or(d.eps),
+        taylor_h: taylor_h.unwrap_or(d.taylor_h),
+        random_directions: directions.unwrap_or(d.random_directions),
+        coordinates: coordinates.unwrap_or(d.coordinates),
+        seed: seed.unwrap_or(d.seed),
+        tol: tol.unwrap_or(d.tol),
+        graze_speed: graze_speed.unwrap_or(d.graze_speed),
+    }
+}
+
+/// What a check certifies against, read from a dict with the keys `name`, `units`,
+/// `description`, `route`, `integrator` (str) and `tolerances` (a dict name -> float);
+/// missing keys are empty.
+pub struct ObjectiveArg(pub ObjectiveInfo);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ObjectiveArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let d = obj.cast::<PyDict>()?;
+        let text = |key: &str| -> PyResult<String> {
+            Ok(match d.get_item(key)? {
+                Some(v) => v.extract()?,
+                None => String::new(),
+            })
+        };
+        let tolerances: Vec<(String, f64)> = match d.get_item("tolerances")? {
+            Some(t) => t
+                .cast::<PyDict>()?
+                .iter()
+                .map(|(k, v)| Ok((k.extract()?, v.extract()?)))
+                .collect::<PyResult<_>>()?,
+            None => Vec::new(),
+        };
+        Ok(ObjectiveArg(ObjectiveInfo {
+            name: text("name")?,
+            units: text("units")?,
+            description: text("description")?,
+            route: text("route")?,
+            integrator: text("integrator")?,
+            tolerances,
+        }))
+    }
+}
+
+/// The first exception a Python callback raised while the core ran. The core sees a
+/// placeholder error (or, inside `HybridSystem` methods, NaN), every later callback is
+/// skipped, and `finish` raises the kept exception unchanged.
+#[derive(Default)]
+pub struct Raised(RefCell<Option<PyErr>>);
+
+impl Raised {
+    /// Run `f` unless a callback already raised; keep its exception.
+    pub fn call<T>(&self, f: impl FnOnce() -> PyResult<T>) -> Option<T> {
+        if self.0.borrow().is_some() {
+            return None;
+        }
+        f().map_err(|e| *self.0.borrow_mut() = Some(e)).ok()
+    }
+
+    /// `call` as a core result.
+    pub fn core<T>(&self, f: impl FnOnce() -> PyResult<T>) -> ferromotion_core::Result<T> {
+        self.call(f).ok_or_else(|| FerroError::InvalidParameter {
+            name: "callback",
+            value: f64::NAN,
+            limit: "a Python callback raised (its exception is re-raised)".into(),
+        })
+    }
+
+    /// The kept exception if there is one, else the core's result.
+    pub fn finish<T>(self, r: ferromotion_core::Result<T>) -> PyResult<T> {
+        match self.0.into_inner() {
+            Some(e) => Err(e),
+            None => py_result(r),
+        }
+    }
+}
+
+/// What an `events` callable returned: a sequence of ints, one int, or
+/// `(sequence, min_event_speed)` (the speed may be None).
+pub fn event_signature(obj: &Bound<'_, PyAny>) -> PyResult<EventSignature> {
+    let sig = |sequence, min_event_speed| EventSignature {
+        sequence,
+        min_event_speed,
+    };
+    if let Ok(n) = obj.extract::<i64>() {
+        return Ok(sig(vec![n], None));
+    }
+    if let Ok(seq) = obj.extract::<Vec<i64>>() {
+        return Ok(sig(seq, None));
+    }
+    match obj.extract::<(Vec<i64>, Option<f64>)>() {
+        Ok((seq, speed)) => Ok(sig(seq, speed)),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "events must return a sequence of ints or (sequence of ints, min_event_speed), got {}",
+            obj.repr()?
+        ))),
+    }
+}
+
+/// The conditioning readout: singular values (k,), condition number, weak input
+/// combinations as rows of an (m, n_in) array.
+pub fn conditioning_dict<'py>(
+    py: Python<'py>,
+    c: &Conditioning,
+    n_in: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = fields!(py, c; condition_number);
+    out.set_item(
+        "singular_values",
+        PyArray1::from_slice(py, &c.singular_values),
+    )?;
+    let weak: Vec<f64> = c.weak_directions.iter().flatten().copied().collect();
+    out.set_item(
+        "weak_directions",
+        PyArray1::from_vec(py, weak).reshape([c.weak_directions.len(), n_in])?,
+    )?;
+    Ok(out)
+}
+
+/// A `hybrid_jacobian` answer: `x` (n,), `mode`, `jacobian` (n, n) row-major, `events`
+/// (one dict per event) and `probe_gap`.
+pub fn hybrid_dict<'py>(py: Python<'py>, s: &HybridSolution) -> PyResult<Bound<'py, PyDict>> {
+    let out = fields!(py, s; mode, probe_gap);
+    out.set_item("x", PyArray1::from_slice(py, s.x.as_slice()))?;
+    out.set_item("jacobian", matrix_array(py, &s.jacobian)?)?;
+    let events = s
+        .events
+        .iter()
+        .map(|e| Ok(fields!(py, e; t, mode_before, guard, mode_after, guard_speed, saltation_max)))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("events", events)?;
+    Ok(out)
+}
+
+/// One of the shipped hybrid systems, read from the public dataclass whose `_system`
+/// class attribute names it (`"bouncing_drop"`, `"slope_ball"`, `"warm_started_drop"`).
+#[derive(Clone, Copy)]
+pub enum Shipped {
+    /// `BouncingDrop(gravity, restitution)`.
+    Drop(BouncingDrop),
+    /// `SlopeBall(gravity, restitution, angle)`.
+    Slope(SlopeBall),
+    /// `WarmStartedDrop(gravity, restitution)`.
+    Warm(WarmStartedDrop),
+}
+
+impl Shipped {
+    /// The core's system.
+    pub fn system(&self) -> &dyn HybridSystem {
+        match self {
+            Shipped::Drop(s) => s,
+            Shipped::Slope(s) => s,
+            Shipped::Warm(s) => s,
+        }
+    }
+
+    /// Read a shipped system, or `None` when `obj` has no `_system` tag.
+    pub fn from_tagged(obj: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
+        let Ok(tag) = obj.getattr("_system") else {
+            return Ok(None);
+        };
+        let num = |name: &str| -> PyResult<f64> { obj.getattr(name)?.extract() };
+        let drop = || -> PyResult<BouncingDrop> {
+            Ok(BouncingDrop {
+                gravity: num("gravity")?,
+                restitution: num("restitution")?,
+            })
+        };
+        Ok(Some(match tag.extract::<String>()?.as_str() {
+            "bouncing_drop" => Shipped::Drop(drop()?),
+            "warm_started_drop" => Shipped::Warm(WarmStartedDrop(drop()?)),
+            "slope_ball" => Shipped::Slope(SlopeBall {
+                gravity: num("gravity")?,
+                restitution: num("restitution")?,
+                angle: num("angle")?,
+            }),
+            other => {
+                return Err(invalid_parameter(
+                    obj.py(),
+                    format!("invalid parameter `system`: unknown shipped system {other:?}"),
+                ))
+            }
+        }))
+    }
+}
+
+/// The methods a Python-defined hybrid system must have: those of the core's
+/// `HybridSystem` trait, with the same arguments (`hidden_state()` and `name` optional).
+const SYSTEM_METHODS: [&str; 7] = [
+    "rhs",
+    "rhs_jacobian",
+    "guard_count",
+    "guard",
+    "guard_gradient",
+    "reset",
+    "reset_jacobian",
+];
+
+/// A Python object implementing `HybridSystem`, called back with the GIL held. Arrays go
+/// out as float64 (n,) copies; results are checked for shape. A callback that raises (or
+/// returns a wrong shape) is kept in `raised`; the core then sees NaN and `finish`
+/// re-raises the exception.
+pub struct PySystem<'py> {
+    obj: Bound<'py, PyAny>,
+    dim: usize,
+    name: String,
+    hidden: Option<String>,
+    /// The first exception a method raised.
+    pub raised: Raised,
+}
+
+impl<'py> PySystem<'py> {
+    /// Check the protocol and read `dim`, `name` and `hidden_state()`.
+    pub fn new(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let missing: Vec<&str> = SYSTEM_METHODS
+            .into_iter()
+            .filter(|m| !obj.hasattr(*m).unwrap_or(false))
+            .collect();
+        if !missing.is_empty() || !obj.hasattr("dim")? {
+            return Err(PyTypeError::new_err(format!(
+                "a hybrid system is fm.BouncingDrop, fm.SlopeBall, fm.WarmStartedDrop or an object with \
+                 `dim` and the methods {}; {} lacks {}",
+                SYSTEM_METHODS.join(", "),
+                obj.get_type().name()?,
+                if missing.is_empty() { "`dim`".to_string() } else { missing.join(", ") }
+            )));
+        }
+        let name = match obj.getattr("name") {
+            Ok(n) => n.extract()?,
+            Err(_) => obj.get_type().name()?.to_string(),
+        };
+        let hidden = match obj.getattr("hidden_state") {
+            Ok(h) => h.call0()?.extract()?,
+            Err(_) => None,
+        };
+        Ok(PySystem {
+            obj: obj.clone(),
+            dim: obj.getattr("dim")?.extract()?,
+            name,
+            hidden,
+            raised: Raised::default(),
+        })
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        mode: usize,
+        i: Option<usize>,
+        x: &DVector<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let xs = PyArray1::from_slice(self.obj.py(), x.as_slice());
+        match i {
+            Some(i) => self.obj.call_method1(method, (mode, i, xs)),
+            None => self.obj.call_method1(method, (mode, xs)),
+        }
+    }
+
+    fn vector(
+        &self,
+        method: &str,
+        mode: usize,
+        i: Option<usize>,
+        x: &DVector<f64>,
+    ) -> DVector<f64> {
+        let n = self.dim;
+        self.raised
+            .call(|| {
+                let v = floats(
+                    &self.call(method, mode, i, x)?,
+                    &format!("system.{method}"),
+                    &[Some(n)],
+                )?;
+                Ok(DVector::from_vec(v))
+            })
+            .unwrap_or_else(|| DVector::from_element(n, f64::NAN))
+    }
+
+    fn matrix(
+        &self,
+        method: &str,
+        mode: usize,
+        i: Option<usize>,
+        x: &DVector<f64>,
+    ) -> DMatrix<f64> {
+        let n = self.dim;
+        self.raised
+            .call(|| {
+                let out = self.call(method, mode, i, x)?;
+                let v = floats(&out, &format!("system.{method}"), &[Some(n), Some(n)])?;
+                Ok(DMatrix::from_row_slice(n, n, &v))
+            })
+            .unwrap_or_else(|| DMatrix::from_element(n, n, f64::NAN))
+    }
+}
+
+impl HybridSystem for PySystem<'_> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn rhs(&self, mode: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.vector("rhs", mode, None, x)
+    }
+    fn rhs_jacobian(&self, mode: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.matrix("rhs_jacobian", mode, None, x)
+    }
+    fn guard_count(&self, mode: usize) -> usize {
+        let count = || self.obj.call_method1("guard_count", (mode,))?.extract();
+        self.raised.call(count).unwrap_or(0)
+    }
+    fn guard(&self, mode: usize, i: usize, x: &DVector<f64>) -> f64 {
+        let g = || self.call("guard", mode, Some(i), x)?.extract();
+        self.raised.call(g).unwrap_or(f64::NAN)
+    }
+    fn guard_gradient(&self, mode: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.vector("guard_gradient", mode, Some(i), x)
+    }
+    fn reset(&self, mode: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
+        let n = self.dim;
+        self.raised
+            .call(|| {
+                let (m, xp): (usize, Bound<'_, PyAny>) =
+                    self.call("reset", mode, Some(i), x)?.extract()?;
+                Ok((
+                    m,
+                    DVector::from_vec(floats(&xp, "system.reset", &[Some(n)])?),
+                ))
+            })
+            .unwrap_or_else(|| (mode, DVector::from_element(n, f64::NAN)))
+    }
+    fn reset_jacobian(&self, mode: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.matrix("reset_jacobian", mode, Some(i), x)
+    }
+    fn hidden_state(&self) -> Option<String> {
+        self.hidden.clone()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The quadruped
+
+/// A quadruped run for plots and animation: `t` (n+1,), `state` (n+1, 22) = [q (11), v (11)],
+/// `modes` (n, 4) int8 codes into `MODE_NAMES`, `points` (n+1, 12, 2) = hips, knees, feet
+/// (FL, FR, HL, HR each), (x, z) in m.
+pub fn trajectory_dict<'py>(py: Python<'py>, t: &Trajectory) -> PyResult<Bound<'py, PyDict>> {
+    let n = t.t.len();
+    let out = PyDict::new(py);
+    out.set_item("t", PyArray1::from_slice(py, &t.t))?;
+    out.set_item(
+        "state",
+        PyArray1::from_slice(py, &t.state).reshape([n, 2 * NDOF])?,
+    )?;
+    let codes = t.modes.iter().flatten().map(|&m| mode_code(m));
+    out.set_item(
+        "modes",
+        PyArray1::from_iter(py, codes).reshape([t.modes.len(), NFEET])?,
+    )?;
+    out.set_item(
+        "points",
+        PyArray1::from_slice(py, &t.points).reshape([n, 3 * NFEET, 2])?,
+    )?;
+    Ok(out)
+}
+
+/// The contact modes' names in code order, as the core serialises them.
+pub fn mode_names() -> Vec<String> {
+    use ContactMode::*;
+    [Separated, Sticking, SlidingForward, SlidingBackward]
+        .iter()
+        .map(|m| match serde_json::to_value(m) {
+            Ok(serde_json::Value::String(name)) => name,
+            _ => format!("{m:?}"),
+        })
+        .collect()
+}
+
+fn mode_code(m: ContactMode) -> i8 {
+    match m {
+        ContactMode::Separated => 0,
+        ContactMode::Sticking => 1,
+        ContactMode::SlidingForward => 2,
+        ContactMode::SlidingBackward => 3,
+    }
 }

@@ -9,14 +9,19 @@ mod convert;
 mod errors;
 
 use convert::{
-    arm_dict, blame_dict, descent_columns, drop_dict, fit_dict, ks_from, problem_dict,
+    arm_dict, blame_dict, check_options, conditioning_dict, descent_columns, drop_dict,
+    event_signature, fit_dict, floats, hybrid_dict, ks_from, matrix_from, mode_names, problem_dict,
     refinement_dict, route_dict, sweep_columns, to_json, tolerance_defaults, tolerance_options,
-    ArmArg, DropArg,
+    trajectory_dict, ArmArg, DropArg, ObjectiveArg, PySystem, Raised, Shipped,
 };
 use errors::py_result;
 use ferromotion_core as fm;
+use ferromotion_core::check::{self, CheckOptions, Receipt};
 use ferromotion_core::descent::{self as experiment, Arm, Problem};
-use ferromotion_core::readout;
+use ferromotion_core::hybrid::{self, HybridOptions};
+use ferromotion_core::quadruped::{self as quad, ContactLaw, PenaltyContact, QuadrupedExperiment};
+use ferromotion_core::{fixtures, readout};
+use nalgebra::DVector;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -431,6 +436,259 @@ fn standard_arms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     Arm::standard().iter().map(|a| arm_dict(py, a)).collect()
 }
 
+/// `hybrid_jacobian` on a shipped system (GIL released) or on a Python object implementing
+/// the `HybridSystem` methods (called back with the GIL held; an exception a method raises
+/// is re-raised as it is). Options left as None take `HybridOptions::default()`.
+#[pyfunction]
+#[pyo3(signature = (system, x0, t0, t1, mode=0, dt=None, graze_speed=None, probe_rtol=None, max_steps=None))]
+#[allow(clippy::too_many_arguments)]
+fn hybrid_jacobian<'py>(
+    py: Python<'py>,
+    system: &Bound<'py, PyAny>,
+    x0: &Bound<'py, PyAny>,
+    t0: f64,
+    t1: f64,
+    mode: usize,
+    dt: Option<f64>,
+    graze_speed: Option<f64>,
+    probe_rtol: Option<f64>,
+    max_steps: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = HybridOptions::default();
+    let opts = HybridOptions {
+        dt: dt.unwrap_or(d.dt),
+        graze_speed: graze_speed.unwrap_or(d.graze_speed),
+        probe_rtol: probe_rtol.unwrap_or(d.probe_rtol),
+        max_steps: max_steps.unwrap_or(d.max_steps),
+    };
+    let x0 = DVector::from_vec(floats(x0, "x0", &[None])?);
+    let sol = match Shipped::from_tagged(system)? {
+        Some(s) => {
+            py_result(py.detach(|| hybrid::hybrid_jacobian(s.system(), &x0, mode, t0, t1, &opts)))?
+        }
+        None => {
+            let s = PySystem::new(system)?;
+            let r = hybrid::hybrid_jacobian(&s, &x0, mode, t0, t1, &opts);
+            s.raised.finish(r)?
+        }
+    };
+    hybrid_dict(py, &sol)
+}
+
+/// A gradient check's receipt, as the core wrote it.
+#[pyclass(module = "ferromotion._core", name = "Receipt", frozen)]
+struct PyReceipt(Receipt);
+
+#[pymethods]
+impl PyReceipt {
+    /// The receipt as the core serialises it (non-finite numbers become null).
+    fn to_json(&self) -> PyResult<String> {
+        to_json(&self.0)
+    }
+
+    /// The core's one-line summary.
+    fn summary(&self) -> String {
+        self.0.summary()
+    }
+}
+
+/// A receipt with the binding's environment identity added.
+fn receipt(mut r: Receipt, extra: Vec<(String, String)>) -> PyReceipt {
+    r.environment.extra.extend(extra);
+    PyReceipt(r)
+}
+
+/// Check a Python objective's claimed gradient. `f`, `events` and `hvp` are called back
+/// with the GIL held (they are Python); the first exception one raises is re-raised as it
+/// is. `objective` is a dict (see `ObjectiveArg`); `extra` the environment identity.
+/// (Releasing the GIL would only be taken back for every evaluation.)
+#[pyfunction]
+#[pyo3(signature = (
+    f, grad, x, objective, events=None, hvp=None, eps=None, taylor_h=None, directions=None,
+    coordinates=None, seed=None, tol=None, graze_speed=None, extra=Vec::new(),
+))]
+#[allow(clippy::too_many_arguments)]
+fn check_gradient<'py>(
+    f: &Bound<'py, PyAny>,
+    grad: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    objective: ObjectiveArg,
+    events: Option<&Bound<'py, PyAny>>,
+    hvp: Option<&Bound<'py, PyAny>>,
+    eps: Option<Vec<f64>>,
+    taylor_h: Option<Vec<f64>>,
+    directions: Option<usize>,
+    coordinates: Option<bool>,
+    seed: Option<u64>,
+    tol: Option<f64>,
+    graze_speed: Option<f64>,
+    extra: Vec<(String, String)>,
+) -> PyResult<PyReceipt> {
+    let py = f.py();
+    let x = floats(x, "x", &[None])?;
+    let n = x.len();
+    let grad = floats(grad, "grad", &[Some(n)])?;
+    let opts = check_options(
+        eps,
+        taylor_h,
+        directions,
+        coordinates,
+        seed,
+        tol,
+        graze_speed,
+    );
+    let raised = Raised::default();
+    let arg = |p: &[f64]| PyArray1::from_slice(py, p);
+    let mut f = |p: &[f64]| raised.core(|| f.call1((arg(p),))?.extract::<f64>());
+    let mut ev = events.map(|e| |p: &[f64]| raised.core(|| event_signature(&e.call1((arg(p),))?)));
+    let mut hv =
+        hvp.map(|h| |d: &[f64]| raised.core(|| floats(&h.call1((arg(d),))?, "hvp", &[Some(n)])));
+    let report = check::check_gradient(
+        &mut f,
+        ev.as_mut()
+            .map(|e| e as &mut dyn FnMut(&[f64]) -> fm::Result<check::EventSignature>),
+        hv.as_mut()
+            .map(|h| h as &mut dyn FnMut(&[f64]) -> fm::Result<Vec<f64>>),
+        &x,
+        &grad,
+        &opts,
+    );
+    let report = raised.finish(report)?;
+    Ok(receipt(Receipt::new(objective.0, x, grad, report), extra))
+}
+
+/// The receipt of one of the core's fixtures (`FIXTURES`), GIL released.
+#[pyfunction]
+#[pyo3(signature = (
+    name, eps=None, taylor_h=None, directions=None, coordinates=None, seed=None, tol=None,
+    graze_speed=None, extra=Vec::new(),
+))]
+#[allow(clippy::too_many_arguments)]
+fn check_fixture(
+    py: Python<'_>,
+    name: &str,
+    eps: Option<Vec<f64>>,
+    taylor_h: Option<Vec<f64>>,
+    directions: Option<usize>,
+    coordinates: Option<bool>,
+    seed: Option<u64>,
+    tol: Option<f64>,
+    graze_speed: Option<f64>,
+    extra: Vec<(String, String)>,
+) -> PyResult<PyReceipt> {
+    let opts = check_options(
+        eps,
+        taylor_h,
+        directions,
+        coordinates,
+        seed,
+        tol,
+        graze_speed,
+    );
+    let r = py_result(py.detach(|| fixtures::check_fixture(name, &opts)))?;
+    Ok(receipt(r, extra))
+}
+
+/// Singular values and weakly observed input combinations of a sensitivity matrix
+/// (n_out, n_in), row-major.
+#[pyfunction]
+#[pyo3(signature = (jacobian, rel=1e-8))]
+fn conditioning<'py>(
+    py: Python<'py>,
+    jacobian: &Bound<'py, PyAny>,
+    rel: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let j = matrix_from(jacobian, "jacobian")?;
+    let c = py_result(check::conditioning(&j, rel))?;
+    conditioning_dict(py, &c, j.ncols())
+}
+
+/// The quadruped's two-axis comparison, as the core returns it.
+#[pyclass(module = "ferromotion._core", name = "QuadrupedRun", frozen)]
+struct PyQuadrupedRun(quad::QuadrupedReport);
+
+#[pymethods]
+impl PyQuadrupedRun {
+    /// The core's serialisation without the trajectories (`trajectory` gives those).
+    fn to_json(&self) -> PyResult<String> {
+        let mut slim = self.0.clone();
+        for r in std::iter::once(&mut slim.rigid).chain(slim.penalty.iter_mut()) {
+            r.trajectory = None;
+        }
+        to_json(&slim)
+    }
+
+    /// The core's two-axis table as text.
+    fn table(&self) -> String {
+        self.0.table()
+    }
+
+    /// Law `index`'s run at dt (0: rigid, then one per stiffness), or None if it failed.
+    fn trajectory<'py>(
+        &self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let law = std::iter::once(&self.0.rigid)
+            .chain(self.0.penalty.iter())
+            .nth(index);
+        law.and_then(|l| l.trajectory.as_ref())
+            .map(|t| trajectory_dict(py, t))
+            .transpose()
+    }
+}
+
+/// Read a quadruped configuration (the core's serde format; missing fields default).
+fn quadruped_config(config: &str) -> PyResult<QuadrupedExperiment> {
+    py_result(serde_json::from_str(config).map_err(fm::FerroError::from))
+}
+
+/// The quadruped's two-axis comparison (`quadruped_experiment`), GIL released.
+#[pyfunction]
+fn quadruped(py: Python<'_>, config: &str) -> PyResult<PyQuadrupedRun> {
+    let cfg = quadruped_config(config)?;
+    Ok(PyQuadrupedRun(py_result(
+        py.detach(|| quad::quadruped_experiment(&cfg)),
+    )?))
+}
+
+/// One law rolled out from the experiment's initial state with the library's step; a step
+/// that fails raises (Unstable, ContactSolveFailed). `stiffness` None is the rigid law;
+/// `steps` None is the configuration's horizon at its dt.
+#[pyfunction]
+#[pyo3(signature = (config, stiffness=None, steps=None))]
+fn quadruped_rollout<'py>(
+    py: Python<'py>,
+    config: &str,
+    stiffness: Option<f64>,
+    steps: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = quadruped_config(config)?;
+    py_result(cfg.validate())?;
+    let law = match stiffness {
+        None => ContactLaw::Rigid,
+        Some(k) => ContactLaw::Penalty(py_result(PenaltyContact::from_ratio(
+            k,
+            cfg.damping_ratio,
+            cfg.reference_mass,
+        ))?),
+    };
+    // `validate` has checked that t_final is a whole number of steps within max_steps.
+    let steps = steps.unwrap_or_else(|| (cfg.t_final / cfg.dt).round() as usize);
+    let t = py_result(py.detach(|| {
+        if steps as u64 > cfg.max_steps {
+            return Err(fm::FerroError::TooManySteps {
+                route: "quadruped rollout",
+                steps: steps as f64,
+                max_steps: cfg.max_steps,
+            });
+        }
+        let x0 = cfg.robot.initial_state(cfg.clearance, cfg.speed)?;
+        quad::rollout(&cfg.robot, &law, &x0, cfg.dt, steps)
+    }))?;
+    trajectory_dict(py, &t)
+}
+
 /// The core's defaults, so that the Python signatures show them without restating them.
 fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
@@ -450,6 +708,19 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     desc.set_item("converged", experiment::CONVERGED)?;
     desc.set_item("max_iterations", experiment::MAX_ITERATIONS)?;
     out.set_item("descent", desc)?;
+    let json = |text: String| py.import("json")?.call_method1("loads", (text,));
+    out.set_item("check", json(to_json(&CheckOptions::default())?)?)?;
+    out.set_item(
+        "quadruped",
+        json(to_json(&QuadrupedExperiment::default())?)?,
+    )?;
+    let h = HybridOptions::default();
+    let hybrid = PyDict::new(py);
+    hybrid.set_item("dt", h.dt)?;
+    hybrid.set_item("graze_speed", h.graze_speed)?;
+    hybrid.set_item("probe_rtol", h.probe_rtol)?;
+    hybrid.set_item("max_steps", h.max_steps)?;
+    out.set_item("hybrid", hybrid)?;
     Ok(out)
 }
 
@@ -457,6 +728,10 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULTS", defaults(m.py())?)?;
+    m.add("FIXTURES", fixtures::FIXTURES.to_vec())?;
+    m.add("RECEIPT_SCHEMA", check::RECEIPT_SCHEMA)?;
+    m.add("MODE_NAMES", mode_names())?;
+    m.add("FOOT_NAMES", quad::FOOT_NAMES.to_vec())?;
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(validate_drop, m)?)?;
     m.add_function(wrap_pyfunction!(impact_speed, m)?)?;
@@ -481,5 +756,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySweepRun>()?;
     m.add_class::<PyDescentRun>()?;
     m.add_class::<PyBench>()?;
+    m.add_function(wrap_pyfunction!(hybrid_jacobian, m)?)?;
+    m.add_function(wrap_pyfunction!(check_gradient, m)?)?;
+    m.add_function(wrap_pyfunction!(check_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(conditioning, m)?)?;
+    m.add_function(wrap_pyfunction!(quadruped, m)?)?;
+    m.add_function(wrap_pyfunction!(quadruped_rollout, m)?)?;
+    m.add_class::<PyReceipt>()?;
+    m.add_class::<PyQuadrupedRun>()?;
     Ok(())
 }
