@@ -202,10 +202,10 @@ def test_check_list_names_the_fixtures() -> None:
 
 
 @pytest.mark.parametrize("fixture, status, verdict", [
-    ("drop-exact", 0, "Verified"),
-    ("drop-fixed", 3, "NotVerified"),
-    ("drop-across-impact", 4, "Refused"),
-    ("drop-grazing", 4, "Refused"),
+    ("drop-exact", 0, "verified"),
+    ("drop-fixed", 3, "not-verified"),
+    ("drop-across-impact", 4, "refused"),
+    ("drop-grazing", 4, "refused"),
 ])
 def test_check_exit_status_is_the_verdict(fixture: str, status: int, verdict: str) -> None:
     p = run("check", fixture)
@@ -238,7 +238,7 @@ def test_check_json_and_out(tmp_path: Path) -> None:
 def test_check_out_without_json_prints_the_summary(tmp_path: Path) -> None:
     out = tmp_path / "scalar.json"
     p = run("check", "scalar", "--out", str(out))
-    assert p.returncode == 0 and p.stdout.count("\n") == 1 and "Verified" in p.stdout
+    assert p.returncode == 0 and p.stdout.count("\n") == 1 and ": verified" in p.stdout
     assert json.loads(out.read_text(encoding="utf-8"))["report"]["verdict"] == "verified"
 
 

@@ -170,7 +170,7 @@ def test_receipt_shapes_and_types() -> None:
         assert d.certified and d.best_error is not None and d.taylor_slope is not None
     assert r.objective == {"name": "sin(a) b^2", "units": "1", "description": "", "route": "by hand",
                            "integrator": "", "tolerances": [["dt", 1e-3]]}
-    assert "Verified" in r.summary() and "sin(a) b^2" in r.summary()
+    assert "verified" in r.summary() and "sin(a) b^2" in r.summary()
     assert r.evaluations > 100 and r.max_error >= r.median_error
     assert "verified" in repr(r) and "certified" in repr(r.directions[0])
 

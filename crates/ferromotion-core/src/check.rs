@@ -138,6 +138,17 @@ pub enum Verdict {
     Refused,
 }
 
+impl std::fmt::Display for Verdict {
+    /// The same words the JSON uses: verified / not-verified / refused.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Verified => "verified",
+            Verdict::NotVerified => "not-verified",
+            Verdict::Refused => "refused",
+        })
+    }
+}
+
 /// Everything a gradient check found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckReport {
@@ -512,6 +523,8 @@ pub struct Environment {
     pub core_version: String,
     /// Target operating system and architecture of the core build.
     pub target: String,
+    /// The Rust compiler that built the core (`rustc --version`, recorded by build.rs).
+    pub rustc: String,
     /// Added by the binding that writes the receipt (Python version, git commit, platform).
     pub extra: Vec<(String, String)>,
 }
@@ -553,6 +566,7 @@ impl Receipt {
             environment: Environment {
                 core_version: env!("CARGO_PKG_VERSION").into(),
                 target: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+                rustc: env!("FERROMOTION_RUSTC").into(),
                 extra: Vec::new(),
             },
         }
@@ -566,7 +580,7 @@ impl Receipt {
     /// One line: verdict, why, and the worst error.
     pub fn summary(&self) -> String {
         format!(
-            "{}: {:?} — {} (max error {:.2e}, median {:.2e}, {} evaluations)",
+            "{}: {} — {} (max error {:.2e}, median {:.2e}, {} evaluations)",
             self.objective.name,
             self.report.verdict,
             self.report.why,

@@ -47,6 +47,22 @@ pub trait HybridSystem {
     fn hidden_state(&self) -> Option<String> {
         None
     }
+    /// Check the system's own parameters (called by [`hybrid_jacobian`]).
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn check_drop_like(gravity: f64, restitution: f64) -> Result<()> {
+    positive("gravity", gravity)?;
+    if !(restitution.is_finite() && (0.0..=1.0).contains(&restitution)) {
+        return Err(FerroError::InvalidParameter {
+            name: "restitution",
+            value: restitution,
+            limit: "must be in [0, 1]".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Options of [`hybrid_jacobian`].
@@ -301,6 +317,7 @@ pub fn hybrid_jacobian(
             what,
         });
     }
+    sys.validate()?;
     positive("dt", opts.dt)?;
     positive("graze_speed", opts.graze_speed)?;
     crate::error::finite("t0", t0)?;
@@ -355,6 +372,9 @@ impl HybridSystem for BouncingDrop {
     fn name(&self) -> String {
         "bouncing drop".into()
     }
+    fn validate(&self) -> Result<()> {
+        check_drop_like(self.gravity, self.restitution)
+    }
     fn dim(&self) -> usize {
         2
     }
@@ -406,6 +426,17 @@ impl SlopeBall {
 impl HybridSystem for SlopeBall {
     fn name(&self) -> String {
         "ball on a slope".into()
+    }
+    fn validate(&self) -> Result<()> {
+        check_drop_like(self.gravity, self.restitution)?;
+        if !(self.angle.is_finite() && self.angle.abs() < std::f64::consts::FRAC_PI_2) {
+            return Err(FerroError::InvalidParameter {
+                name: "angle",
+                value: self.angle,
+                limit: "must be finite and strictly between -pi/2 and pi/2 rad".into(),
+            });
+        }
+        Ok(())
     }
     fn dim(&self) -> usize {
         4
@@ -483,6 +514,9 @@ impl HybridSystem for WarmStartedDrop {
     }
     fn reset_jacobian(&self, m: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64> {
         self.0.reset_jacobian(m, i, x)
+    }
+    fn validate(&self) -> Result<()> {
+        self.0.validate()
     }
     fn hidden_state(&self) -> Option<String> {
         Some("the contact impulse is warm-started from the previous step's solve".into())

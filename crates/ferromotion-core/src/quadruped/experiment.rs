@@ -469,6 +469,14 @@ pub fn rollout(
     dt: f64,
     steps: usize,
 ) -> Result<Trajectory> {
+    // The trajectory is kept in memory: refuse what would not fit rather than abort.
+    if steps as u64 > crate::integrate::DEFAULT_MAX_STEPS {
+        return Err(FerroError::TooManySteps {
+            route: "quadruped rollout",
+            steps: steps as f64,
+            max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+        });
+    }
     let r = run(
         robot,
         law,

@@ -369,9 +369,11 @@ impl Quadruped {
         positive("period", self.period)?;
         positive("stance_depth", self.stance_depth)?;
         positive("activation_distance", self.activation_distance)?;
+        // Frictionless feet would need their own contact-mode bookkeeping (a foot with
+        // mu = 0 slides freely, yet lambda_t = 0 reads as sticking): refuse them plainly.
+        positive("friction", self.friction)?;
         for (name, x) in [
             ("gravity", self.gravity),
-            ("friction", self.friction),
             ("kp", self.kp),
             ("kd", self.kd),
             ("stride", self.stride),
