@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab clean
+.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -32,16 +32,15 @@ test: ## every test: fmt, clippy, cargo test, wasm + Node golden parity, maturin
 lint: ## cargo fmt --check and clippy -D warnings
 	@scripts/lint.sh
 
-bench: ## cargo bench -p ferromotion-core
-	cargo bench -p ferromotion-core
+bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sweeps, route costs, scaling
+	@scripts/bench.sh
 
 bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95
 	@scripts/wasm.sh
 	@.venv/bin/python benches/lab_bench.py
 
-fuzz: ## long property-based fuzz of every core entry point (FUZZ_CASES per property, default 200000; 5 properties)
-	PROPTEST_CASES=$${FUZZ_CASES:-200000} cargo test --release -p ferromotion-core --test fuzz -- --test-threads 2
-	@echo "fuzz: $${FUZZ_CASES:-200000} cases x 5 properties passed"
+fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), Python (FUZZ_PY_CASES/test, 10000), wasm (FUZZ_WASM_CALLS, 300000)
+	@scripts/fuzz.sh
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean
