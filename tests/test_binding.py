@@ -320,7 +320,7 @@ def test_bench_curve_is_a_sweep() -> None:
 def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     """A sweep in one thread must not stop another thread's Python code."""
     run = _core.SweepRun(drop, 1e-6)  # 8e5 steps per stiffness
-    ks = np.logspace(4, 8, 96)
+    ks = np.logspace(4, 8, 480)  # ~4e8 steps: well over 0.1 s even at ~1.6 ns/step on two cores
     counter = 0
     done = threading.Event()
     window: dict = {}
@@ -590,7 +590,7 @@ def test_descent_releases_the_gil() -> None:
     def work() -> None:
         window["before"] = counter
         t0 = time.perf_counter()
-        fm.descent(arms=[fm.Arm.fixed(1e4), fm.Arm.fixed(1e6)], grid=11)  # one core call
+        fm.descent(arms=[fm.Arm.fixed(1e4), fm.Arm.fixed(1e6)] * 4, grid=11)  # one core call
         window["elapsed"] = time.perf_counter() - t0
         window["after"] = counter
         done.set()
@@ -617,7 +617,7 @@ def test_sweep_releases_the_gil_through_the_public_api(drop: fm.Drop) -> None:
     def work() -> None:
         window["before"] = counter
         t0 = time.perf_counter()
-        fm.sweep(drop, k=np.logspace(4, 8, 48), dt=[1e-6, 1e-6], quiet=True)
+        fm.sweep(drop, k=np.logspace(4, 8, 48), dt=[1e-6] * 8, quiet=True)
         window["elapsed"] = time.perf_counter() - t0
         window["after"] = counter
         done.set()
