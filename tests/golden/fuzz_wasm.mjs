@@ -135,13 +135,23 @@ function call(fn, ...args) {
 const show = (args) => args.map((a) => (a instanceof Float64Array ? `[${Array.from(a)}]` : JSON.stringify(a) ?? String(a))).join(", ");
 
 const benches = [];
+// What each live bench was built from and the controls it accepted since (the last few), so
+// that a slow or failing call on a bench can be reproduced.
+const history = new Map();
 function bench() {
   if (benches.length === 0 || (benches.length < 3 && chance(0.05))) {
-    const b = new wasm.Bench(chance(0.3) ? undefined : scenarioText()); // may throw: counted as an error
+    const scenario = chance(0.3) ? undefined : scenarioText();
+    lastArgs = [scenario];
+    const b = new wasm.Bench(scenario); // may throw: counted as an error
     benches.push(b);
+    history.set(b, [`new Bench(${JSON.stringify(scenario)})`]);
     return b;
   }
-  if (benches.length > 1 && chance(0.02)) benches.splice(Math.floor(random() * benches.length), 1)[0].free();
+  if (benches.length > 1 && chance(0.02)) {
+    const [b] = benches.splice(Math.floor(random() * benches.length), 1);
+    history.delete(b);
+    b.free();
+  }
   return pick(benches);
 }
 
@@ -169,11 +179,17 @@ const EXPORTS = [
   ["Bench.timeOfImpactTerm", 5, () => method("timeOfImpactTerm", number(1e-4, 10))],
   ["Bench.hybridDropJson", 5, () => method("hybridDropJson", number(1e-4, 10))],
 ];
-/** Call a method of a random live bench, its arguments remembered. */
+/** Call a method of a random live bench, its arguments and the bench's history remembered. */
 function method(name, ...args) {
   const b = bench();
-  lastArgs = [`bench ${benches.indexOf(b)}: ${name}`, ...args];
-  return b[name](...args);
+  const past = history.get(b);
+  lastArgs = [`bench after ${past.join("; ")}`, ...args];
+  const out = b[name](...args);
+  if (name.startsWith("set")) {
+    past.push(`${name}(${show(args)})`);
+    if (past.length > 8) past.splice(1, 1);
+  }
+  return out;
 }
 const called = new Set(EXPORTS.map(([name]) => name.replace(/^new /, "").replace(/^Bench\./, "")));
 const total = EXPORTS.reduce((s, [, w]) => s + w, 0);
