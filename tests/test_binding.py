@@ -10,8 +10,6 @@ import io
 import json
 import re
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ import pytest
 
 import ferromotion as fm
 from ferromotion import _core
+from gil import assert_gil_released
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -320,38 +319,9 @@ def test_bench_curve_is_a_sweep() -> None:
 def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     """A sweep in one thread must not stop another thread's Python code."""
     run = _core.SweepRun(drop, 1e-6)  # 8e5 steps per stiffness
-    ks = np.logspace(4, 8, 480)  # ~4e8 steps: well over 0.1 s even at ~1.6 ns/step on two cores
-    counter = 0
-    done = threading.Event()
-    window: dict = {}
-
-    def sweep() -> None:
-        window["before"] = counter
-        t0 = time.perf_counter()
-        run.extend(ks)  # one core call: no chance to switch threads unless the GIL is released
-        window["elapsed"] = time.perf_counter() - t0
-        window["after"] = counter
-        done.set()
-
-    # The spinning thread's rate alone, for scale.
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.05:
-        counter += 1
-    rate = counter / (time.perf_counter() - t0)
-
-    worker = threading.Thread(target=sweep)
-    worker.start()
-    while not done.is_set():
-        counter += 1
-    worker.join()
-    advanced = window["after"] - window["before"]
-    # Holding the GIL would allow at most a switch interval or two (5 ms each) of spinning.
-    assert window["elapsed"] > 0.1, "the sweep was too short to tell"
-    assert advanced > 0.25 * rate * window["elapsed"], (advanced, rate, window)
-
-
-# --- docs ---------------------------------------------------------------------------------
-
+    ks = np.logspace(4, 8, 480)  # ~4e8 steps: well over 0.1 s even at ~1 ns/step on two cores
+    # One core call: no chance to switch threads unless the GIL is released.
+    assert_gil_released(lambda: run.extend(ks), min_elapsed=0.1, what="sweep")
 
 @pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli", "ferromotion.plot", "ferromotion.app"])
 def test_docstring_examples_run(module: str) -> None:
@@ -583,53 +553,14 @@ def test_the_binding_reads_arms_by_attribute() -> None:
 
 
 def test_descent_releases_the_gil() -> None:
-    counter = 0
-    done = threading.Event()
-    window: dict = {}
-
-    def work() -> None:
-        window["before"] = counter
-        t0 = time.perf_counter()
-        fm.descent(arms=[fm.Arm.fixed(1e4), fm.Arm.fixed(1e6)] * 4, grid=11)  # one core call
-        window["elapsed"] = time.perf_counter() - t0
-        window["after"] = counter
-        done.set()
-
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.05:
-        counter += 1
-    rate = counter / (time.perf_counter() - t0)
-    worker = threading.Thread(target=work)
-    worker.start()
-    while not done.is_set():
-        counter += 1
-    worker.join()
-    assert window["elapsed"] > 0.05, "the descent was too short to tell"
-    assert window["after"] - window["before"] > 0.25 * rate * window["elapsed"], (rate, window)
-
+    arms = [fm.Arm.fixed(1e4), fm.Arm.fixed(1e6)] * 4
+    assert_gil_released(lambda: fm.descent(arms=arms, grid=11), min_elapsed=0.05, what="descent")
 
 def test_sweep_releases_the_gil_through_the_public_api(drop: fm.Drop) -> None:
     """fm.sweep with a dt array (several core calls) in a thread does not stop this one."""
-    counter = 0
-    done = threading.Event()
-    window: dict = {}
+    assert_gil_released(
+        lambda: fm.sweep(drop, k=np.logspace(4, 8, 48), dt=[1e-6] * 8, quiet=True),
+        min_elapsed=0.1,
+        what="sweep",
+    )
 
-    def work() -> None:
-        window["before"] = counter
-        t0 = time.perf_counter()
-        fm.sweep(drop, k=np.logspace(4, 8, 48), dt=[1e-6] * 8, quiet=True)
-        window["elapsed"] = time.perf_counter() - t0
-        window["after"] = counter
-        done.set()
-
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.05:
-        counter += 1
-    rate = counter / (time.perf_counter() - t0)
-    worker = threading.Thread(target=work)
-    worker.start()
-    while not done.is_set():
-        counter += 1
-    worker.join()
-    assert window["elapsed"] > 0.1, "the sweep was too short to tell"
-    assert window["after"] - window["before"] > 0.25 * rate * window["elapsed"], (rate, window)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-import time
 
 import numpy as np
 import pytest
 
 import ferromotion as fm
 from ferromotion import _core
+from gil import assert_gil_released
 
 COLUMNS = {
     "label", "law", "stiffness", "penetration", "creep", "contact_work", "energy_change", "converged_distance",
@@ -139,26 +138,5 @@ def test_rollout() -> None:
 
 def test_quadruped_releases_the_gil() -> None:
     config = json.dumps({"stiffness": [1e4], "t_final": 0.2})
-    counter = 0
-    done = threading.Event()
-    window: dict = {}
+    assert_gil_released(lambda: _core.quadruped(config), min_elapsed=0.05, what="run")
 
-    def work() -> None:
-        window["before"] = counter
-        t0 = time.perf_counter()
-        _core.quadruped(config)  # one core call
-        window["elapsed"] = time.perf_counter() - t0
-        window["after"] = counter
-        done.set()
-
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.05:
-        counter += 1
-    rate = counter / (time.perf_counter() - t0)
-    worker = threading.Thread(target=work)
-    worker.start()
-    while not done.is_set():
-        counter += 1
-    worker.join()
-    assert window["elapsed"] > 0.05, "the run was too short to tell"
-    assert window["after"] - window["before"] > 0.25 * rate * window["elapsed"], (rate, window)
