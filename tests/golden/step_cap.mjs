@@ -38,15 +38,18 @@ const checks = {
   "a Bench with dt = 1e-8 s (8e7 steps) is refused": () =>
     refusesSteps(() => new wasm.Bench(JSON.stringify({ k: 1e6, dt: 1e-8 })), "8e7"),
 
-  "dt = 8e-8 s (exactly the cap, 1e7 steps) is accepted; 7.9e-8 s is not": () => {
-    new wasm.Bench(JSON.stringify({ k: 1e6, dt: 8e-8 })).free();
-    refusesSteps(() => new wasm.Bench(JSON.stringify({ k: 1e6, dt: 7.9e-8 })), "1\\.01265822\\d*e7");
+  // The bench's dt-refinement readout always runs base dt/10 and dt/100: the bench is
+  // refused when its finest step (base dt/100) would pass the cap.
+  "a bench at base dt = 8e-6 s (dt/100: exactly the cap, 1e7 steps) is accepted; 5e-6 s (1.6e7) is not": () => {
+    new wasm.Bench(JSON.stringify({ k: 1e6, dt: 8e-6 })).free();
+    refusesSteps(() => new wasm.Bench(JSON.stringify({ k: 1e6, dt: 5e-6 })), "1\\.(6|59+\\d*)e7");
   },
 
-  "the dt/100 button at dt = 1e-6 s (8e7 steps) is refused; the bench takes the others": () => {
-    const b = new wasm.Bench(JSON.stringify({ k: 1e6, dt: 1e-6 }));
-    refusesSteps(() => b.setDtDivisor(100), "8e7");
-    b.setDtDivisor(10); // 8e6 steps: under the cap
+  "a bench at base dt = 1e-6 s (dt/100 needs 8e7 steps) is refused; one at 1e-4 s takes every button": () => {
+    refusesSteps(() => new wasm.Bench(JSON.stringify({ k: 1e6, dt: 1e-6 })), "8e7");
+    const b = new wasm.Bench(JSON.stringify({ k: 1e6, dt: 1e-4 }));
+    b.setDtDivisor(100);
+    b.setDtDivisor(10);
     b.setDtDivisor(1);
     b.setK(1e4);
     b.free();

@@ -183,11 +183,14 @@ impl Bench {
             });
         }
         config.tolerance_options.integrator()?;
-        crate::integrate::fixed::step_count(
-            config.drop.t_final,
-            config.dt(),
-            FixedOptions::default().max_steps,
-        )?;
+        // The dt-refinement readout always runs base_dt/10 and base_dt/100: check the finest.
+        for dt in [config.dt(), config.base_dt / 100.0] {
+            crate::integrate::fixed::step_count(
+                config.drop.t_final,
+                dt,
+                FixedOptions::default().max_steps,
+            )?;
+        }
         if config.drop != self.config.drop {
             self.reference = exact(&config.drop, &ExactOptions::default())?;
             self.exponent_cache.clear();

@@ -366,6 +366,15 @@ impl ToleranceOptions {
     /// The integrator these options configure, validated.
     pub fn integrator(&self) -> Result<Dopri5> {
         let rtol = positive("rtol", self.rtol)?;
+        // A relative tolerance of 1 or more controls nothing: the step size then wanders
+        // (at rtol = 77 one rollout takes millions of steps). Refuse it.
+        if rtol >= 1.0 {
+            return Err(FerroError::InvalidParameter {
+                name: "rtol",
+                value: rtol,
+                limit: "must be < 1".into(),
+            });
+        }
         let atol = match self.atol {
             Some(a) => positive("atol", a)?,
             None => rtol * 1e-2,
