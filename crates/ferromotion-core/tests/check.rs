@@ -185,34 +185,32 @@ fn exact_events(drop: &Drop) -> impl FnMut(&[f64]) -> Result<EventSignature> + '
     }
 }
 
+/// Check a claimed gradient of the rigid drop's v(T) against that objective, with its
+/// impacts as the event sequence.
+fn check_drop_v(drop: &Drop, grad: &[f64], opts: &CheckOptions) -> CheckReport {
+    let x = [drop.height, drop.velocity];
+    check_gradient(
+        &mut exact_v(drop),
+        Some(&mut exact_events(drop)),
+        None,
+        &x,
+        grad,
+        opts,
+    )
+    .unwrap()
+}
+
 #[test]
 fn drop_exact_gradient_is_verified_and_the_fixed_one_is_not() {
     let drop = Drop::default();
-    let x = [drop.height, drop.velocity];
     let je = exact(&drop, &ExactOptions::default()).unwrap().jacobian;
     let jf = fixed(&drop, 1e6, 1e-4, &FixedOptions::default())
         .unwrap()
         .jacobian;
     let opts = CheckOptions::default();
-    let r = check_gradient(
-        &mut exact_v(&drop),
-        Some(&mut exact_events(&drop)),
-        None,
-        &x,
-        &[je[(1, 0)], je[(1, 1)]],
-        &opts,
-    )
-    .unwrap();
+    let r = check_drop_v(&drop, &[je[(1, 0)], je[(1, 1)]], &opts);
     assert_eq!(r.verdict, Verdict::Verified, "{}", r.why);
-    let r = check_gradient(
-        &mut exact_v(&drop),
-        Some(&mut exact_events(&drop)),
-        None,
-        &x,
-        &[jf[(1, 0)], jf[(1, 1)]],
-        &opts,
-    )
-    .unwrap();
+    let r = check_drop_v(&drop, &[jf[(1, 0)], jf[(1, 1)]], &opts);
     assert_eq!(r.verdict, Verdict::NotVerified, "{}", r.why);
 }
 
@@ -282,17 +280,8 @@ fn a_direction_across_the_impact_is_event_crossing_and_refused() {
         t_final: t_hit + 1e-12,
         ..Drop::default()
     };
-    let x = [drop.height, drop.velocity];
     let je = exact(&drop, &ExactOptions::default()).unwrap().jacobian;
-    let r = check_gradient(
-        &mut exact_v(&drop),
-        Some(&mut exact_events(&drop)),
-        None,
-        &x,
-        &[je[(1, 0)], je[(1, 1)]],
-        &CheckOptions::default(),
-    )
-    .unwrap();
+    let r = check_drop_v(&drop, &[je[(1, 0)], je[(1, 1)]], &CheckOptions::default());
     assert_eq!(r.verdict, Verdict::Refused, "{}", r.why);
     assert!(r
         .directions
