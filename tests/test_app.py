@@ -25,7 +25,7 @@ def test_create_app_builds_without_a_server() -> None:
 
 def test_initial_readouts_come_from_the_bench() -> None:
     a = BenchApp(k=1e6)
-    r = fm.Bench(k=1e6).readout()
+    r = fm.Workbench(k=1e6).readout()
     assert a.readouts.object == readouts_html(r)
     assert a.blame.object == blame_html(r)
     assert "WRONG SIGN" in a.readouts.object and "k = 1.00e+06 N/m" in a.readouts.object
@@ -36,7 +36,7 @@ def test_slider_moves_k_and_the_marker() -> None:
     a = BenchApp(k=1e6)
     fig = a.plot.object
     a.slider.value = 2.0
-    assert a.bench.k == pytest.approx(1e2)
+    assert a.workbench.k == pytest.approx(1e2)
     assert "k = 1.00e+02 N/m" in a.readouts.object
     assert "RIGHT SIGN" in a.readouts.object.split("sign line")[1].split("</tr>")[0]
     assert a.plot.object is fig, "moving k must not rebuild the plot"
@@ -48,10 +48,10 @@ def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
     a = BenchApp(k=1e6)
     labels = list(a.dt_buttons.options)
     a.dt_buttons.value = labels[1]
-    assert a.bench.dt == pytest.approx(1e-5)
+    assert a.workbench.dt == pytest.approx(1e-5)
     assert "dt = 1e-05 s" in a.readouts.object
     a.tolerance_switch.value = True
-    assert a.bench.tolerance
+    assert a.workbench.tolerance
     assert "tolerance cost" in a.readouts.object and "rtol = 1e-11" in a.readouts.object
     a.rtol.value = 1e-6
     a.events.value = True

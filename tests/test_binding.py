@@ -288,7 +288,7 @@ def test_sweep_progress_path_on_a_terminal(drop: fm.Drop, monkeypatch: pytest.Mo
 
 
 def test_bench_readout_is_a_dict_and_setters_reach_the_core() -> None:
-    bench = fm.Bench(k=1e6)
+    bench = fm.Workbench(k=1e6)
     r = bench.readout()
     assert r["k"] == 1e6 and r["dt"] == bench.dt
     for key in ("exact", "fixed", "flow", "exponent", "refinement", "blame", "contact_exponent"):
@@ -303,11 +303,11 @@ def test_bench_readout_is_a_dict_and_setters_reach_the_core() -> None:
     assert bench.k == pytest.approx(1e4)
     with pytest.raises(fm.InvalidParameter):
         bench.set_dt_divisor(3)
-    assert "Bench(" in repr(bench)
+    assert "Workbench(" in repr(bench)
 
 
 def test_bench_curve_is_a_sweep() -> None:
-    bench = fm.Bench(k=1e6, tolerance=1e-6, events=True)
+    bench = fm.Workbench(k=1e6, tolerance=1e-6, events=True)
     s = bench.curve(np.array([1e3, 1e5]))
     assert isinstance(s, fm.Sweep) and len(s) == 2 and s.tolerance is not None
     assert s.dt == bench.dt

@@ -45,7 +45,7 @@ STATES = [
 
 
 def core_readout(log10k: float, divisor: int, rtol: float | None, events: bool) -> dict:
-    bench = fm.Bench(DROP, dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=events)
+    bench = fm.Workbench(DROP, dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=events)
     bench.set_log10_k(log10k)
     return bench.readout()
 

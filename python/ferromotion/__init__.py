@@ -59,7 +59,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Arm",
-    "Bench",
+    "Workbench",
     "Blame",
     "blame",
     "BouncingDrop",
@@ -1668,7 +1668,7 @@ def descent(drop: Optional[Drop] = None, *, arms: Optional[Sequence[Arm]] = None
 # The bench
 
 
-class Bench:
+class Workbench:
     """The browser lab's bench from Python: controls, and every readout for them.
 
     The core caches the readouts that do not depend on k, so moving k is cheap.
@@ -1691,7 +1691,7 @@ class Bench:
     Examples
     --------
     >>> import ferromotion as fm
-    >>> bench = fm.Bench(k=1e6)
+    >>> bench = fm.Workbench(k=1e6)
     >>> r = bench.readout()
     >>> r["fixed"]["errors"]["right_sign"]
     False
@@ -1705,65 +1705,65 @@ class Bench:
                  events: bool = False) -> None:
         self.drop = Drop() if drop is None else drop
         rtol = _tolerance_rtol(tolerance)
-        self._bench = _core.Bench(self.drop, k=k, base_dt=dt, dt_divisor=dt_divisor,
+        self._workbench = _core.Workbench(self.drop, k=k, base_dt=dt, dt_divisor=dt_divisor,
                                   tolerance=rtol is not None, rtol=rtol, events=events)
 
     @property
     def k(self) -> float:
         """Penalty stiffness, N/m."""
-        return self._bench.config()["k"]
+        return self._workbench.config()["k"]
 
     @property
     def dt(self) -> float:
         """The current fixed step, s (base dt / divisor)."""
-        return self._bench.config()["dt"]
+        return self._workbench.config()["dt"]
 
     @property
     def base_dt(self) -> float:
         """The base fixed step, s."""
-        return self._bench.config()["base_dt"]
+        return self._workbench.config()["base_dt"]
 
     @property
     def dt_divisor(self) -> int:
         """1, 10 or 100."""
-        return self._bench.config()["dt_divisor"]
+        return self._workbench.config()["dt_divisor"]
 
     @property
     def tolerance(self) -> bool:
         """Whether the tolerance route runs."""
-        return self._bench.config()["tolerance"]
+        return self._workbench.config()["tolerance"]
 
     def set_k(self, k: float) -> None:
         """Set the stiffness, N/m."""
-        self._bench.set_k(k)
+        self._workbench.set_k(k)
 
     def set_log10_k(self, log10_k: float) -> None:
         """Set the stiffness from the slider's log10 k."""
-        self._bench.set_log10_k(log10_k)
+        self._workbench.set_log10_k(log10_k)
 
     def set_dt_divisor(self, divisor: int) -> None:
         """Choose the current step: base dt / divisor with divisor 1, 10 or 100."""
-        self._bench.set_dt_divisor(divisor)
+        self._workbench.set_dt_divisor(divisor)
 
     def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None:
         """Switch the tolerance route; ``None`` keeps the current rtol or events flag."""
-        self._bench.set_tolerance(on, rtol, events)
+        self._workbench.set_tolerance(on, rtol, events)
 
     def readout(self) -> Dict[str, Any]:
         """Every readout for the current controls, as the core serialises it."""
-        return json.loads(self._bench.readout_json())
+        return json.loads(self._workbench.readout_json())
 
     def curve(self, k: Any) -> Sweep:
         """The fixed (and tolerance, when on) route's readouts against k at the current step."""
         ks = np.asarray(k, dtype=np.float64)
-        run = self._bench.curve(ks)
-        c = self._bench.config()
+        run = self._workbench.curve(ks)
+        c = self._workbench.config()
         return Sweep(run, self.drop, c["rtol"] if c["tolerance"] else None, c["events"] and c["tolerance"])
 
     def __repr__(self) -> str:
-        c = self._bench.config()
+        c = self._workbench.config()
         tol = f", tolerance rtol = {c['rtol']:g}" if c["tolerance"] else ""
-        return f"Bench(k = {self.k:g} N/m, dt = {self.dt:g} s{tol})"
+        return f"Workbench(k = {self.k:g} N/m, dt = {self.dt:g} s{tol})"
 
 
 # ---------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ __all__ = [
     "standard_arms",
     "SweepRun",
     "DescentRun",
-    "Bench",
+    "Workbench",
     "FIXTURES",
     "RECEIPT_SCHEMA",
     "MODE_NAMES",
@@ -118,7 +118,7 @@ class _Refinement(TypedDict):
     ratio_10: float
     ratio_100: float
 
-class _BenchConfig(TypedDict):
+class _WorkbenchConfig(TypedDict):
     k: float
     dt: float  # the current step: base_dt / dt_divisor
     base_dt: float
@@ -230,7 +230,7 @@ class DescentRun:
     def to_json(self) -> str: ...
 
 @final
-class Bench:
+class Workbench:
     def __new__(
         cls,
         drop: _DropLike,
@@ -243,12 +243,12 @@ class Bench:
         events: bool = False,
         eps: Optional[float] = None,
         max_steps: Optional[int] = None,
-    ) -> Bench: ...
+    ) -> Workbench: ...
     def set_k(self, k: float) -> None: ...
     def set_log10_k(self, log10_k: float) -> None: ...
     def set_dt_divisor(self, divisor: int) -> None: ...
     def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None: ...
-    def config(self) -> _BenchConfig: ...
+    def config(self) -> _WorkbenchConfig: ...
     def readout_json(self) -> str: ...
     def curve(self, ks: npt.NDArray[np.float64]) -> SweepRun: ...
 

@@ -3,7 +3,7 @@
 A stiffness slider (log10 k from 2 to 8), the three step buttons (dt, dt/10, dt/100), a
 switch for the tolerance route (with its rtol and event location), every readout of the
 core's bench, the blame split, and the log-log plot of error against k with the current
-k marked and the wrong-sign band shaded. Every number comes from :class:`ferromotion.Bench`;
+k marked and the wrong-sign band shaded. Every number comes from :class:`ferromotion.Workbench`;
 this module only lays them out.
 
 Serve it with ``ferromotion app`` (127.0.0.1, offline: Panel and Bokeh send their own
@@ -72,7 +72,7 @@ def _route_line(name: str, row: Dict[str, Any]) -> str:
 
 
 def readouts_html(r: Dict[str, Any]) -> str:
-    """The bench's readouts (a ``Bench.readout()`` dict) as an HTML table."""
+    """The bench's readouts (a ``Workbench.readout()`` dict) as an HTML table."""
     ex, fx, co = r["exact"], r["fixed"], r["corrected"]
     fe = fx["errors"]
     headline = f"{_num(fe['forward'])} {fe['forward_unit']}"
@@ -114,7 +114,7 @@ def readouts_html(r: Dict[str, Any]) -> str:
 
 
 def blame_html(r: Dict[str, Any]) -> str:
-    """The blame split of a ``Bench.readout()`` dict as an HTML table."""
+    """The blame split of a ``Workbench.readout()`` dict as an HTML table."""
     b = r["blame"]
 
     def share(value: float, below: bool) -> str:
@@ -139,16 +139,16 @@ _CSS = """
 
 
 class BenchApp:
-    """The app's state: a core :class:`ferromotion.Bench`, the widgets and the panes.
+    """The app's state: a core :class:`ferromotion.Workbench`, the widgets and the panes.
 
     Build it with :func:`create_app`; ``layout`` is the Panel object to serve.
     """
 
     def __init__(self, drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = fm._DT) -> None:
         pn = _panel()
-        self.bench = fm.Bench(drop, k=k, dt=dt)
+        self.workbench = fm.Workbench(drop, k=k, dt=dt)
         self._curves: Dict[Tuple[Any, ...], Any] = {}
-        base = self.bench.base_dt
+        base = self.workbench.base_dt
         self.slider = pn.widgets.FloatSlider(
             **_label(pn, "stiffness: log10 k (k in N/m)"), start=LOG10_K_RANGE[0], end=LOG10_K_RANGE[1],
             step=LOG10_K_STEP, value=round(math.log10(k), 1), sizing_mode="stretch_width",
@@ -198,20 +198,20 @@ class BenchApp:
 
     def _curve_figure(self) -> Any:
         """The plot at the current step and tolerance setting (cached: it does not depend on k)."""
-        c = self.bench._bench.config()
+        c = self.workbench._workbench.config()
         key = (c["dt"], c["tolerance"], c["rtol"], c["events"])
         if key not in self._curves:
-            s = self.bench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
-            self._curves[key] = s.plot(mark_k=self.bench.k, width=900, height=460)
+            s = self.workbench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
+            self._curves[key] = s.plot(mark_k=self.workbench.k, width=900, height=460)
         return self._curves[key]
 
     def _refresh(self, new_plot: bool) -> None:
-        r = self.bench.readout()
+        r = self.workbench.readout()
         self.readouts.object = readouts_html(r)
         self.blame.object = blame_html(r)
         fig = self._curve_figure()
         span = fig.select_one({"name": MARK_NAME})
-        span.location = self.bench.k
+        span.location = self.workbench.k
         span.visible = True
         if new_plot or self.plot.object is not fig:
             self.plot.object = fig
@@ -219,16 +219,16 @@ class BenchApp:
 
     def _apply_controls(self) -> None:
         try:
-            self.bench.set_log10_k(self.slider.value)
-            self.bench.set_dt_divisor(self._dt_labels[self.dt_buttons.value])
-            self.bench.set_tolerance(self.tolerance_switch.value, rtol=self.rtol.value, events=self.events.value)
+            self.workbench.set_log10_k(self.slider.value)
+            self.workbench.set_dt_divisor(self._dt_labels[self.dt_buttons.value])
+            self.workbench.set_tolerance(self.tolerance_switch.value, rtol=self.rtol.value, events=self.events.value)
             self._refresh(new_plot=True)
         except fm.FerroError as e:
             self._show_error(e)
 
     def _on_k(self, event: Any) -> None:
         try:
-            self.bench.set_log10_k(event.new)
+            self.workbench.set_log10_k(event.new)
             self._refresh(new_plot=False)
         except fm.FerroError as e:
             self._show_error(e)

@@ -142,9 +142,9 @@ function bench() {
   if (benches.length === 0 || (benches.length < 3 && chance(0.05))) {
     const scenario = chance(0.3) ? undefined : scenarioText();
     lastArgs = [scenario];
-    const b = new wasm.Bench(scenario); // may throw: counted as an error
+    const b = new wasm.Workbench(scenario); // may throw: counted as an error
     benches.push(b);
-    history.set(b, [`new Bench(${JSON.stringify(scenario)})`]);
+    history.set(b, [`new Workbench(${JSON.stringify(scenario)})`]);
     return b;
   }
   if (benches.length > 1 && chance(0.02)) {
@@ -168,16 +168,16 @@ const EXPORTS = [
   ["version", 1, () => call(wasm.version)],
   ["descentJson", 0.02, () => call(wasm.descentJson)],
   ["quadrupedJson", 2, () => call(wasm.quadrupedJson, quadrupedText())],
-  ["new Bench", 3, () => bench() && undefined],
-  ["Bench.setLog10K", 10, () => method("setLog10K", number(2, 8))],
-  ["Bench.setK", 10, () => method("setK", stiffness())],
-  ["Bench.setDtDivisor", 10, () => method("setDtDivisor", pick([1, 10, 100, 0, 3, 1000, -1, 2 ** 32 - 1, 2 ** 40, NaN]))],
-  ["Bench.setTolerance", 10, () => method("setTolerance", chance(0.5), number(1e-12, 1e-3), chance(0.5))],
-  ["Bench.dropJson", 2, () => method("dropJson", )],
-  ["Bench.readoutJson", 0.6, () => method("readoutJson", )],
-  ["Bench.curveJson", 2, () => method("curveJson", ks())],
-  ["Bench.timeOfImpactTerm", 5, () => method("timeOfImpactTerm", number(1e-4, 10))],
-  ["Bench.hybridDropJson", 5, () => method("hybridDropJson", number(1e-4, 10))],
+  ["new Workbench", 3, () => bench() && undefined],
+  ["Workbench.setLog10K", 10, () => method("setLog10K", number(2, 8))],
+  ["Workbench.setK", 10, () => method("setK", stiffness())],
+  ["Workbench.setDtDivisor", 10, () => method("setDtDivisor", pick([1, 10, 100, 0, 3, 1000, -1, 2 ** 32 - 1, 2 ** 40, NaN]))],
+  ["Workbench.setTolerance", 10, () => method("setTolerance", chance(0.5), number(1e-12, 1e-3), chance(0.5))],
+  ["Workbench.dropJson", 2, () => method("dropJson", )],
+  ["Workbench.readoutJson", 0.6, () => method("readoutJson", )],
+  ["Workbench.curveJson", 2, () => method("curveJson", ks())],
+  ["Workbench.timeOfImpactTerm", 5, () => method("timeOfImpactTerm", number(1e-4, 10))],
+  ["Workbench.hybridDropJson", 5, () => method("hybridDropJson", number(1e-4, 10))],
 ];
 /** Call a method of a random live bench, its arguments and the bench's history remembered. */
 function method(name, ...args) {
@@ -191,7 +191,7 @@ function method(name, ...args) {
   }
   return out;
 }
-const called = new Set(EXPORTS.map(([name]) => name.replace(/^new /, "").replace(/^Bench\./, "")));
+const called = new Set(EXPORTS.map(([name]) => name.replace(/^new /, "").replace(/^Workbench\./, "")));
 const total = EXPORTS.reduce((s, [, w]) => s + w, 0);
 function choose() {
   let r = random() * total;

@@ -31,9 +31,9 @@ export function sentence(err) {
 
 /**
  * Load the core and open a bench at the spec's defaults, or at a scenario's drop, k and
- * dt ({drop, k, dt}, SI units). Resolves to a Bench, or to null after reporting why.
+ * dt ({drop, k, dt}, SI units). Resolves to a Workbench, or to null after reporting why.
  */
-export async function openBench({ report = () => {}, scenario } = {}) {
+export async function openWorkbench({ report = () => {}, scenario } = {}) {
   let pkg;
   try {
     pkg = await loadCore();
@@ -45,8 +45,8 @@ export async function openBench({ report = () => {}, scenario } = {}) {
     return null;
   }
   const raw = attempt(report, () =>
-    new pkg.Bench(scenario === undefined ? undefined : JSON.stringify(scenario)));
-  return raw ? new Bench(pkg, raw, report) : null;
+    new pkg.Workbench(scenario === undefined ? undefined : JSON.stringify(scenario)));
+  return raw ? new Workbench(pkg, raw, report) : null;
 }
 
 function attempt(report, fn) {
@@ -68,7 +68,7 @@ function outcome(fn) {
 }
 
 /** The lab's bench: controls and readouts, one handle into the core. */
-export class Bench {
+export class Workbench {
   #pkg;
   #raw;
   #report;
@@ -95,7 +95,7 @@ export class Bench {
     );
   }
 
-  /** Every readout for the current controls (the core's BenchReadout), or null. */
+  /** Every readout for the current controls (the core's WorkbenchReadout), or null. */
   readout() {
     return attempt(this.#report, () => JSON.parse(this.#raw.readoutJson()));
   }

@@ -8,7 +8,7 @@ import { Further } from "./further.js";
 import { dtText, exp, int, kText, num, share, short, signText, signed, slope, times } from "./format.js";
 import { LogPlot } from "./plots.js";
 import { Progress } from "./progress.js";
-import { Background, openBench } from "./sim.js";
+import { Background, openWorkbench } from "./sim.js";
 
 const $ = (id) => document.getElementById(id);
 const el = {
@@ -363,7 +363,7 @@ function update(change, { learner = false, source = "init", t0 = performance.now
 }
 
 async function main() {
-  bench = await openBench({ report });
+  bench = await openWorkbench({ report });
   if (!bench) return;
   dropJson = bench.dropJson();
   stepCap = bench.maxSteps();

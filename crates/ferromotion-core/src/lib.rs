@@ -28,23 +28,19 @@
 // `!(x >= limit)` is how this crate refuses NaN together with out-of-range values.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-pub mod bench;
 pub mod check;
-pub mod contact;
-pub mod descent;
 pub mod error;
-pub mod fixtures;
-pub mod hybrid;
-pub mod integrate;
-pub mod jacobian;
-pub mod model;
-pub mod quadruped;
-pub mod readout;
-pub mod scenario;
-pub mod state;
-pub mod sweep;
+pub mod experiments;
+pub mod lab;
+pub mod physics;
 
-pub use bench::{Bench, BenchConfig, BenchReadout};
+// The short paths (`ferromotion_core::model`, `::contact`, `::sweep`, ...) stay valid: each
+// names the module in its group.
+pub use check::fixtures;
+pub use experiments::{descent, hybrid, quadruped};
+pub use lab::{readout, scenario, sweep, workbench};
+pub use physics::{contact, integrate, jacobian, model, state};
+
 pub use contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
 pub use contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};
 pub use error::{FerroError, Result};
@@ -58,3 +54,4 @@ pub use readout::{
 };
 pub use state::{Cost, Jacobian, RouteResult, State};
 pub use sweep::{sweep, Sweep, SweepOptions, SweepRow};
+pub use workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};

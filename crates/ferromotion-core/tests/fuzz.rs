@@ -105,7 +105,7 @@ proptest! {
 
     #[test]
     fn bench_controls_never_panic(log10_k in number(), divisor in prop::sample::select(vec![0u32, 1, 3, 10, 100, 1000]), rtol in number(), on in any::<bool>()) {
-        let mut b = Bench::new(BenchConfig::default()).unwrap();
+        let mut b = Workbench::new(WorkbenchConfig::default()).unwrap();
         let _ = b.set_log10_k(log10_k);
         let _ = b.set_dt_divisor(divisor);
         let _ = b.set_tolerance(on, rtol, !on);

@@ -286,11 +286,11 @@ impl PySweepRun {
 }
 
 /// The lab's bench: controls plus the core's caches of k-independent readouts.
-#[pyclass(module = "ferromotion._core", name = "Bench")]
-struct PyBench(fm::Bench);
+#[pyclass(module = "ferromotion._core", name = "Workbench")]
+struct PyWorkbench(fm::Workbench);
 
 #[pymethods]
-impl PyBench {
+impl PyWorkbench {
     #[new]
     #[pyo3(signature = (
         drop, k=None, base_dt=None, dt_divisor=1, tolerance=false, rtol=None, atol=None,
@@ -310,8 +310,8 @@ impl PyBench {
         eps: Option<f64>,
         max_steps: Option<u64>,
     ) -> PyResult<Self> {
-        let d = fm::BenchConfig::default();
-        let config = fm::BenchConfig {
+        let d = fm::WorkbenchConfig::default();
+        let config = fm::WorkbenchConfig {
             drop: drop.0,
             k: k.unwrap_or(d.k),
             base_dt: base_dt.unwrap_or(d.base_dt),
@@ -319,7 +319,9 @@ impl PyBench {
             tolerance,
             tolerance_options: tolerance_options(rtol, atol, events, eps, max_steps),
         };
-        Ok(PyBench(py_result(py.detach(|| fm::Bench::new(config)))?))
+        Ok(PyWorkbench(py_result(
+            py.detach(|| fm::Workbench::new(config)),
+        )?))
     }
 
     fn set_k(&mut self, k: f64) -> PyResult<()> {
@@ -695,7 +697,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("drop", drop_dict(py, &fm::Drop::default())?)?;
     out.set_item("tolerance", tolerance_defaults(py)?)?;
     out.set_item("dt", fm::SweepOptions::default().dt)?;
-    out.set_item("k", fm::BenchConfig::default().k)?;
+    out.set_item("k", fm::WorkbenchConfig::default().k)?;
     out.set_item("max_steps", fm::DEFAULT_MAX_STEPS)?;
     out.set_item("locate", fm::CorrectedOptions::default().locate)?;
     out.set_item("graze_speed", fm::DEFAULT_GRAZE_SPEED)?;
@@ -703,7 +705,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("root_rtol", flow.root_rtol)?;
     out.set_item("max_events", flow.max_events)?;
     out.set_item("exponent_range", fm::sweep::EXPONENT_RANGE)?;
-    out.set_item("lands_below", fm::bench::LANDS_BELOW)?;
+    out.set_item("lands_below", fm::workbench::LANDS_BELOW)?;
     let desc = problem_dict(py, &Problem::default())?;
     desc.set_item("converged", experiment::CONVERGED)?;
     desc.set_item("max_iterations", experiment::MAX_ITERATIONS)?;
@@ -755,7 +757,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(standard_arms, m)?)?;
     m.add_class::<PySweepRun>()?;
     m.add_class::<PyDescentRun>()?;
-    m.add_class::<PyBench>()?;
+    m.add_class::<PyWorkbench>()?;
     m.add_function(wrap_pyfunction!(hybrid_jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(check_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(check_fixture, m)?)?;

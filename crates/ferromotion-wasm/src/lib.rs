@@ -13,7 +13,7 @@ use ferromotion_core::descent::{descent, Arm, Problem};
 use ferromotion_core::hybrid;
 use ferromotion_core::scenario::{self, Scenario};
 use ferromotion_core::{
-    sweep, BenchConfig, Drop, Fit, Sweep, SweepOptions, ToleranceOptions, DEFAULT_GRAZE_SPEED,
+    sweep, Drop, Fit, Sweep, SweepOptions, ToleranceOptions, WorkbenchConfig, DEFAULT_GRAZE_SPEED,
 };
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -26,27 +26,29 @@ fn start() {
 /// The lab's bench: the drop, stiffness, step and tolerance switch, with the core's caches.
 /// An opaque handle: call `free()` when done with it.
 #[wasm_bindgen]
-pub struct Bench(ferromotion_core::Bench);
+pub struct Workbench(ferromotion_core::Workbench);
 
 #[wasm_bindgen]
-impl Bench {
+impl Workbench {
     /// A bench at the spec's defaults (k = 1e6 N/m, dt = 1e-4 s, tolerance off), or at the
     /// drop, k (N/m) and dt (s) of a scenario document when one is given.
     #[wasm_bindgen(constructor)]
-    pub fn new(scenario_json: Option<String>) -> Result<Bench, JsError> {
+    pub fn new(scenario_json: Option<String>) -> Result<Workbench, JsError> {
         let config = match scenario_json {
-            None => BenchConfig::default(),
+            None => WorkbenchConfig::default(),
             Some(text) => {
                 let sc = Scenario::from_json(&text).into_js()?;
-                BenchConfig {
+                WorkbenchConfig {
                     drop: sc.drop,
                     k: sc.k,
                     base_dt: sc.dt,
-                    ..BenchConfig::default()
+                    ..WorkbenchConfig::default()
                 }
             }
         };
-        ferromotion_core::Bench::new(config).map(Bench).into_js()
+        ferromotion_core::Workbench::new(config)
+            .map(Workbench)
+            .into_js()
     }
 
     /// Set the stiffness from the slider's log10 k (k in N/m).
@@ -79,7 +81,7 @@ impl Bench {
         Ok(serde_json::to_string(&self.0.config().drop)?)
     }
 
-    /// Every readout for the current controls: JSON of the core's `BenchReadout`.
+    /// Every readout for the current controls: JSON of the core's `WorkbenchReadout`.
     #[wasm_bindgen(js_name = readoutJson)]
     pub fn readout_json(&mut self) -> Result<String, JsError> {
         Ok(serde_json::to_string(&self.0.readout().into_js()?)?)

@@ -16,6 +16,7 @@
 
 use crate::error::{FerroError, Result};
 use crate::model::Drop;
+use crate::physics::flight::{flight_jacobian, fly, time_to_ground};
 use crate::state::{Cost, Jacobian, RouteResult, State};
 
 /// Default grazing threshold: impacts slower than this (m/s) are refused.
@@ -25,22 +26,6 @@ pub const DEFAULT_GRAZE_SPEED: f64 = 1e-3;
 /// until one grazes long before this; with e = 1 (zeta = 0) they never do, and a long T
 /// would otherwise loop for T/(2·v/g) impacts.
 pub const MAX_IMPACTS: usize = 1_000_000;
-
-/// Time until a body at height `y` (m) with velocity `v` (m/s) reaches y = 0 moving down
-/// under gravity `g`, s. Returns 0 when it is already at or below the ground moving down.
-pub fn time_to_ground(y: f64, v: f64, g: f64) -> f64 {
-    if y <= 0.0 && v <= 0.0 {
-        return 0.0;
-    }
-    // Larger root of y + v·t - g·t²/2 = 0, written to avoid cancellation when v > 0.
-    let disc = (v * v + 2.0 * g * y).sqrt();
-    if v >= 0.0 {
-        (v + disc) / g
-    } else {
-        // v < 0: (v + disc)/g = 2y / (disc - v), no cancellation.
-        2.0 * y / (disc - v)
-    }
-}
 
 /// The time-of-impact term (1+e)·g/|v|, 1/s: the saltation matrix's dv+/dy- entry.
 pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result<f64> {
@@ -64,20 +49,23 @@ pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result
     Ok(term)
 }
 
+impl Drop {
+    /// The time-of-impact term (1+e)·g/|v| (1/s) with this drop's limit restitution, at an
+    /// impact `speed` (m/s) of the caller's choosing.
+    pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
+        self.validate()?;
+        time_of_impact_term(
+            crate::contact::penalty::limit_restitution(self.zeta)?,
+            self.gravity,
+            speed,
+        )
+    }
+}
+
 /// Saltation matrix of a rigid impact at velocity `v_minus` < 0 (see the module docs).
 pub fn saltation(restitution: f64, gravity: f64, v_minus: f64) -> Jacobian {
     let e = restitution;
     Jacobian::new(-e, 0.0, -(1.0 + e) * gravity / v_minus, -e)
-}
-
-/// State-transition matrix of free flight over `t` seconds.
-pub fn flight_jacobian(t: f64) -> Jacobian {
-    Jacobian::new(1.0, t, 0.0, 1.0)
-}
-
-/// Free flight of (y, v) for `t` seconds under gravity `g`.
-pub fn fly(x: &State, t: f64, g: f64) -> State {
-    State::new(x[0] + x[1] * t - 0.5 * g * t * t, x[1] - g * t)
 }
 
 /// One rigid impact met by the `exact` route.

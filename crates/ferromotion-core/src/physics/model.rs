@@ -1,8 +1,8 @@
 //! The drop: a point mass released above flat ground, and the contact laws' parameters.
 //!
 //! Free flight is `y'' = -g`. Contact is either the rigid impact (see
-//! [`crate::contact::rigid`]) or the push-only penalty law (see
-//! [`crate::contact::penalty`]) with damping `c = 2·zeta·sqrt(k·m)`, so that holding `zeta`
+//! [`crate::physics::contact::rigid`]) or the push-only penalty law (see
+//! [`crate::physics::contact::penalty`]) with damping `c = 2·zeta·sqrt(k·m)`, so that holding `zeta`
 //! fixed while `k` sweeps keeps the restitution's stiff limit fixed.
 
 use crate::error::{finite, positive, FerroError, Result};
@@ -113,23 +113,12 @@ impl Drop {
 
     /// Time of the first ground contact in free flight, s.
     pub fn first_impact_time(&self) -> f64 {
-        crate::contact::rigid::time_to_ground(self.height, self.velocity, self.gravity)
+        crate::physics::flight::time_to_ground(self.height, self.velocity, self.gravity)
     }
 
     /// Speed of the first impact, m/s: sqrt(v0² + 2·g·h).
     pub fn impact_speed(&self) -> f64 {
         (self.velocity * self.velocity + 2.0 * self.gravity * self.height).sqrt()
-    }
-
-    /// The time-of-impact term (1+e)·g/|v| (1/s) with this drop's limit restitution, at an
-    /// impact `speed` (m/s) of the caller's choosing.
-    pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
-        self.validate()?;
-        crate::contact::rigid::time_of_impact_term(
-            crate::contact::penalty::limit_restitution(self.zeta)?,
-            self.gravity,
-            speed,
-        )
     }
 
     /// Penalty-law parameters at stiffness `k` (N/m), validated.

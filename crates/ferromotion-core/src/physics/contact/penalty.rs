@@ -17,9 +17,9 @@
 //! so the `flow` route needs no integrator: closed-form phases, a root-find for the
 //! force-zero time, and the entry saltation.
 
-use crate::contact::rigid::{flight_jacobian, fly, time_to_ground};
 use crate::error::{positive, FerroError, Result};
 use crate::model::{Drop, Penalty};
+use crate::physics::flight::{flight_jacobian, fly, time_to_ground};
 use crate::state::{Cost, Jacobian, RouteResult, State};
 
 impl Penalty {

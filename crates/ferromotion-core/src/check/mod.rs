@@ -21,6 +21,8 @@
 //! event-crossing or grazing (smooth differences cannot speak for it); `NotVerified`
 //! otherwise. The report carries every number behind that verdict.
 
+pub mod fixtures;
+
 use crate::error::{positive, FerroError, Result};
 use nalgebra::DMatrix;
 use serde::Serialize;

@@ -7,10 +7,10 @@ use ferromotion_core::*;
 fn bench_readout_equals_the_routes_called_directly() {
     let drop = Drop::default();
     for (k, divisor) in [(1e2, 1), (1e6, 10), (1e8, 100)] {
-        let mut b = Bench::new(BenchConfig {
+        let mut b = Workbench::new(WorkbenchConfig {
             k,
             dt_divisor: divisor,
-            ..BenchConfig::default()
+            ..WorkbenchConfig::default()
         })
         .unwrap();
         let r = b.readout().unwrap();

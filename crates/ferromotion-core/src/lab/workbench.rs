@@ -1,7 +1,7 @@
 //! The bench: the state behind the browser lab's controls and every readout it shows.
 //!
-//! A [`Bench`] holds the drop, the stiffness, the step and the tolerance switch, and
-//! computes one [`BenchReadout`] per change. Readouts that do not depend on k (the
+//! A [`Workbench`] holds the drop, the stiffness, the step and the tolerance switch, and
+//! computes one [`WorkbenchReadout`] per change. Readouts that do not depend on k (the
 //! divergence exponent at a given dt, the contact share's exponent) are cached, so a
 //! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
 //! few closed-form evaluations.
@@ -25,7 +25,7 @@ pub const LANDS_BELOW: f64 = 1e-2;
 
 /// The lab's controls.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BenchConfig {
+pub struct WorkbenchConfig {
     /// The drop.
     pub drop: Drop,
     /// Penalty stiffness, N/m.
@@ -40,9 +40,9 @@ pub struct BenchConfig {
     pub tolerance_options: ToleranceOptions,
 }
 
-impl Default for BenchConfig {
+impl Default for WorkbenchConfig {
     fn default() -> Self {
-        BenchConfig {
+        WorkbenchConfig {
             drop: Drop::default(),
             k: 1e6,
             base_dt: 1e-4,
@@ -53,19 +53,19 @@ impl Default for BenchConfig {
     }
 }
 
-impl From<crate::scenario::Scenario> for BenchConfig {
+impl From<crate::scenario::Scenario> for WorkbenchConfig {
     /// The lab's controls for a scenario: its drop, k, and its dt as the base step.
     fn from(sc: crate::scenario::Scenario) -> Self {
-        BenchConfig {
+        WorkbenchConfig {
             drop: sc.drop,
             k: sc.k,
             base_dt: sc.dt,
-            ..BenchConfig::default()
+            ..WorkbenchConfig::default()
         }
     }
 }
 
-impl BenchConfig {
+impl WorkbenchConfig {
     /// The current fixed step, s.
     pub fn dt(&self) -> f64 {
         self.base_dt / self.dt_divisor as f64
@@ -88,7 +88,7 @@ pub struct ExactReadout {
 
 /// Every number the lab shows for one setting of the controls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BenchReadout {
+pub struct WorkbenchReadout {
     /// The drop the readout is for.
     pub drop: Drop,
     /// Stiffness, N/m.
@@ -144,18 +144,18 @@ pub struct ToleranceReadout {
 
 /// The bench: controls plus caches.
 #[derive(Debug, Clone)]
-pub struct Bench {
-    config: BenchConfig,
+pub struct Workbench {
+    config: WorkbenchConfig,
     reference: RouteResult,
     exponent_cache: Vec<(f64, Fit)>,
     contact_exponent: Option<Fit>,
 }
 
-impl Bench {
+impl Workbench {
     /// A bench with the given controls (validated).
-    pub fn new(config: BenchConfig) -> Result<Bench> {
+    pub fn new(config: WorkbenchConfig) -> Result<Workbench> {
         let reference = exact(&config.drop, &ExactOptions::default())?;
-        let mut b = Bench {
+        let mut b = Workbench {
             config,
             reference,
             exponent_cache: Vec::new(),
@@ -166,12 +166,12 @@ impl Bench {
     }
 
     /// The current controls.
-    pub fn config(&self) -> &BenchConfig {
+    pub fn config(&self) -> &WorkbenchConfig {
         &self.config
     }
 
     /// Replace the controls, validating them. A new drop clears the caches.
-    pub fn set_config(&mut self, config: BenchConfig) -> Result<()> {
+    pub fn set_config(&mut self, config: WorkbenchConfig) -> Result<()> {
         config.drop.validate()?;
         positive("k", config.k)?;
         positive("dt", config.base_dt)?;
@@ -202,7 +202,7 @@ impl Bench {
 
     /// Set the stiffness, N/m.
     pub fn set_k(&mut self, k: f64) -> Result<()> {
-        self.set_config(BenchConfig { k, ..self.config })
+        self.set_config(WorkbenchConfig { k, ..self.config })
     }
 
     /// Set the stiffness from the slider's log10 k (2..8 in the lab; any finite value here).
@@ -213,7 +213,7 @@ impl Bench {
 
     /// Choose the current step: base_dt / divisor with divisor 1, 10 or 100.
     pub fn set_dt_divisor(&mut self, divisor: u32) -> Result<()> {
-        self.set_config(BenchConfig {
+        self.set_config(WorkbenchConfig {
             dt_divisor: divisor,
             ..self.config
         })
@@ -226,7 +226,7 @@ impl Bench {
             events,
             ..self.config.tolerance_options
         };
-        self.set_config(BenchConfig {
+        self.set_config(WorkbenchConfig {
             tolerance: on,
             tolerance_options,
             ..self.config
@@ -243,7 +243,7 @@ impl Bench {
     }
 
     /// Every readout for the current controls.
-    pub fn readout(&mut self) -> Result<BenchReadout> {
+    pub fn readout(&mut self) -> Result<WorkbenchReadout> {
         let c = self.config;
         let drop = &c.drop;
         let dt = c.dt();
@@ -301,7 +301,7 @@ impl Bench {
             }
         };
         let reference = &self.reference;
-        Ok(BenchReadout {
+        Ok(WorkbenchReadout {
             drop: *drop,
             k: c.k,
             dt,
