@@ -1,6 +1,6 @@
 """The fixed route as a user would write it without Ferromotion: JAX, NumPy, plain Python.
 
-The same discrete map as the core's ``fixed`` route (SPEC §3, crates/ferromotion-core/src/
+The same discrete map as the core's ``fixed`` route (docs/model.md §3, crates/ferromotion-core/src/
 integrate/fixed.rs): semi-implicit Euler on the push-only penalty drop,
 
     f = -k·y - c·v,  c = 2·zeta·sqrt(k·m)
@@ -29,7 +29,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class DropParams:
-    """The drop (SI units; SPEC §1 defaults)."""
+    """The drop (SI units; docs/model.md §1 defaults)."""
 
     height: float = 1.0
     velocity: float = 0.0

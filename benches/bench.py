@@ -2,7 +2,7 @@
 
 Run by scripts/bench.sh in .venv-bench (the only environment with JAX), after it has built
 the C loop (gcc -O2), the native bench (crates/ferromotion-core/benches/core.rs), the
-WebAssembly packages and the Python extension. Prints four tables (SPEC §10, issue 8):
+WebAssembly packages and the Python extension. Prints four tables (docs/model.md §10, issue 8):
 
 1. the fixed route with its tangent at one k, ns per step, as a ratio to a plain C loop:
    the native core, the core in WebAssembly under Node and in headless Chromium, JAX
@@ -188,7 +188,7 @@ def main() -> int:
     print()
     print(f"1. Fixed route with its tangent, one k: k = {K:g} N/m, dt = {DT:g} s ({steps:,} steps per rollout),"
           f" best of {ROUNDS} rounds x 9 samples")
-    print(f"   {'implementation':<44} {'ns/step':>8} {'median':>8} {'x C':>7}  {'target (SPEC §10)':<18} result")
+    print(f"   {'implementation':<44} {'ns/step':>8} {'median':>8} {'x C':>7}  {'target (docs/model.md §10)':<18} result")
     for name, best, med, target, bits in rows:
         print(f"   {name:<44} {best:>8.2f} {med:>8.2f} {best / base:>7.2f}  {target:<18} {bits}")
     results["fixed"] = {"k": K, "dt": DT, "steps": steps,

@@ -2,7 +2,7 @@
 // (benches/wasm_bench.mjs) and the headless-Chromium one (benches/bench.py, which serves this
 // file beside web/pkg/ on 127.0.0.1). `wasm` is the wasm-bindgen module, either build.
 
-/** The SPEC §1 drop (SI units), as the core's `Drop` JSON. */
+/** The docs/model.md §1 drop (SI units), as the core's `Drop` JSON. */
 export const DROP = JSON.stringify({
   height: 1.0, velocity: 0.0, t_final: 0.8, gravity: 9.81, mass: 1.0, zeta: 0.1606,
 });

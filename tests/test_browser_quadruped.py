@@ -1,5 +1,5 @@
 """The quadruped's go-further panel: the gait animated law by law, the two-axis table and
-what it concludes (issue 7, SPEC §5.7 and §8).
+what it concludes (issue 7, docs/model.md §5.7 and §8).
 
 The exact reference is the same WebAssembly core run under Node (target/wasm/node-pkg,
 built by `make wasm` next to web/pkg): the lab's numbers come from that binary in a Web

@@ -1,6 +1,6 @@
 """Fuzz the Python boundary: arbitrary floats into every route, the sweep and the blame split.
 
-Property (SPEC §9, issue 8): each call returns a result whose numbers are all finite, or
+Property (docs/model.md §9, issue 8): each call returns a result whose numbers are all finite, or
 raises a ``fm.FerroError`` subclass naming what was wrong. Never another exception (a
 ``TypeError``, an ``OverflowError``, pyo3's ``PanicException`` from a Rust panic), never a
 crash of the interpreter.

@@ -1,4 +1,4 @@
-/* The fixed route's hot loop in plain C: the yardstick of `make bench` (SPEC §10).
+/* The fixed route's hot loop in plain C: the yardstick of `make bench` (docs/model.md §10).
  *
  * Semi-implicit Euler on the push-only penalty drop with the forward-mode tangent, written
  * exactly as crates/ferromotion-core/src/integrate/fixed.rs::euler_with_tangent writes it
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-/* The SPEC §1 drop: h = 1 m from rest, T = 0.8 s, g = 9.81 m/s², m = 1 kg, zeta = 0.1606. */
+/* The docs/model.md §1 drop: h = 1 m from rest, T = 0.8 s, g = 9.81 m/s², m = 1 kg, zeta = 0.1606. */
 static volatile double HEIGHT = 1.0, VELOCITY = 0.0, T_FINAL = 0.8, GRAVITY = 9.81, MASS = 1.0, ZETA = 0.1606;
 
 typedef struct { double y, v, j00, j01, j10, j11; } Out;
@@ -54,7 +54,7 @@ static Out rollout(double k, double c, double inv_m, double g, double dt, long n
 /* The same map and tangent as a C programmer would write it: in flight (no force) the step's
  * Jacobian is [[1, dt], [0, 1]], so the tangent update is J00 += dt·J10, J01 += dt·J11 (the
  * general update would only add dt·(0·J..) terms, which change nothing for finite tangents
- * started from the identity). Same bits as `rollout`; the yardstick of SPEC §10. */
+ * started from the identity). Same bits as `rollout`; the yardstick of docs/model.md §10. */
 static Out rollout_tight(double k, double c, double inv_m, double g, double dt, long n, double y, double v) {
     double j00 = 1.0, j01 = 0.0, j10 = 0.0, j11 = 1.0;
     for (long i = 0; i < n; i++) {

@@ -1769,7 +1769,7 @@ class Workbench:
 # ---------------------------------------------------------------------------------------
 # hybrid_jacobian
 
-# The restitution the drop's penalty law realises as k -> infinity (SPEC §2): the shipped
+# The restitution the drop's penalty law realises as k -> infinity (docs/model.md §2): the shipped
 # hybrid systems' default, so that they bounce like the lab's rigid reference.
 _LIMIT_RESTITUTION: float = _core.limit_restitution(Drop())
 _HYBRID: Dict[str, Any] = _DEFAULTS["hybrid"]

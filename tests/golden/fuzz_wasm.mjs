@@ -1,4 +1,4 @@
-// Fuzz the WebAssembly boundary from Node (SPEC §9, issue 8): seeded random calls of every
+// Fuzz the WebAssembly boundary from Node (docs/model.md §9, issue 8): seeded random calls of every
 // export of the `--target nodejs` build, with plausible, huge, tiny, non-finite and random-bit
 // numbers and broken JSON. Property: each call returns a finite result (numbers finite, JSON
 // that parses, no NaN written as `null` inside a number array) or throws a JS `Error` carrying

@@ -1,4 +1,4 @@
-// Golden parity: the WebAssembly build against the native build, bit for bit (SPEC §11).
+// Golden parity: the WebAssembly build against the native build, bit for bit (docs/model.md §11).
 //
 //   node tests/golden/parity.mjs
 //

@@ -1,4 +1,4 @@
-// The core's step cap reaches the WebAssembly build (SPEC §4, §9; issue 8): a dt that would
+// The core's step cap reaches the WebAssembly build (docs/model.md §4, §9; issue 8): a dt that would
 // need more steps than the cap (1e7 per rollout) is refused with the core's TooManySteps
 // error, computed from T/dt before any step is run, so the lab shows a message instead of a
 // frozen tab; and the refused control leaves the bench as it was.

@@ -10,7 +10,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 /** Gradient error ratios above this after a ten- and hundredfold refinement mean "did not fall". */
 const NOT_FALLING = 0.5;
-/** The tolerance item needs k at or above this, N/m (SPEC §5). */
+/** The tolerance item needs k at or above this, N/m (docs/model.md §5). */
 const TOLERANCE_K = 1e5;
 
 const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];

@@ -1,7 +1,7 @@
 //! The fixed route's hot loop skips the flight steps' zero terms of the tangent update
 //! (`integrate/fixed.rs::euler_with_tangent`). This checks that it returns the same bits
 //! as the general update `J <- A·J` written out for every step, the way the loop was
-//! first written (and the way SPEC §3 states the route), on random drops, stiffnesses,
+//! first written (and the way docs/model.md §3 states the route), on random drops, stiffnesses,
 //! steps and starting tangents: equal bits whenever the result is finite, and a
 //! non-finite result from both when either overflows.
 

@@ -1,4 +1,4 @@
-//! The lab's readouts, one definition each (SPEC §4), computed from the routes.
+//! The lab's readouts, one definition each (docs/model.md §4), computed from the routes.
 //!
 //! - forward error: |dy| (m) and |dv| (m/s) against `exact`; the headline is the larger.
 //! - gradient error: `max_ij |J - J_exact| / max_ij |J_exact|`.

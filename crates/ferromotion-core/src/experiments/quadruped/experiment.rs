@@ -4,7 +4,7 @@
 //! the ground, trunk moving forward) and run one gait period at `dt`. Nothing in a row is
 //! measured against the other law.
 //!
-//! **Forward fidelity** (SPEC §8), per law: the largest penetration (m), the largest slip
+//! **Forward fidelity** (docs/model.md §8), per law: the largest penetration (m), the largest slip
 //! speed of a foot the law says is sticking (m/s; the tangential constraint violation),
 //! the net work of the contact impulses (J) and the mechanical energy at start and end,
 //! and the distance of the trunk's path (m, max over the step times) to the *same law's*
@@ -39,7 +39,7 @@
 //!   dt/refinement (is the reference itself settled?). Caveat for the penalty law: the
 //!   probes that pass this test are usually far below |v|·dt/refinement, so the reference is
 //!   the derivative of the refined *discrete* map and, like every fixed-step tangent, lacks
-//!   the saltation of the push-only force's jump at touchdown (the drop's lesson, SPEC §2–3);
+//!   the saltation of the push-only force's jump at touchdown (the drop's lesson, docs/model.md §2–3);
 //!   where a passing probe does span step shifts, `refined_tangent_error` shows the gap. The
 //!   rigid law's discrete map is continuous in the state (the gap enters the LCP as φ/dt),
 //!   so its refined derivative carries the touchdown timing.

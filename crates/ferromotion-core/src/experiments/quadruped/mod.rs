@@ -1,6 +1,6 @@
 //! The same question on a legged robot: a planar quadruped trotting on four frictional
 //! feet, with a rigid (complementarity) and a penalty contact law, controlled to one
-//! variable (issue #7, SPEC §8).
+//! variable (issue #7, docs/model.md §8).
 //!
 //! # Model
 //!

@@ -692,7 +692,7 @@ pub fn propagate_tangent(
 
 /// A · B with a plain loop in a fixed order. nalgebra sends larger dynamic products to a
 /// GEMM kernel that fuses multiply-adds on native CPUs but not in WebAssembly; this keeps
-/// the two builds bit-identical (SPEC: the same inputs give the same bits everywhere).
+/// the two builds bit-identical (docs/model.md §11: the same inputs give the same bits everywhere).
 fn matmul(a: &DMatrix<f64>, b: &DMatrix<f64>) -> DMatrix<f64> {
     let (n, m, p) = (a.nrows(), a.ncols(), b.ncols());
     let mut c = DMatrix::zeros(n, p);
