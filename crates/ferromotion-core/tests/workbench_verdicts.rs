@@ -26,7 +26,12 @@ fn the_readout_carries_its_divisor_and_the_three_steps() {
         }
         assert!((r.dt - dt).abs() <= 1e-15 * dt);
         // The current step is the refinement step of the same divisor, bit for bit.
-        let i = r.refinement.divisors.iter().position(|&d| d == divisor).unwrap();
+        let i = r
+            .refinement
+            .divisors
+            .iter()
+            .position(|&d| d == divisor)
+            .unwrap();
         assert_eq!(r.dt, r.refinement.steps[i]);
     }
 }
@@ -41,8 +46,15 @@ fn set_dt_takes_a_printed_step_and_refuses_any_other() {
     assert_eq!(b.config().dt_divisor, 1);
     for bad in [5e-5, 2e-5, 0.0, -1e-4, f64::NAN] {
         let err = b.set_dt(bad).unwrap_err();
-        assert!(matches!(err, FerroError::InvalidParameter { name: "dt", .. }), "{bad}: {err}");
-        assert_eq!(b.config().dt_divisor, 1, "a refused step leaves the bench as it was");
+        assert!(
+            matches!(err, FerroError::InvalidParameter { name: "dt", .. }),
+            "{bad}: {err}"
+        );
+        assert_eq!(
+            b.config().dt_divisor,
+            1,
+            "a refused step leaves the bench as it was"
+        );
     }
 }
 
@@ -106,7 +118,10 @@ fn the_tolerance_route_lands_only_when_its_derivative_does_not_depend_on_the_pro
             assert_eq!(t.row.probe_dependent, direct.probe_dependent);
             if rtol == LAB_RTOL {
                 // The bench's default rtol lands honestly over the whole range the lab asks for.
-                assert!(t.lands, "k = {k:e}: the default rtol must land without the flag");
+                assert!(
+                    t.lands,
+                    "k = {k:e}: the default rtol must land without the flag"
+                );
             }
         }
     }
@@ -124,7 +139,11 @@ fn three_sign_states_from_the_sign_and_the_size_of_the_error() {
     let drop = Drop::default();
     let reference = exact(&drop, &ExactOptions::default()).unwrap();
     let exact_slope = reference.jacobian[(1, 0)];
-    for (k, want) in [(1e2, Sign::Right), (1e6, Sign::Wrong), (1e8, Sign::RightFarOff)] {
+    for (k, want) in [
+        (1e2, Sign::Right),
+        (1e6, Sign::Wrong),
+        (1e8, Sign::RightFarOff),
+    ] {
         let f = fixed(&drop, k, 1e-4, &FixedOptions::default()).unwrap();
         let slope = f.jacobian[(1, 0)];
         let mut diff: f64 = 0.0;
@@ -148,7 +167,10 @@ fn three_sign_states_from_the_sign_and_the_size_of_the_error() {
         })
         .readout()
         .unwrap();
-        assert_eq!(r.fixed.errors.sign, want, "k = {k:e}: gradient error {gradient}");
+        assert_eq!(
+            r.fixed.errors.sign, want,
+            "k = {k:e}: gradient error {gradient}"
+        );
     }
     assert_eq!(Sign::of(f64::NAN, 3.6, 0.1), Sign::Wrong);
     assert_eq!(Sign::of(2.0, 3.6, f64::NAN), Sign::RightFarOff);
@@ -185,7 +207,13 @@ fn the_curve_is_the_sweep_at_the_benchs_step_with_its_fit_and_bands() {
     let mut b = bench(WorkbenchConfig::default());
     b.set_dt_divisor(10).unwrap();
     let c = b
-        .curve_with(&ks, &CurveOptions { corrected: true, blame: true })
+        .curve_with(
+            &ks,
+            &CurveOptions {
+                corrected: true,
+                blame: true,
+            },
+        )
         .unwrap();
     let direct = sweep(
         &drop,

@@ -16,9 +16,9 @@ use crate::model::Drop;
 use crate::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
-use crate::state::RouteResult;
 use crate::readout::{refinement_steps, DT_DIVISORS};
 use crate::state::Cost;
+use crate::state::RouteResult;
 use crate::sweep::{sweep, KBand, RouteRow, Sweep, SweepOptions};
 use serde::{Deserialize, Serialize};
 
@@ -274,10 +274,7 @@ impl Workbench {
     /// 1e-4/100). Anything else is refused, naming the steps on offer.
     pub fn set_dt(&mut self, dt: f64) -> Result<()> {
         let steps = refinement_steps(self.config.base_dt);
-        match steps
-            .iter()
-            .position(|s| (dt - s).abs() <= 1e-9 * s.abs())
-        {
+        match steps.iter().position(|s| (dt - s).abs() <= 1e-9 * s.abs()) {
             Some(i) => self.set_dt_divisor(DT_DIVISORS[i]),
             None => Err(FerroError::InvalidParameter {
                 name: "dt",
@@ -351,7 +348,8 @@ impl Workbench {
             dt: c.base_dt,
             cost: rollouts[0].cost,
         };
-        let per_yardstick = |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
+        let per_yardstick =
+            |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
         let refinement = Refinement::from_errors(
             c.base_dt,
             std::array::from_fn(|i| crate::readout::compare(&rollouts[i], reference).gradient),
@@ -362,9 +360,8 @@ impl Workbench {
         let tol = if c.tolerance {
             let t = tolerance(drop, c.k, &c.tolerance_options)?;
             let row = RouteRow::from_route(&t, reference);
-            let lands = row.errors.right_sign
-                && row.errors.gradient < LANDS_BELOW
-                && !row.probe_dependent;
+            let lands =
+                row.errors.right_sign && row.errors.gradient < LANDS_BELOW && !row.probe_dependent;
             Some(ToleranceReadout {
                 rtol: c.tolerance_options.rtol,
                 events: c.tolerance_options.events,
