@@ -63,10 +63,15 @@ def _rows(rows: List[Tuple[str, str]]) -> str:
     return f"<div role='status' aria-live='polite'><table class='fm-readouts'>{body}</table></div>"
 
 
+# The core's three sign states (readout.rs `Sign`).
+_SIGN = {"right": "RIGHT SIGN", "wrong": "<strong>WRONG SIGN</strong>",
+         "right_far_off": "RIGHT SIGN, FAR OFF (gradient error at least the exact answer's size)"}
+
+
 def _route_line(name: str, row: Dict[str, Any]) -> str:
     e = row["errors"]
-    sign = "RIGHT SIGN" if e["right_sign"] else "<strong>WRONG SIGN</strong>"
-    text = (f"gradient error {_num(e['gradient'])}; forward error {_num(e['forward'])} {e['forward_unit']}; "
+    sign = _SIGN[e["sign"]]
+    text = (f"gradient error {_num(e['gradient'])}; forward error |dy| {_num(e['dy'])} m; "
             f"dv(T)/dy0 = {_num(e['dv_dy0'], 4)}: {sign}")
     return f"<span class='fm-{name}'>{text}</span>"
 
@@ -75,13 +80,12 @@ def readouts_html(r: Dict[str, Any]) -> str:
     """The bench's readouts (a ``Workbench.readout()`` dict) as an HTML table."""
     ex, fx, co = r["exact"], r["fixed"], r["corrected"]
     fe = fx["errors"]
-    headline = f"{_num(fe['forward'])} {fe['forward_unit']}"
     rows = [
         ("setting", f"k = {r['k']:.2e} N/m, dt = {r['dt']:.0e} s, k·dt²/m = {_num(r['k_dt2'])}"),
-        ("forward error (fixed)", f"{headline} (|dy| = {_num(fe['dy'])} m, |dv| = {_num(fe['dv'])} m/s)"),
+        ("forward error (fixed)", f"|dy| = {_num(fe['dy'])} m (beside it |dv| = {_num(fe['dv'])} m/s)"),
         ("gradient error (fixed)", f"{_num(fe['gradient'])} (max|J - J_exact| / max|J_exact|)"),
         ("sign line", f"dv(T)/dy0: fixed {_num(fe['dv_dy0'], 4)} vs exact {_num(fe['dv_dy0_exact'], 4)}: "
-                      + ("RIGHT SIGN" if fe["right_sign"] else "<strong>WRONG SIGN</strong>")),
+                      + _SIGN[fe["sign"]]),
         ("divergence exponent", f"{r['exponent']['slope']:.3f} (R² = {r['exponent']['r2']:.3f}, "
                                 f"{r['exponent']['points']} points, k = 1e4..1e8 at dt = {r['dt']:.0e} s)"),
         ("dt refinement", f"×{r['refinement']['ratio_10']:#.3g} at dt/10, ×{r['refinement']['ratio_100']:#.3g} "
@@ -101,7 +105,7 @@ def readouts_html(r: Dict[str, Any]) -> str:
         flags.append("lands on the exact answer" if t["lands"] else "does not land on the exact answer")
         rows.append(("tolerance route", _route_line("tolerance", t)))
         rows.append(("tolerance cost", f"{t['cost']['force_evals']} force evaluations over {t['cost']['rollouts']} "
-                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's "
+                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's at the base dt "
                                        f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}); "
                                        + "; ".join(flags)))
     e_k = r["restitution_at_k"]
