@@ -50,6 +50,10 @@ fn set_dt_takes_a_printed_step_and_refuses_any_other() {
             matches!(err, FerroError::InvalidParameter { name: "dt", .. }),
             "{bad}: {err}"
         );
+        assert!(
+            err.to_string().ends_with("1e-4, 1e-5 or 1e-6 s"),
+            "the refusal names the steps on offer: {err}"
+        );
         assert_eq!(
             b.config().dt_divisor,
             1,

@@ -280,8 +280,10 @@ impl Workbench {
                 name: "dt",
                 value: dt,
                 limit: format!(
-                    "must be one of the bench's steps {:e}, {:e} or {:e} s",
-                    steps[0], steps[1], steps[2]
+                    "must be one of the bench's steps {}, {} or {} s",
+                    short(steps[0]),
+                    short(steps[1]),
+                    short(steps[2])
                 ),
             }),
         }
@@ -441,5 +443,18 @@ impl Workbench {
             wrong_sign: sweep.wrong_sign_bands(),
             sweep,
         })
+    }
+}
+
+/// A step for a message: exponential notation with at most 7 significant digits and no
+/// trailing zeros ("1e-6", not "1.0000000000000002e-6").
+fn short(x: f64) -> String {
+    let s = format!("{x:.6e}");
+    match s.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let m = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{exponent}")
+        }
+        _ => s,
     }
 }
