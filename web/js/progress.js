@@ -108,7 +108,7 @@ export class Progress {
   #announce;
 
   /**
-   * onLock(locked): the bench must lock (no prediction yet) or unlock.
+   * onLock(locked): the workbench must lock (no prediction yet) or unlock.
    * announce(text): a short sentence for the page's live region.
    */
   constructor({ onLock = () => {}, announce = () => {} } = {}) {
@@ -221,7 +221,9 @@ export class Progress {
       this.#s.prediction = { choice: choice.value, at: Date.now() };
       this.#save();
       this.#paintPrediction();
-      this.#announce(`Prediction committed: ${PREDICTIONS[choice.value]}. The bench is unlocked.`);
+      this.#announce(`Prediction committed: ${PREDICTIONS[choice.value]}. The workbench is unlocked.`);
+      // The workbench's top (next step, checklist, controls) into view, then the slider's focus.
+      $("workbench").scrollIntoView({ block: "start" });
       $("stiffness").focus();
     });
   }
@@ -254,7 +256,8 @@ export class Progress {
 
   /**
    * Hear a new readout. `learner` is true only when a trusted input event of the learner's
-   * produced it; `source` names the control ("slider", "dt", "tolerance", "corrected").
+   * produced it; `source` names the control ("slider" for a committed slider value,
+   * "slider-move" for one passed through, "dt", "tolerance", "corrected", "open").
    */
   observe(r, { learner = false, source = "init", divisor = 1 } = {}) {
     this.#r = r;
@@ -284,7 +287,7 @@ export class Progress {
         this.#step("D");
       }
       const tol = r.tolerance;
-      if (tol && tol.lands && r.k >= TOLERANCE_K * (1 - 1e-9)) {
+      if (tol && tol.lands && r.k >= TOLERANCE_K * (1 - 1e-9) && source !== "slider-move") {
         this.#tick("tolerance", { k: r.k, rtol: tol.rtol, events: tol.events, gradient: tol.errors.gradient });
         this.#step("F");
       }
@@ -335,7 +338,7 @@ export class Progress {
         this.#step("E");
         this.#paintSteps();
       } else if (Math.abs(typed - 0.5) < 1e-9) {
-        out.textContent = "0.5 is the law; the checklist asks for what this bench measured. Read the card and type its number.";
+        out.textContent = "0.5 is the law; the checklist asks for what this workbench measured. Read the card and type its number.";
       } else {
         out.textContent = `Not quite: the card prints ${slope(fit)} at ${dtText(r.dt)}.`;
       }
@@ -366,7 +369,7 @@ export class Progress {
     const banner = $("pass-banner");
     banner.hidden = !all;
     banner.textContent = all
-      ? "PASS. You broke the fixed-step gradient, showed that a smaller dt does not mend it, read the √k law off the bench, and watched the same spring land on the exact answer once the integrator changed."
+      ? "PASS. You broke the fixed-step gradient, showed that a smaller dt does not mend it, read the √k law off the workbench, and watched the same spring land on the exact answer once the integrator changed."
       : "";
   }
 
@@ -493,7 +496,7 @@ export class Progress {
     if (!hints.length) {
       const p = document.createElement("p");
       p.className = "quiet";
-      p.textContent = "No hint right now. Hints appear here when the bench shows a common trap.";
+      p.textContent = "No hint right now. Hints appear here when the workbench shows a common trap.";
       box.replaceChildren(p);
       return;
     }
