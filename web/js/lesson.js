@@ -61,8 +61,8 @@ export async function readFacts({ report = () => {} } = {}) {
       "tol.gradient": num(t.errors.gradient),
       "tol.lands": t.lands ? "it lands on the exact answer" : "it does not land on the exact answer",
       "tol.probe": t.probe_dependent
-        ? `flagged PROBE-DEPENDENT: its two finite-difference probes disagree by ${num(t.probe_gap)}, above the threshold ${num(t.probe_threshold)}`
-        : "its two finite-difference probes agree",
+        ? `but flagged PROBE-DEPENDENT: its central differences at two probe sizes disagree by ${num(t.probe_gap)}, above the flag's threshold ${num(t.probe_threshold)}, so the value depends on the probe and is shown, not to be trusted`
+        : `its central differences at two probe sizes agree (gap ${num(t.probe_gap)}, under the flag's threshold ${num(t.probe_threshold)})`,
       "tol.steps": int(t.cost.steps),
       "tol.rollouts": String(t.cost.rollouts),
       "tol.evals": int(t.cost.force_evals),

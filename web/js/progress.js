@@ -161,6 +161,11 @@ export class Progress {
     this.#announce("Progress cleared: commit a new prediction to start again.");
   }
 
+  /** Repaint the steps and the next-step panel (the lesson's numbers have arrived). */
+  repaint() {
+    this.#paintSteps();
+  }
+
   // ---- export -----------------------------------------------------------------------------
 
   /** The learner's progress as plain data (web/progress.schema.json). */

@@ -511,7 +511,10 @@ async function main() {
   // The lesson's numbers, read once from a second handle after the first paint.
   setTimeout(async () => {
     const facts = await readFacts({ report });
-    if (facts) paintFacts(facts);
+    if (facts) {
+      paintFacts(facts);
+      progress.repaint();
+    }
   }, 0);
 }
 
