@@ -232,6 +232,10 @@ def test_on_a_phone_the_strip_keeps_k_and_sign_beside_the_slider(phone: Page, la
     wrap = phone.locator("#h-routes ~ .table-wrap")
     assert wrap.get_attribute("tabindex") == "0" and wrap.get_attribute("role") == "region"
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    # Its cells break between words, never inside a number: no cell is taller than three lines (about 80 px).
+    click_and_wait(phone, "#tolerance")
+    tallest = phone.evaluate("Math.max(...[...document.querySelectorAll('#route-rows td')].map(c => c.getBoundingClientRect().height))")
+    assert tallest < 80, tallest
 
 
 def test_on_a_desktop_the_next_step_and_the_checklist_sit_beside_the_controls(page: Page, lab: str) -> None:
