@@ -244,6 +244,7 @@ export class Progress {
     $("predict-commit").disabled = Boolean(p) || !form.querySelector("input:checked");
     form.hidden = Boolean(p);
     shown.hidden = !p;
+    $("predict-note").hidden = Boolean(p);
     if (p) shown.textContent = `Your prediction, committed ${new Date(p.at).toLocaleString()}: ${PREDICTIONS[p.choice]}.`;
     this.#onLock(!p);
   }

@@ -91,8 +91,8 @@ function render(r) {
   put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger number.`);
   put("gradient", num(e.gradient));
   put("gradient-words", e.gradient >= 1
-    ? `The largest entry's error is ${num(e.gradient)} times the size of the whole exact Jacobian.`
-    : `The largest entry's error is ${num(100 * e.gradient)}% of the exact Jacobian's size.`);
+    ? `The worst entry is off by ${num(e.gradient)} times the largest entry of the exact Jacobian.`
+    : `The worst entry is off by ${num(100 * e.gradient)}% of the largest entry of the exact Jacobian.`);
   put("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
   put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.`);
 
