@@ -76,9 +76,10 @@ def test_a_probe_dependent_tolerance_row_never_lands(page: Page, lab: str) -> No
 def test_a_link_to_a_probe_dependent_setting_does_not_pass_the_checklist(page: Page, lab: str) -> None:
     open_lab(page, lab, "?k=1e6&dt=1e-4&tol=1e-11")
     commit_prediction(page)
-    page.locator("#stiffness").focus()
-    press(page, "ArrowRight")
-    press(page, "ArrowLeft")  # the learner's own move, back at 1e6 with rtol 1e-11
+    # The learner's own clicks at k = 1e6 with rtol 1e-11 (a dt button does not move the
+    # tolerance route): a probe-dependent row must not tick the checklist's item.
+    click_and_wait(page, dt_button(10))
+    click_and_wait(page, dt_button(1))
     row = tolerance_row(page)
     assert "PROBE-DEPENDENT" in row[2] and not row[0].endswith("(lands)"), row
     assert not item_done(page, "tolerance")
