@@ -69,7 +69,7 @@ function routeRow(name, row, ratio) {
   const e = row.errors;
   const cells = [
     name,
-    `${num(e.dy)} m (|dv| ${num(e.dv)} m/s)`,
+    `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
     signText(e.sign),
     row.cost.force_evals ? int(row.cost.force_evals) : "none (closed form)",
