@@ -2,14 +2,18 @@
 
 scripts/site.sh writes the folder (here into a temporary directory, from this checkout's built
 web/, as `make site` does into dist/site/); it is put three folders deep under a host's root and
-driven in Debian's Chromium from there: the slider moves, the readouts come, and no request leaves
+served by a plain static server (Python's, not the lab's own) and driven in Debian's Chromium from there: the slider moves, the readouts come, and no request leaves
 the sub-path.
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import subprocess
+import threading
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,7 +25,6 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     new_page,
     open_lab,
     readout,
-    serve,
     settle,
     slide_to,
 )
@@ -40,10 +43,27 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+class _StaticHost(http.server.SimpleHTTPRequestHandler):
+    """A plain static host (not the lab's server): files as they are, .wasm as application/wasm."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
+                      ".js": "text/javascript"}
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
-def host(site: Path):
-    """The host's root (three folders above the site) served on 127.0.0.1."""
-    yield from serve(site.parents[2])
+def host(site: Path) -> Iterator[str]:
+    """The host's root (three folders above the site) served on 127.0.0.1 by a generic static server."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(_StaticHost, directory=str(site.parents[2])))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_folder_is_the_lab_and_nothing_else(site: Path) -> None:

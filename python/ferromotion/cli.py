@@ -8,8 +8,8 @@
 - ``ferromotion descent`` runs gradient descent through one impact with each gradient arm
   and prints the per-arm table (``--json`` for everything, paths and landscape included).
 - ``ferromotion check FIXTURE`` runs the gradient check of one of the core's fixtures and prints
-  its one-line summary (``--json`` the whole receipt, ``--out FILE`` writes it); ``--list`` names
-  the fixtures.
+  its one-line summary (``--json`` the whole receipt, ``--out FILE`` writes it); ``--list`` says
+  what each fixture checks and the verdict it reaches.
 - ``ferromotion quadruped`` runs the quadruped's two-axis comparison (rigid against penalty contact
   over stiffness) and prints the table (``--json`` for the report without trajectories).
 - ``ferromotion lab`` serves the browser lab (shipped in the package; a checkout's ``web/``) on 127.0.0.1.
@@ -139,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("fixture", nargs="?", choices=fm.FIXTURES, metavar="FIXTURE",
                        help="the fixture to check (see --list)")
-    check.add_argument("--list", action="store_true", help="name the fixtures, one per line, and exit")
+    check.add_argument("--list", action="store_true",
+                       help="list the fixtures: what each checks, against which gradient, and its verdict; then exit")
     check.add_argument("--json", action="store_true", help="print the whole receipt as JSON instead of the summary")
     check.add_argument("--out", type=Path, metavar="FILE", help="also write the receipt's JSON to FILE")
     check.add_argument("--seed", type=_whole, default=fm._CHECK["seed"], metavar="N",
@@ -377,9 +378,28 @@ EXIT_REFUSED = 4
 _EXIT = {"verified": 0, "not-verified": EXIT_NOT_VERIFIED, "refused": EXIT_REFUSED}
 
 
+def _fixture_list(args: argparse.Namespace) -> str:
+    """Per fixture: the objective, the gradient under test and how it was produced, and the
+    verdict it reaches with these options. Every word comes from the core's receipt (the check
+    runs: about a second for all of them), so the list cannot drift from what `check` does."""
+    blocks = []
+    for name in fm.FIXTURES:
+        r = fm.check_fixture(name, seed=args.seed, directions=args.directions, tol=args.tol)
+        o = r.objective
+        setting = ", ".join(f"{k} = {v:g}" for k, v in o["tolerances"])
+        blocks.append(
+            f"{name}\n"
+            f"    checks: the gradient of {o['name']} ({o['units']}) with respect to the {o['description']}\n"
+            f"    against the gradient from: {o['route']}; integrator: {o['integrator']}"
+            + (f" ({setting})" if setting else "") + "\n"
+            f"    verdict: {r.verdict} ({r.why})"
+        )
+    return "\n".join(blocks)
+
+
 def _check(args: argparse.Namespace) -> int:
     if args.list:
-        print("\n".join(fm.FIXTURES))
+        print(_fixture_list(args))
         return 0
     if args.fixture is None:
         args.subparser.error("name a FIXTURE, or pass --list")  # exits with status 2
