@@ -206,7 +206,7 @@ def test_check_list_says_what_each_fixture_checks() -> None:
         checks, against, verdict = (line.strip() for line in blocks[i + 1:i + 4])
         r = fm.check_fixture(name)
         assert checks.startswith("checks: ") and r.objective["name"] in checks and r.objective["units"] in checks
-        assert against.startswith("against the gradient from: ") and r.objective["route"] in against
+        assert against.startswith("claimed gradient: ") and r.objective["route"] in against
         assert verdict == f"verdict: {r.verdict} ({r.why})"
 
 

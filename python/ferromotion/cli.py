@@ -390,8 +390,8 @@ def _fixture_list(args: argparse.Namespace) -> str:
         blocks.append(
             f"{name}\n"
             f"    checks: the gradient of {o['name']} ({o['units']}) with respect to the {o['description']}\n"
-            f"    against the gradient from: {o['route']}; integrator: {o['integrator']}"
-            + (f" ({setting})" if setting else "") + "\n"
+            f"    claimed gradient: {o['route']} (integrator: {o['integrator']}"
+            + (f"; {setting}" if setting else "") + "), against central differences of the objective\n"
             f"    verdict: {r.verdict} ({r.why})"
         )
     return "\n".join(blocks)
