@@ -151,6 +151,8 @@ def test_the_layout_follows_the_window(page: Page, app_url: str, width: int, hei
         for _ in range(10):
             pg.keyboard.press("ArrowRight")
         expect(pg.get_by_text("1.0e7 N/m").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(pg.locator("tr", has=pg.locator("th", has_text="setting")).first).to_contain_text(
+            "k = 1.00e+07 N/m", timeout=TIMEOUT_MS)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(SCREENSHOTS / f"panel_app_{width}.png"))
     finally:

@@ -221,6 +221,7 @@ class BenchApp:
             fig = s.plot(mark_k=self.workbench.k, height=PLOT_HEIGHT)
             fig.sizing_mode = "stretch_width"  # the window's width, not a fixed 720 px
             fig.min_width = 280
+            fig.legend[0].ncols = 1  # one entry per line: two side by side overflow a phone's width
             self._curves[key] = fig
         return self._curves[key]
 
