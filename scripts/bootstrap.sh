@@ -56,10 +56,15 @@ fi
 # --- wasm-bindgen-cli --------------------------------------------------------------------
 WB_VERSION="$(wasm_bindgen_version)"
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSION" ]; then
-    echo "bootstrap: cargo install wasm-bindgen-cli --version =$WB_VERSION (takes ~3 min on 2 cores)"
+    echo "bootstrap: cargo install wasm-bindgen-cli --version =$WB_VERSION (the longest step of a fresh machine)"
     # No --locked: the CLI's published Cargo.lock pins webpki-roots 1.0.11, which the crates.io
     # index reachable here lacks (newest there: 1.0.10), so `--locked` fails; a fresh resolve works.
-    cargo install wasm-bindgen-cli --version "=$WB_VERSION"
+    # --no-default-features drops the TLS stack (rustls, ring's C code): only wasm-bindgen-test-runner
+    # talks to a remote WebDriver over https, and we never run it. opt-level 1 compiles much faster
+    # and still processes our ~0.5 MB wasm in well under a second. (No registry we can reach ships a
+    # prebuilt wasm-bindgen-cli: npm and PyPI have no such package, and wasm-pack's npm package
+    # downloads its binaries from GitHub at install time.)
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "=$WB_VERSION" --no-default-features
 fi
 
 # --- Python venv -------------------------------------------------------------------------

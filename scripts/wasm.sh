@@ -14,7 +14,7 @@ set -euo pipefail
 wasm_cargo() {
     RUSTC="$WASM_RUSTC" RUSTDOC="$WASM_RUSTDOC" RUSTC_BOOTSTRAP=1 \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$WASM_LINKER" \
-    CARGO_TARGET_DIR="$WASM_TARGET_DIR" \
+    CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_BUILD_BUILD_DIR="$WASM_BUILD_DIR" \
         "$WASM_CARGO" "$@" -p ferromotion-wasm --target wasm32-unknown-unknown \
         -Zbuild-std=std,panic_abort --release
 }
