@@ -27,7 +27,8 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "${DIST_TOOLS[*]}" ]; then
     echo "${DIST_TOOLS[*]}" > "$STAMP"
 fi
 
-# The lab goes inside the package for the build only (python/ferromotion/lab/ is git-ignored).
+# The lab goes inside the package for the build only, and is removed after. (It must not be in
+# .gitignore: maturin leaves git-ignored files out of the wheel and the sdist.)
 LAB="$ROOT/python/ferromotion/lab"
 trap 'rm -rf "$LAB"' EXIT
 "$ROOT/scripts/site.sh" "$LAB"
