@@ -36,6 +36,9 @@ trap 'rm -rf "$LAB"' EXIT
 rm -rf dist/*.whl dist/*.tar.gz
 unset CONDA_PREFIX
 export PATH="$DIST_VENV/bin:$PATH"
+# pyo3's build script needs an interpreter: the project's .venv when there is one (common.sh), else
+# this one (`make dist` does not need .venv).
+[ -x "$PYO3_PYTHON" ] || export PYO3_PYTHON="$DIST_VENV/bin/python"
 # --zig: link with zig targeting glibc 2.17; --compatibility manylinux2014: tag the wheel so, and fail
 # the build if the extension needs anything manylinux2014 does not allow (maturin's audit).
 maturin build --release --zig --compatibility manylinux2014 --out dist
