@@ -113,7 +113,8 @@ def _start_lab(venv: Path, env: Dict[str, str]) -> Tuple[subprocess.Popen, str]:
     except queue.Empty:
         proc.kill()
         pytest.fail("`ferromotion lab` printed no URL within 60 s")
-    assert line.startswith("ferromotion lab: serving"), (line, proc.stderr.read() if proc.poll() else "")  # type: ignore[union-attr]
+    err = proc.stderr.read() if proc.poll() is not None else ""  # type: ignore[union-attr]
+    assert line.startswith("ferromotion lab: serving"), (line, err)
     return proc, next(w for w in line.split() if w.startswith("http://127.0.0.1:")).rstrip("/")
 
 

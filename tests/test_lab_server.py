@@ -188,7 +188,8 @@ def test_make_lab_runs_the_same_server_without_the_package(fake_lab: Path) -> No
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
-        assert line.startswith("ferromotion lab: serving"), (line, proc.stderr.read() if proc.poll() else "")  # type: ignore[union-attr]
+        err = proc.stderr.read() if proc.poll() is not None else ""  # type: ignore[union-attr]
+        assert line.startswith("ferromotion lab: serving"), (line, err)
         url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
         assert get(url, "/pkg/ferromotion_wasm_bg.wasm")[1] == "application/wasm"
         for target in TRAVERSALS:

@@ -1,9 +1,9 @@
 """`make site`: the lab as one static folder that works from any sub-path of a static host.
 
 scripts/site.sh writes the folder (here into a temporary directory, from this checkout's built
-web/, as `make site` does into dist/site/); it is put three folders deep under a host's root and
-served by a plain static server (Python's, not the lab's own) and driven in Debian's Chromium from there: the slider moves, the readouts come, and no request leaves
-the sub-path.
+web/, as `make site` does into dist/site/); it is put three folders deep under a host's root,
+served by a plain static server (Python's, not the lab's own) and driven in Debian's Chromium
+from there: the slider moves, the readouts come, and no request leaves the sub-path.
 """
 
 from __future__ import annotations

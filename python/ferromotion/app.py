@@ -1,11 +1,11 @@
 """The bench as a Panel app: the browser lab's controls and readouts, driven from Python.
 
 A stiffness slider (k from 1e2 to 1e8 N/m, moving in tenths of a decade), the log-log plot right
-under it (so that on a phone both fit on the first screen), the three step buttons (dt, dt/10, dt/100), a
-switch for the tolerance route (with its rtol and event location), every readout of the
-core's bench and the blame split. The plot shows error against k with the current k marked
-and the wrong-sign band shaded. Everything stretches to the window's width (up to 1000 px). Every number comes from :class:`ferromotion.Workbench`;
-this module only lays them out.
+under it (so that on a phone both fit on the first screen), the three step buttons (dt, dt/10,
+dt/100), a switch for the tolerance route (with its rtol and event location), every readout of
+the core's bench and the blame split. The plot shows error against k with the current k marked
+and the wrong-sign band shaded. Everything stretches to the window's width (up to 1000 px).
+Every number comes from :class:`ferromotion.Workbench`; this module only lays them out.
 
 Serve it with ``ferromotion app`` (127.0.0.1, offline: Panel and Bokeh send their own
 JavaScript and CSS from the local server, nothing from a CDN), or build it in a notebook::
