@@ -403,6 +403,18 @@ def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, An
 # The study
 
 
+def local_cluster_options(workers: Optional[int] = None, processes: bool = True) -> Dict[str, Any]:
+    """Keywords of the embedded ``distributed.LocalCluster``: everything on 127.0.0.1, one
+    thread per worker, and in worker processes one core-thread for the core's own
+    parallel loops (``RAYON_NUM_THREADS=1``), so that a worker is one core."""
+    options: Dict[str, Any] = dict(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                   processes=processes, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                   silence_logs=40)  # logging.ERROR
+    if processes:
+        options["env"] = {"RAYON_NUM_THREADS": "1"}
+    return options
+
+
 class Study:
     """A study bound to its store (made by :func:`study`); :meth:`compute` runs what is not
     done yet and returns the table.
@@ -486,9 +498,7 @@ class Study:
                 if scheduler is not None:
                     client = own = distributed.Client(scheduler)
                 else:
-                    cluster = distributed.LocalCluster(
-                        n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=processes,
-                        host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=40)
+                    cluster = distributed.LocalCluster(**local_cluster_options(workers, processes))
                     client = own = distributed.Client(cluster)
             try:
                 self._run(client, todo, distributed, progress, on_task)
