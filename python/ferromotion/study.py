@@ -155,15 +155,15 @@ def _range(key: str, table: Mapping[str, Any]) -> List[Any]:
     if (not isinstance(args, list) or len(args) != 3 or any(isinstance(a, bool) or not isinstance(a, (int, float))
                                                            for a in args)
             or not float(args[2]).is_integer() or args[2] < 1):
-        raise StudyError(f"{where}.{form}: expected [number, number, whole number >= 1], got {args!r}")
+        raise StudyError(f"`grid.{key}.{form}`: expected [number, number, whole number >= 1], got {args!r}")
     if form == "log":
         try:
             values = fm.log_grid(float(args[0]), float(args[1]), int(args[2]))
         except fm.FerroError as e:
-            raise StudyError(f"{where}.log: {e}") from None
+            raise StudyError(f"`grid.{key}.log`: {e}") from None
     elif form == "geomspace":
         if not (args[0] > 0 and args[1] > 0):
-            raise StudyError(f"{where}.geomspace: start and stop must be > 0, got {args!r}")
+            raise StudyError(f"`grid.{key}.geomspace`: start and stop must be > 0, got {args!r}")
         values = np.geomspace(float(args[0]), float(args[1]), int(args[2]))
     else:
         values = np.linspace(float(args[0]), float(args[1]), int(args[2]))
@@ -205,21 +205,16 @@ def _normalise(raw: Mapping[str, Any]) -> Dict[str, Any]:
             if not isinstance(value, bool):
                 raise StudyError(f"`{flag}`: expected true or false, got {value!r}")
             spec[flag] = value
-        defaults: Dict[str, Any] = {**fm.Drop().to_dict(), "dt": fm._DT, "events": False,
-                                    "k": [float(k) for k in _QUAD["stiffness"]]}
         if "events" in grid and "rtol" not in grid:
             raise StudyError("`grid.events`: the tolerance route's option needs `grid.rtol` (which runs that route)")
+        # Axes always in the table; the others only when the spec sweeps or sets them.
+        required: Dict[str, Any] = {"dt": fm._DT, "k": list(_QUAD["stiffness"])}
     else:
-        defaults = {**{k: _QUAD[k] for k in _QUAD_OPTIONS}, **_QUAD["robot"], "law": list(_LAWS),
-                    "stiffness": [float(k) for k in _QUAD["stiffness"]]}
-        # The horizon follows the gait period unless it is given: one period, as the core's default.
-        if "period" in grid and "t_final" not in grid:
-            defaults["t_final"] = None
-    spec["grid"] = {key: (_axis(key, grid[key]) if key in grid else
-                          (None if key not in defaults else _axis(key, defaults[key]) if defaults[key] is not None
-                           else None))
-                    for key in axes}
-    spec["grid"] = {k: v for k, v in spec["grid"].items() if v is not None}
+        required = {"dt": _QUAD["dt"], "law": list(_LAWS), "stiffness": list(_QUAD["stiffness"])}
+    spec["grid"] = {key: _axis(key, grid[key] if key in grid else required[key])
+                    for key in axes if key in grid or key in required}
+    # What an axis left out means: the package's defaults, part of the study's identity.
+    spec["defaults"] = {"drop": fm.Drop().to_dict(), "quadruped": _QUAD}
     return spec
 
 
@@ -328,7 +323,7 @@ def _drop_call(call: Mapping[str, Any], routes: Mapping[str, bool]) -> List[Dict
                    corrected=routes["corrected"], blame=routes["blame"], quiet=True)
 
     def run(ks: Sequence[float]) -> List[Dict[str, Any]]:
-        drop = fm.Drop(**{f: p[f] for f in _DROP_FIELDS})
+        drop = fm.Drop(**{f: p[f] for f in _DROP_FIELDS if f in p})
         return _sweep_rows(fm.sweep(drop, np.asarray(ks, dtype=np.float64), **options))
 
     try:
@@ -352,7 +347,7 @@ def _quadruped_call(call: Mapping[str, Any]) -> List[Dict[str, Any]]:
     options = {k: p[k] for k in _QUAD_OPTIONS if k in p}
     if "t_final" not in options and "period" in p:
         options["t_final"] = p["period"]
-    robot = {k: p[k] for k in _ROBOT_FIELDS if k in p and p[k] != _QUAD["robot"][k]}
+    robot = {k: p[k] for k in _ROBOT_FIELDS if k in p}
     ks = call["stiffness"] if "penalty" in call["laws"] else []
     n = sum(1 if law == "rigid" else len(call["stiffness"]) for law in call["laws"])
     try:
@@ -404,14 +399,15 @@ def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, An
 
 
 def local_cluster_options(workers: Optional[int] = None, processes: bool = True) -> Dict[str, Any]:
-    """Keywords of the embedded ``distributed.LocalCluster``: everything on 127.0.0.1, one
-    thread per worker, and in worker processes one core-thread for the core's own
-    parallel loops (``RAYON_NUM_THREADS=1``), so that a worker is one core."""
+    """Keywords of the embedded ``distributed.LocalCluster``: every socket on 127.0.0.1, one
+    thread per worker, and in worker processes one thread for the core's own parallel
+    loops (``RAYON_NUM_THREADS=1``), so that a worker is one core."""
     options: Dict[str, Any] = dict(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=processes, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                   processes=processes, dashboard_address="127.0.0.1:0",
                                    silence_logs=40)  # logging.ERROR
     if processes:
-        options["env"] = {"RAYON_NUM_THREADS": "1"}
+        options.update(host="127.0.0.1", env={"RAYON_NUM_THREADS": "1"})
+    # (Threads in this process talk in memory: no socket but the dashboard's.)
     return options
 
 
@@ -515,9 +511,11 @@ class Study:
 
     def _run(self, client: "Client", todo: Sequence[Mapping[str, Any]], distributed: Any,
              progress: Optional[bool], on_task: Optional[Callable[[int, int], None]]) -> None:
-        tag = _spec_hash(self.spec)[:10]
+        # A fresh key per run: a key the scheduler still remembers from an earlier run would
+        # hand back that run's result without writing the part again.
+        tag = f"{_spec_hash(self.spec)[:10]}-{uuid.uuid4().hex[:8]}"
         futures = [client.submit(run_task, str(self.out), task, self._task_points(task),
-                                 key=f"ferromotion-study-{tag}-{task['id']}", pure=False) for task in todo]
+                                 key=f"ferromotion-study-{tag}-{task['id']}") for task in todo]
         show = sys.stderr.isatty() if progress is None else progress
         if show:
             link = getattr(client, "dashboard_link", None)
@@ -542,9 +540,7 @@ class Study:
 
 
 def _open_store(spec: Dict[str, Any], out: Optional[Union[str, "os.PathLike[str]"]], resume: bool) -> Path:
-    if out is None:
-        return Path(tempfile.mkdtemp(prefix="ferromotion-study-"))
-    path = Path(out)
+    path = Path(tempfile.mkdtemp(prefix="ferromotion-study-") if out is None else out)
     meta = path / "study.json"
     doc = {"format": FORMAT, "spec": spec, "hash": _spec_hash(spec)}
     if meta.is_file():
