@@ -162,9 +162,9 @@ def test_a_drop_study_equals_sweep_point_by_point(client: Any, tmp_path: Path) -
 
 
 QUAD_SPEC: Dict[str, Any] = {
-    # A short horizon keeps it quick; dt = 3e-3 does not divide it (StepDoesNotDivide).
+    # A short horizon keeps it quick; dt = 4e-3 does not divide it (StepDoesNotDivide).
     "study": "quadruped", "grid": {"law": ["rigid", "penalty"], "stiffness": [1e3, 1e4], "t_final": 0.03,
-                                    "dt": [1e-3, 3e-3, 5e-4], "friction": [0.5, 1.0]},
+                                    "dt": [1e-3, 4e-3, 5e-4], "friction": [0.5, 1.0]},
 }
 
 
@@ -187,8 +187,8 @@ def test_a_quadruped_study_equals_quadruped_point_by_point(client: Any, tmp_path
         for column, value in want.items():
             assert _same(value.item() if isinstance(value, np.generic) else value, got[column]), column
         assert got["failure"] == q.laws[row].failure
-    assert set(table.loc[table["dt"] == 3e-3, "error"]) == {"StepDoesNotDivide"}
-    assert table.loc[table["dt"] != 3e-3, "error"].isna().all()
+    assert set(table.loc[table["dt"] == 4e-3, "error"]) == {"StepDoesNotDivide"}
+    assert table.loc[table["dt"] != 4e-3, "error"].isna().all()
 
 
 # --- nothing lost -------------------------------------------------------------------------
@@ -261,20 +261,24 @@ def test_a_killed_worker_loses_nothing(client: Any, tmp_path: Path) -> None:
 # --- the command line ---------------------------------------------------------------------
 
 
-def test_the_cli_runs_resumes_and_refuses(tmp_path: Path) -> None:
+def test_the_cli_runs_resumes_and_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ferromotion.cli import main
+
     spec = tmp_path / "tiny.toml"
     spec.write_text('study = "drop"\nbatch = 2\n[grid]\nk = [1e4, 1e5, 1e6]\nheight = [1.0, 100.0]\n')
-    cmd = [sys.executable, "-m", "ferromotion", "study", str(spec), "--out", str(tmp_path / "out"), "--workers", "1",
-           "--quiet"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert "6 points, 3 refused by the core (NoImpact)" in p.stdout
+    argv = ["study", str(spec), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"]
+    assert main(argv) == 0
+    assert "6 points, 3 refused by the core (NoImpact)" in capsys.readouterr().out
     table = pd.read_parquet(tmp_path / "out" / "table.parquet")
     assert list(table["error"].fillna("")) == ["", "", "", "NoImpact", "NoImpact", "NoImpact"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 1 and "pass --resume" in p.stderr
-    p = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0 and "(3 already done)" in p.stderr
+    assert main(argv) == 1 and "pass --resume" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0 and "(3 already done)" in capsys.readouterr().err
     spec.write_text('study = "drop"\n[grid]\nk = [1e4, "x"]\n')
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 1 and "`grid.k`: expected a number, got 'x'" in p.stderr
+    assert main(argv) == 1
+    assert "tiny.toml: `grid.k`: expected a number, got 'x'" in capsys.readouterr().err
+
+
+def test_the_cli_command_is_installed(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "ferromotion", "study", "--help"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and "--scheduler ADDR" in p.stdout and "--resume" in p.stdout
