@@ -68,7 +68,8 @@ def test_the_test_cluster_listens_on_127_0_0_1_only(client: Any) -> None:
     ({"study": "drop", "grid": {"heigth": 1.0}}, "`grid.heigth`"),
     ({"study": "drop", "grid": {"k": []}}, "`grid.k`"),
     ({"study": "drop", "grid": {"k": "1e4"}}, "`grid.k`"),
-    ({"study": "drop", "grid": {"dt": float("nan")}}, "`grid.dt`"),
+    ({"study": "drop", "grid": {"dt": float("nan"), "k": 1e4}}, "`grid.dt`"),
+    ({"study": "drop", "grid": {"dt": 1e-4}}, "`grid.k`"),
     ({"study": "drop", "grid": {"k": {"log": [2, 8]}}}, "`grid.k.log`"),
     ({"study": "drop", "grid": {"k": {"range": [2, 8, 1]}}}, "`grid.k`"),
     ({"study": "drop", "grid": {"events": True}}, "`grid.events`"),
@@ -261,12 +262,12 @@ def test_a_killed_worker_loses_nothing(client: Any, tmp_path: Path) -> None:
 # --- the command line ---------------------------------------------------------------------
 
 
-def test_the_cli_runs_resumes_and_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_runs_resumes_and_refuses(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ferromotion.cli import main
 
     spec = tmp_path / "tiny.toml"
     spec.write_text('study = "drop"\nbatch = 2\n[grid]\nk = [1e4, 1e5, 1e6]\nheight = [1.0, 100.0]\n')
-    argv = ["study", str(spec), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"]
+    argv = ["study", str(spec), "--out", str(tmp_path / "out"), "--scheduler", client.scheduler.address, "--quiet"]
     assert main(argv) == 0
     assert "6 points, 3 refused by the core (NoImpact)" in capsys.readouterr().out
     table = pd.read_parquet(tmp_path / "out" / "table.parquet")

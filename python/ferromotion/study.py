@@ -180,8 +180,9 @@ def _axis(key: str, value: Any) -> List[Any]:
 
 
 def _normalise(raw: Mapping[str, Any]) -> Dict[str, Any]:
-    """The spec with every axis a list of typed values and every default filled in: the
-    study's identity (two specs that normalise alike are the same study)."""
+    """The spec with every axis a list of typed values, and the package defaults that stand
+    for the axes left out: the study's identity (two specs that normalise alike are the
+    same study)."""
     kind = raw.get("study")
     if kind not in _TOP_KEYS:
         raise StudyError(f"`study`: expected \"drop\" or \"quadruped\", got {kind!r}")
@@ -208,11 +209,13 @@ def _normalise(raw: Mapping[str, Any]) -> Dict[str, Any]:
         if "events" in grid and "rtol" not in grid:
             raise StudyError("`grid.events`: the tolerance route's option needs `grid.rtol` (which runs that route)")
         # Axes always in the table; the others only when the spec sweeps or sets them.
-        required: Dict[str, Any] = {"dt": fm._DT, "k": list(_QUAD["stiffness"])}
+        required: Dict[str, Any] = {"dt": fm._DT}
     else:
         required = {"dt": _QUAD["dt"], "law": list(_LAWS), "stiffness": list(_QUAD["stiffness"])}
     spec["grid"] = {key: _axis(key, grid[key] if key in grid else required[key])
                     for key in axes if key in grid or key in required}
+    if kind == "drop" and "k" not in grid:
+        raise StudyError("`grid.k`: a drop study needs its stiffnesses (N/m)")
     # What an axis left out means: the package's defaults, part of the study's identity.
     spec["defaults"] = {"drop": fm.Drop().to_dict(), "quadruped": _QUAD}
     return spec
@@ -288,13 +291,11 @@ def _error_fields(e: Optional[BaseException]) -> Dict[str, Any]:
     return {"error": None if e is None else type(e).__name__, "error_message": None if e is None else str(e)}
 
 
-def _sweep_rows(s: "fm.Sweep") -> List[Dict[str, Any]]:
-    """One dict per stiffness with every readout of a sweep, flattened to scalars: state as
-    ``_y``/``_v``, the Jacobian as ``_J00.._J11`` (rows y, v; columns y0, v0)."""
-    cols: Dict[str, np.ndarray] = {}
+def _sweep_columns(s: "fm.Sweep") -> Dict[str, np.ndarray]:
+    """Every readout of a sweep as one column per scalar: states as ``_y``/``_v``, the
+    Jacobians as ``_J00 .. _J11`` (rows y, v; columns y0, v0)."""
     n = len(s)
-    cols["exact_y"] = np.repeat(s.exact.state[0], n)
-    cols["exact_v"] = np.repeat(s.exact.state[1], n)
+    cols: Dict[str, np.ndarray] = {"exact_y": np.repeat(s.exact.state[0], n), "exact_v": np.repeat(s.exact.state[1], n)}
     for i, j in itertools.product(range(2), range(2)):
         cols[f"exact_J{i}{j}"] = np.repeat(s.exact.jacobian[i, j], n)
     for name in ("fixed", "tolerance", "corrected"):
@@ -314,56 +315,59 @@ def _sweep_rows(s: "fm.Sweep") -> List[Dict[str, Any]]:
             cols[f"blame_{field}"] = arr
     if s.tolerance_cost_ratio is not None:
         cols["tolerance_cost_ratio"] = s.tolerance_cost_ratio
-    return [{name: col[i].item() for name, col in cols.items()} for i in range(n)]
+    return cols
 
 
-def _drop_call(call: Mapping[str, Any], routes: Mapping[str, bool]) -> List[Dict[str, Any]]:
+def _frame(pd: Any, readouts: Mapping[str, Any], n: int, error: Optional[BaseException] = None) -> Any:
+    """``error``, ``error_message`` and the readouts (none for a refused point), n rows."""
+    fields = _error_fields(error)
+    return pd.DataFrame({"error": [fields["error"]] * n, "error_message": [fields["error_message"]] * n,
+                         **readouts}, index=range(n))
+
+
+def _drop_call(pd: Any, call: Mapping[str, Any], routes: Mapping[str, bool]) -> Any:
+    """The call's points through fm.sweep: one call for all of them, or, when the core
+    refuses that call, one call per point so that each keeps its own outcome."""
     p = call["params"]
     options = dict(dt=p["dt"], tolerance=p.get("rtol"), events=p.get("events", False),
                    corrected=routes["corrected"], blame=routes["blame"], quiet=True)
 
-    def run(ks: Sequence[float]) -> List[Dict[str, Any]]:
+    def run(ks: Sequence[float]) -> Any:
         drop = fm.Drop(**{f: p[f] for f in _DROP_FIELDS if f in p})
-        return _sweep_rows(fm.sweep(drop, np.asarray(ks, dtype=np.float64), **options))
+        return _frame(pd, _sweep_columns(fm.sweep(drop, np.asarray(ks, dtype=np.float64), **options)), len(ks))
 
     try:
-        readouts = run(call["k"])
-        return [{**_error_fields(None), **r} for r in readouts]
-    except fm.FerroError as batch_error:
+        return run(call["k"])
+    except fm.FerroError as e:
         if len(call["k"]) == 1:
-            return [_error_fields(batch_error)]
-    # One point refused the whole call: run them one by one, each with its own outcome.
-    rows = []
+            return _frame(pd, {}, 1, e)
+    frames = []
     for k in call["k"]:
         try:
-            rows.append({**_error_fields(None), **run([k])[0]})
+            frames.append(run([k]))
         except fm.FerroError as e:
-            rows.append(_error_fields(e))
-    return rows
+            frames.append(_frame(pd, {}, 1, e))
+    return pd.concat(frames, ignore_index=True)
 
 
-def _quadruped_call(call: Mapping[str, Any]) -> List[Dict[str, Any]]:
+def _quadruped_call(pd: Any, call: Mapping[str, Any]) -> Any:
+    """The configuration through fm.quadruped (the rigid law always runs; the penalty law
+    at the stiffnesses asked for); its rows in the order of the points."""
     p = call["params"]
     options = {k: p[k] for k in _QUAD_OPTIONS if k in p}
     if "t_final" not in options and "period" in p:
         options["t_final"] = p["period"]
     robot = {k: p[k] for k in _ROBOT_FIELDS if k in p}
     ks = call["stiffness"] if "penalty" in call["laws"] else []
-    n = sum(1 if law == "rigid" else len(call["stiffness"]) for law in call["laws"])
+    n = len(call["points"])
     try:
         report = fm.quadruped(stiffness=ks, robot=robot or None, **options)
     except fm.FerroError as e:
-        return [_error_fields(e) for _ in range(n)]
-    table = report.table()
-    failures = [law.failure for law in report.laws]
-    rows = []
-    for law in call["laws"]:
-        for i in ([0] if law == "rigid" else range(1, len(ks) + 1)):
-            row = {name: col[i].item() if isinstance(col[i], np.generic) else col[i] for name, col in table.items()
-                   if name not in ("law", "stiffness")}
-            row["failure"] = failures[i]
-            rows.append({**_error_fields(None), **row})
-    return rows
+        return _frame(pd, {}, n, e)
+    rows = [i for law in call["laws"] for i in ([0] if law == "rigid" else range(1, len(ks) + 1))]
+    table = {name: col[rows] for name, col in report.table().items() if name not in ("law", "stiffness")}
+    table["failure"] = np.array([report.laws[i].failure for i in rows], dtype=object)
+    return _frame(pd, table, n)
 
 
 def _part_path(out: Path, task_id: int) -> Path:
@@ -378,15 +382,15 @@ def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, An
     """
     pd = _need("pandas")
     first = task["calls"][0]["points"][0]
-    rows: List[Dict[str, Any]] = []
+    frames = []
     for call in task["calls"]:
         if task["kind"] == "drop":
-            readouts = _drop_call(call, task["routes"])
+            readouts = _drop_call(pd, call, task["routes"])
         else:
-            readouts = _quadruped_call(call)
-        for point, r in zip(call["points"], readouts):
-            rows.append({"point": point, **points[point - first], **r})
-    frame = pd.DataFrame(rows)
+            readouts = _quadruped_call(pd, call)
+        params = pd.DataFrame([points[i - first] for i in call["points"]], index=range(len(call["points"])))
+        frames.append(pd.concat([pd.DataFrame({"point": call["points"]}), params, readouts], axis=1))
+    frame = pd.concat(frames, ignore_index=True)
     final = _part_path(Path(out), task["id"])
     tmp = final.with_name(f".{final.stem}-{uuid.uuid4().hex}.tmp")
     frame.to_parquet(tmp, index=False)
