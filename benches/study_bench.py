@@ -14,10 +14,11 @@ o = (workers * wall - sum of task times) / tasks (scheduling, shipping tasks and
 the client's bookkeeping, idle workers at the end), the peak resident memory of each worker
 process, and the estimate for P = 100 dedicated workers from those measurements alone. The
 machine is shared, so wall times carry other people's work; the estimate uses CPU times
-instead: the workers' CPU per task w_cpu and the coordinator's (the LocalCluster's scheduler
-runs in this process, beside the client) CPU per task s_cpu, which is serial. Between
-max(ceil(tasks / P) * w_cpu, tasks * s_cpu) and ceil(tasks / P) * w_cpu + tasks * s_cpu, at
-the study's batch size and at the batch that gives every worker four tasks.
+instead: the workers' CPU per task w_cpu, and the coordinator's CPU (the LocalCluster's
+scheduler runs in this process, beside the client; it is serial), split into s_cpu per task
+and s_fixed per study by running the drop study at a second, 20x smaller batch. Between
+max(ceil(tasks / P) * w_cpu, tasks * s_cpu + s_fixed) and their sum, at the study's batch
+size and at the batch that gives every worker four tasks.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+import tomllib  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Dict, List  # noqa: E402
 
@@ -54,7 +56,12 @@ def _cpu_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def direct(spec: Path) -> float:
+def _spec(path: Path, **override: Any) -> Dict[str, Any]:
+    with open(path, "rb") as f:
+        return {**tomllib.load(f), **override}
+
+
+def direct(spec: Dict[str, Any]) -> float:
     with tempfile.TemporaryDirectory() as out:
         s = fm.study(spec, out=out)
         t0 = time.perf_counter()
@@ -65,7 +72,7 @@ def direct(spec: Path) -> float:
     return elapsed
 
 
-def on_cluster(spec: Path, workers: int) -> Dict[str, Any]:
+def on_cluster(spec: Dict[str, Any], workers: int) -> Dict[str, Any]:
     """Wall time of the study on ``workers`` worker processes, the tasks' own compute time
     (Dask's task stream), and each worker's peak resident memory."""
     with distributed.LocalCluster(**local_cluster_options(workers)) as cluster, distributed.Client(cluster) as c:
@@ -92,12 +99,20 @@ def main() -> int:
     print(f"fm.study benchmark on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start "
           "(other work on the machine inflates every time)\n")
     rows: List[str] = []
-    for spec in STUDIES:
+    for path in STUDIES:
+        spec = _spec(path)
         s = fm.study(spec)
         n, tasks = s.n_points, s.n_tasks
         work = direct(spec)
         one = on_cluster(spec, 1)
         two = on_cluster(spec, 2)
+        # The coordinator's cost has a part per task and a part per study (submitting, reading
+        # the parts back): the drop study also runs in 20x more tasks to tell them apart.
+        many = None
+        if s.kind == "drop":
+            fine_batch = max(1, s.spec["batch"] // 20)
+            many = on_cluster(_spec(path, batch=fine_batch), 1)
+            many["tasks"] = fm.study(_spec(path, batch=fine_batch)).n_tasks
         w = one["compute"] / tasks  # a task's own wall time on a worker
         # Per task, the time a worker slot spent not computing a task: scheduling, shipping the
         # task and its result, the client's bookkeeping, waiting at the end.
@@ -106,23 +121,32 @@ def main() -> int:
         # CPU time is what a dedicated core would spend (wall times here include other people's
         # work): per task on a worker, and per task in the coordinator (scheduler + client).
         w_cpu = one["workers_cpu"] / tasks
-        s_cpu = one["coord_cpu"] / tasks
+        if many is not None:
+            s_cpu = max(0.0, (many["coord_cpu"] - one["coord_cpu"]) / (many["tasks"] - tasks))
+            s_fixed = max(0.0, one["coord_cpu"] - tasks * s_cpu)
+        else:  # a handful of tasks: all of the coordinator's time counted per task (an upper bound)
+            s_cpu, s_fixed = one["coord_cpu"] / tasks, 0.0
         # 100 dedicated workers: ceil(tasks / P) rounds of w_cpu each, and the coordinator's
-        # serial tasks * s_cpu, overlapped (lower) or not (upper).
+        # serial tasks * s_cpu + s_fixed, overlapped (lower) or not (upper).
         rounds = math.ceil(tasks / TARGET_WORKERS)
-        t100_lo = max(rounds * w_cpu, tasks * s_cpu)
-        t100_hi = rounds * w_cpu + tasks * s_cpu
+        t100_lo = max(rounds * w_cpu, tasks * s_cpu + s_fixed)
+        t100_hi = rounds * w_cpu + tasks * s_cpu + s_fixed
         # Re-batched so that each of the 100 workers gets 4 tasks (a drop task can be split
         # down to single points; a quadruped task is one configuration and cannot).
         fine = min(TARGET_WORKERS * 4, n if s.kind == "drop" else tasks)
         fine_w = one["workers_cpu"] / fine
-        fine_lo = max(math.ceil(fine / TARGET_WORKERS) * fine_w, fine * s_cpu)
-        fine_hi = math.ceil(fine / TARGET_WORKERS) * fine_w + fine * s_cpu
-        print(f"{spec.name}: {n} points in {tasks} tasks")
+        fine_lo = max(math.ceil(fine / TARGET_WORKERS) * fine_w, fine * s_cpu + s_fixed)
+        fine_hi = math.ceil(fine / TARGET_WORKERS) * fine_w + fine * s_cpu + s_fixed
+        print(f"{path.name}: {n} points in {tasks} tasks")
         print(f"  direct (1 core, no Dask)   {work:8.2f} s   {work / n * 1e6:.0f} us per point")
         print(f"  1 worker                   {one['wall']:8.2f} s   task w = {w * 1e3:.1f} ms wall, "
               f"{w_cpu * 1e3:.1f} ms worker CPU; overhead per task o = {o1 * 1e3:.1f} ms wall "
-              f"({o1 / (w + o1) * 100:.1f}% of a task), coordinator CPU {s_cpu * 1e3:.1f} ms per task")
+              f"({o1 / (w + o1) * 100:.1f}% of a task)")
+        if many is not None:
+            print(f"  1 worker, {many['tasks']} tasks       {many['wall']:8.2f} s   overhead per task "
+                  f"{(many['wall'] - many['compute']) / many['tasks'] * 1e3:.1f} ms wall")
+        print(f"  coordinator CPU            {s_cpu * 1e3:.2f} ms per task + {s_fixed:.2f} s per study "
+              f"(scheduler + client, serial)")
         print(f"  2 workers                  {two['wall']:8.2f} s   speed-up {one['wall'] / two['wall']:.2f}x "
               f"(ideal 2x); overhead per task {o2 * 1e3:.1f} ms wall; worker CPU {two['workers_cpu']:.2f} s "
               f"(1 worker: {one['workers_cpu']:.2f} s)")
@@ -132,7 +156,7 @@ def main() -> int:
               f"({tasks} tasks keep {min(tasks, TARGET_WORKERS)} workers busy)"
               + (f"; {fine_lo:.2f} .. {fine_hi:.2f} s in {fine} tasks" if fine != tasks else "")
               + f"; 1 dedicated worker: {one['workers_cpu'] + one['coord_cpu']:.2f} s\n")
-        rows.append(f"| {spec.stem} | {n} | {tasks} | {work:.2f} | {one['wall']:.2f} | {two['wall']:.2f} | "
+        rows.append(f"| {path.stem} | {n} | {tasks} | {work:.2f} | {one['wall']:.2f} | {two['wall']:.2f} | "
                     f"{one['wall'] / two['wall']:.2f} | {w_cpu * 1e3:.0f} | {o1 * 1e3:.1f} | {s_cpu * 1e3:.1f} | "
                     f"{max(two['rss']):.0f} | {t100_lo:.2f} .. {t100_hi:.2f} |")
     print("| study | points | tasks | direct s | 1 worker s | 2 workers s | speed-up | task CPU ms | overhead ms/task "

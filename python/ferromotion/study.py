@@ -480,8 +480,8 @@ class Study:
             The embedded cluster's workers are processes (default) or threads; the core
             releases the GIL, so both run in parallel.
         progress : bool, optional
-            Show Dask's progress bar (default: when stderr is a terminal) and the dashboard
-            link when the cluster has one.
+            True: Dask's progress bar; None (default): the bar when stderr is a terminal;
+            both print the dashboard's link when the cluster has a dashboard. False: silent.
         on_task : callable, optional
             Called as ``on_task(done, total)`` on the client each time a task's part is written.
 
@@ -520,13 +520,12 @@ class Study:
         tag = f"{_spec_hash(self.spec)[:10]}-{uuid.uuid4().hex[:8]}"
         futures = [client.submit(run_task, str(self.out), task, self._task_points(task),
                                  key=f"ferromotion-study-{tag}-{task['id']}") for task in todo]
-        show = sys.stderr.isatty() if progress is None else progress
-        if show:
+        if progress is not False:
             link = getattr(client, "dashboard_link", None)
             if link:
-                print(f"ferromotion study: {len(todo)} tasks; dashboard {link}", file=sys.stderr)
-            if sys.stderr.isatty():
-                distributed.progress(futures, notebook=False)
+                print(f"ferromotion study: {len(todo)} tasks to run; dashboard {link}", file=sys.stderr)
+            if progress or sys.stderr.isatty():
+                distributed.progress(futures, notebook=False)  # a text bar; returns when all are done
         done = self.n_tasks - len(todo)
         try:
             for future in distributed.as_completed(futures):
