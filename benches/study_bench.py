@@ -8,17 +8,19 @@ and the 24-point quadruped study (examples/quadruped_study.toml). Each runs thre
 - on an embedded LocalCluster of 1 and then 2 worker processes (one thread, one core each),
   into a fresh store, timed from submission to the complete table (cluster start-up apart).
 
-Printed: wall times, the speed-up from 1 to 2 workers, a task's own time w (Dask's task
-stream: evaluating its points and writing its Parquet part), the overhead per task
-o = (workers * wall - sum of task times) / tasks (scheduling, shipping tasks and results,
-the client's bookkeeping, idle workers at the end), the peak resident memory of each worker
-process, and the estimate for P = 100 dedicated workers from those measurements alone. The
-machine is shared, so wall times carry other people's work; the estimate uses CPU times
-instead: the workers' CPU per task w_cpu, and the coordinator's CPU (the LocalCluster's
-scheduler runs in this process, beside the client; it is serial), split into s_cpu per task
-and s_fixed per study by running the drop study at a second, 20x smaller batch. Between
-max(ceil(tasks / P) * w_cpu, tasks * s_cpu + s_fixed) and their sum, at the study's batch
-size and at the batch that gives every worker four tasks.
+Printed: wall times and the measured speed-up from 1 to 2 workers; each task's CPU time (the
+study's own ``stats``: evaluating its points and writing its Parquet part); the overhead per
+task in CPU time, on the worker (the worker process's CPU beyond its tasks') and in the
+coordinator (the LocalCluster's scheduler runs in this process beside the client, and it is
+serial), the latter split into a part per task and a part per study by running the drop
+study again at a 20x smaller batch; the peak resident memory of each worker process.
+
+The machine is shared, so wall times carry other people's work. The predictions use CPU
+times instead, as dedicated cores would spend them: the tasks (each plus the worker's
+overhead) scheduled longest-first on P workers, and the coordinator's serial time, overlapped
+(lower bound) or one after the other (upper bound); for P = 1, 2 (to set against the
+measurement) and P = 100, at the study's batch size and, for the drop, re-batched into 400
+tasks (4 per worker).
 """
 
 from __future__ import annotations
@@ -27,20 +29,18 @@ import os
 
 os.environ["RAYON_NUM_THREADS"] = "1"  # the direct run is one core, as one worker is
 
-import math  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import tomllib  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Dict, List  # noqa: E402
+from typing import Any, Dict, List, Sequence, Tuple  # noqa: E402
 
 import distributed  # noqa: E402
 
 import ferromotion as fm  # noqa: E402
-from ferromotion import study as study_module  # noqa: E402,F401  (the module, for run_task)
-from ferromotion.study import local_cluster_options, run_task  # noqa: E402
+from ferromotion.study import _cpu_s, local_cluster_options, run_task  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = [ROOT / "examples" / "drop_study.toml", ROOT / "examples" / "quadruped_study.toml"]
@@ -49,11 +49,6 @@ TARGET_WORKERS = 100
 
 def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
-
-
-def _cpu_s() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def _spec(path: Path, **override: Any) -> Dict[str, Any]:
@@ -73,31 +68,38 @@ def direct(spec: Dict[str, Any]) -> float:
 
 
 def on_cluster(spec: Dict[str, Any], workers: int) -> Dict[str, Any]:
-    """Wall time of the study on ``workers`` worker processes, the tasks' own compute time
-    (Dask's task stream), and each worker's peak resident memory."""
+    """Wall time of the study on ``workers`` worker processes, each task's CPU time (the
+    study's own stats), the workers' and the coordinator's CPU, each worker's peak memory."""
     with distributed.LocalCluster(**local_cluster_options(workers)) as cluster, distributed.Client(cluster) as c:
         c.run(lambda: __import__("ferromotion.study"))  # imports are start-up, not study time
         with tempfile.TemporaryDirectory() as out:
             s = fm.study(spec, out=out)
-            with distributed.get_task_stream(client=c) as stream:
-                workers_cpu, here_cpu = c.run(_cpu_s), _cpu_s()
-                t0 = time.perf_counter()
-                table = s.compute(c, progress=False)
-                elapsed = time.perf_counter() - t0
-                here_cpu = _cpu_s() - here_cpu
-                workers_cpu = sum(v - workers_cpu[k] for k, v in c.run(_cpu_s).items())
+            workers_cpu, here_cpu = c.run(_cpu_s), _cpu_s()
+            t0 = time.perf_counter()
+            table = s.compute(c, progress=False)
+            elapsed = time.perf_counter() - t0
+            here_cpu = _cpu_s() - here_cpu
+            workers_cpu = sum(v - workers_cpu[k] for k, v in c.run(_cpu_s).items())
             assert len(table) == s.n_points
-        compute = sum(ss["stop"] - ss["start"] for task in stream.data for ss in task["startstops"]
-                      if ss["action"] == "compute")
         rss = sorted(c.run(_peak_rss_mib).values())
     # The scheduler of a LocalCluster runs in this process, beside the client: here_cpu is
     # the coordinator's CPU time (scheduler + client), the part that does not spread.
-    return {"wall": elapsed, "compute": compute, "rss": rss, "workers_cpu": workers_cpu, "coord_cpu": here_cpu}
+    return {"wall": elapsed, "tasks": s.n_tasks, "task_cpu": [t["cpu_s"] for t in s.stats], "rss": rss,
+            "workers_cpu": workers_cpu, "coord_cpu": here_cpu}
+
+
+def makespan(costs: Sequence[float], workers: int) -> float:
+    """Longest-first greedy schedule of the tasks' costs on ``workers`` (what a scheduler
+    handing the next task to the first free worker achieves, near enough)."""
+    loads = [0.0] * workers
+    for cost in sorted(costs, reverse=True):
+        loads[loads.index(min(loads))] += cost
+    return max(loads)
 
 
 def main() -> int:
     print(f"fm.study benchmark on {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start "
-          "(other work on the machine inflates every time)\n")
+          "(other work on the machine stretches every wall time)\n")
     rows: List[str] = []
     for path in STUDIES:
         spec = _spec(path)
@@ -106,62 +108,54 @@ def main() -> int:
         work = direct(spec)
         one = on_cluster(spec, 1)
         two = on_cluster(spec, 2)
-        # The coordinator's cost has a part per task and a part per study (submitting, reading
-        # the parts back): the drop study also runs in 20x more tasks to tell them apart.
-        many = None
+        costs = one["task_cpu"]
+        # A worker's own CPU per task beyond the task (Dask's worker side, its idle loop included).
+        ow = max(0.0, (one["workers_cpu"] - sum(costs)) / tasks)
+        # The coordinator's CPU has a part per task and a part per study (submitting, reading
+        # the parts back): the drop study runs again in 20x more tasks to tell them apart. The
+        # quadruped's few tasks count all of it per task (an upper bound).
         if s.kind == "drop":
-            fine_batch = max(1, s.spec["batch"] // 20)
-            many = on_cluster(_spec(path, batch=fine_batch), 1)
-            many["tasks"] = fm.study(_spec(path, batch=fine_batch)).n_tasks
-        w = one["compute"] / tasks  # a task's own wall time on a worker
-        # Per task, the time a worker slot spent not computing a task: scheduling, shipping the
-        # task and its result, the client's bookkeeping, waiting at the end.
-        o1 = (one["wall"] - one["compute"]) / tasks
-        o2 = (2 * two["wall"] - two["compute"]) / tasks
-        # CPU time is what a dedicated core would spend (wall times here include other people's
-        # work): per task on a worker, and per task in the coordinator (scheduler + client).
-        w_cpu = one["workers_cpu"] / tasks
-        if many is not None:
+            many = on_cluster(_spec(path, batch=max(1, s.spec["batch"] // 20)), 1)
             s_cpu = max(0.0, (many["coord_cpu"] - one["coord_cpu"]) / (many["tasks"] - tasks))
             s_fixed = max(0.0, one["coord_cpu"] - tasks * s_cpu)
-        else:  # a handful of tasks: all of the coordinator's time counted per task (an upper bound)
-            s_cpu, s_fixed = one["coord_cpu"] / tasks, 0.0
-        # 100 dedicated workers: ceil(tasks / P) rounds of w_cpu each, and the coordinator's
-        # serial tasks * s_cpu + s_fixed, overlapped (lower) or not (upper).
-        rounds = math.ceil(tasks / TARGET_WORKERS)
-        t100_lo = max(rounds * w_cpu, tasks * s_cpu + s_fixed)
-        t100_hi = rounds * w_cpu + tasks * s_cpu + s_fixed
+        else:
+            many, s_cpu, s_fixed = None, one["coord_cpu"] / tasks, 0.0
+
+        def predict(task_costs: Sequence[float], workers: int) -> Tuple[float, float]:
+            """Dedicated cores: the workers' schedule and the serial coordinator, overlapped
+            (lower) or one after the other (upper)."""
+            spread = makespan([c + ow for c in task_costs], workers)
+            serial = len(task_costs) * s_cpu + s_fixed
+            return max(spread, serial), spread + serial
+
+        p1, p2, p100 = predict(costs, 1), predict(costs, 2), predict(costs, TARGET_WORKERS)
         # Re-batched so that each of the 100 workers gets 4 tasks (a drop task can be split
         # down to single points; a quadruped task is one configuration and cannot).
-        fine = min(TARGET_WORKERS * 4, n if s.kind == "drop" else tasks)
-        fine_w = one["workers_cpu"] / fine
-        fine_lo = max(math.ceil(fine / TARGET_WORKERS) * fine_w, fine * s_cpu + s_fixed)
-        fine_hi = math.ceil(fine / TARGET_WORKERS) * fine_w + fine * s_cpu + s_fixed
+        fine = TARGET_WORKERS * 4 if s.kind == "drop" else tasks
+        p100_fine = predict([sum(costs) / fine] * fine, TARGET_WORKERS)
         print(f"{path.name}: {n} points in {tasks} tasks")
-        print(f"  direct (1 core, no Dask)   {work:8.2f} s   {work / n * 1e6:.0f} us per point")
-        print(f"  1 worker                   {one['wall']:8.2f} s   task w = {w * 1e3:.1f} ms wall, "
-              f"{w_cpu * 1e3:.1f} ms worker CPU; overhead per task o = {o1 * 1e3:.1f} ms wall "
-              f"({o1 / (w + o1) * 100:.1f}% of a task)")
+        print(f"  direct (1 core, no Dask)   {work:8.2f} s wall")
+        print(f"  1 worker                   {one['wall']:8.2f} s wall; tasks {sum(costs):.2f} s CPU "
+              f"({sum(costs) / n * 1e6:.0f} us per point, {sum(costs) / tasks * 1e3:.1f} ms per task)")
+        print(f"  2 workers                  {two['wall']:8.2f} s wall: speed-up {one['wall'] / two['wall']:.2f}x "
+              f"measured; {p1[0] / p2[0]:.2f}x predicted on 2 dedicated cores")
         if many is not None:
-            print(f"  1 worker, {many['tasks']} tasks       {many['wall']:8.2f} s   overhead per task "
-                  f"{(many['wall'] - many['compute']) / many['tasks'] * 1e3:.1f} ms wall")
-        print(f"  coordinator CPU            {s_cpu * 1e3:.2f} ms per task + {s_fixed:.2f} s per study "
-              f"(scheduler + client, serial)")
-        print(f"  2 workers                  {two['wall']:8.2f} s   speed-up {one['wall'] / two['wall']:.2f}x "
-              f"(ideal 2x); overhead per task {o2 * 1e3:.1f} ms wall; worker CPU {two['workers_cpu']:.2f} s "
-              f"(1 worker: {one['workers_cpu']:.2f} s)")
+            print(f"  1 worker, {many['tasks']} tasks       {many['wall']:8.2f} s wall; tasks "
+                  f"{sum(many['task_cpu']):.2f} s CPU")
+        print(f"  overhead per task          worker {ow * 1e3:.1f} ms CPU; coordinator {s_cpu * 1e3:.2f} ms CPU "
+              f"+ {s_fixed:.2f} s per study (scheduler + client, serial)")
         print(f"  peak RSS per worker        1 worker: {one['rss'][0]:.0f} MiB; 2 workers: "
               f"{', '.join(f'{r:.0f}' for r in two['rss'])} MiB")
-        print(f"  estimate, {TARGET_WORKERS} dedicated workers: {t100_lo:.2f} .. {t100_hi:.2f} s at this batch "
-              f"({tasks} tasks keep {min(tasks, TARGET_WORKERS)} workers busy)"
-              + (f"; {fine_lo:.2f} .. {fine_hi:.2f} s in {fine} tasks" if fine != tasks else "")
-              + f"; 1 dedicated worker: {one['workers_cpu'] + one['coord_cpu']:.2f} s\n")
-        rows.append(f"| {path.stem} | {n} | {tasks} | {work:.2f} | {one['wall']:.2f} | {two['wall']:.2f} | "
-                    f"{one['wall'] / two['wall']:.2f} | {w_cpu * 1e3:.0f} | {o1 * 1e3:.1f} | {s_cpu * 1e3:.1f} | "
-                    f"{max(two['rss']):.0f} | {t100_lo:.2f} .. {t100_hi:.2f} |")
-    print("| study | points | tasks | direct s | 1 worker s | 2 workers s | speed-up | task CPU ms | overhead ms/task "
-          "| coordinator CPU ms/task | peak MiB/worker | 100 workers s (est.) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(f"  predicted, dedicated cores 1 worker {p1[0]:.2f} .. {p1[1]:.2f} s; 2 workers {p2[0]:.2f} .. "
+              f"{p2[1]:.2f} s; {TARGET_WORKERS} workers {p100[0]:.2f} .. {p100[1]:.2f} s ({tasks} tasks keep "
+              f"{min(tasks, TARGET_WORKERS)} busy)"
+              + (f", {p100_fine[0]:.2f} .. {p100_fine[1]:.2f} s in {fine} tasks" if fine != tasks else "") + "\n")
+        rows.append(f"| {path.stem} | {n} | {tasks} | {one['wall']:.2f} | {two['wall']:.2f} | "
+                    f"{one['wall'] / two['wall']:.2f} | {p1[0] / p2[0]:.2f} | {sum(costs) / tasks * 1e3:.0f} | "
+                    f"{ow * 1e3:.1f} + {s_cpu * 1e3:.2f} | {max(two['rss']):.0f} | {p100[0]:.2f} .. {p100[1]:.2f} |")
+    print("| study | points | tasks | 1 worker s | 2 workers s | speed-up measured | speed-up predicted "
+          "| task CPU ms | overhead CPU ms/task (worker + coordinator) | peak MiB/worker | 100 workers s (predicted) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     return 0
 

@@ -218,9 +218,10 @@ def test_a_rerun_resumes_and_recomputes_nothing_done(client: Any, tmp_path: Path
     # Lose one part (a crash before it was written): only that task runs.
     parts[2].unlink()
     calls.clear()
-    third = fm.study(RESUME_SPEC, out=out, resume=True).compute(client, progress=False,
-                                                                 on_task=lambda done, total: calls.append(done))
-    assert calls == [5]
+    resumed = fm.study(RESUME_SPEC, out=out, resume=True)
+    assert resumed.done() == [0, 1, 3, 4]
+    third = resumed.compute(client, progress=False, on_task=lambda done, total: calls.append(done))
+    assert calls == [5] and [t["task"] for t in resumed.stats] == [2]
     pd.testing.assert_frame_equal(third, first)
     for p in sorted((out / "parts").glob("b*.parquet")):
         if p.name != parts[2].name:

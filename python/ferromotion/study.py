@@ -50,9 +50,10 @@ import math
 import os
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -374,12 +375,25 @@ def _part_path(out: Path, task_id: int) -> Path:
     return out / "parts" / f"b{task_id:06d}.parquet"
 
 
-def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, Any]]) -> int:
-    """Evaluate one task and write its part; returns the number of rows. Runs on a worker.
+def _cpu_s() -> float:
+    """CPU seconds of this process so far (the core's own threads included)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Unix
+        return time.process_time()
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """Evaluate one task and write its part. Runs on a worker.
 
     The part is written under a temporary name and renamed into place: it is complete or
     absent. Running a task twice (a worker died after writing) rewrites the same rows.
+    Returns ``task`` (its id), ``rows``, ``wall_s`` and ``cpu_s`` (the process's CPU time
+    over the task: the task's own cost on a single-threaded worker) and ``pid``.
     """
+    wall0, cpu0 = time.perf_counter(), _cpu_s()
     pd = _need("pandas")
     first = task["calls"][0]["points"][0]
     frames = []
@@ -395,7 +409,8 @@ def run_task(out: str, task: Mapping[str, Any], points: Sequence[Mapping[str, An
     tmp = final.with_name(f".{final.stem}-{uuid.uuid4().hex}.tmp")
     frame.to_parquet(tmp, index=False)
     os.replace(tmp, final)
-    return len(frame)
+    return {"task": task["id"], "rows": len(frame), "wall_s": time.perf_counter() - wall0, "cpu_s": _cpu_s() - cpu0,
+            "pid": os.getpid()}
 
 
 # ---------------------------------------------------------------------------------------
@@ -429,6 +444,10 @@ class Study:
         The store's directory (``study.json`` and ``parts/``).
     n_points, n_tasks : int
         Grid points and tasks.
+    stats : list of dict
+        One entry per task that :meth:`compute` ran, in the order they finished: ``task``,
+        ``rows``, ``wall_s``, ``cpu_s`` (the worker process's CPU time over the task) and
+        ``pid`` (the worker process).
     """
 
     def __init__(self, spec: Dict[str, Any], out: Path) -> None:
@@ -439,6 +458,7 @@ class Study:
         self._points, self._tasks = plan(spec)
         self.n_points = len(self._points)
         self.n_tasks = len(self._tasks)
+        self.stats: List[Dict[str, Any]] = []
 
     def points(self) -> "pd.DataFrame":
         """The grid: one row per point (``point`` and its parameters), nothing computed."""
@@ -529,7 +549,7 @@ class Study:
         done = self.n_tasks - len(todo)
         try:
             for future in distributed.as_completed(futures):
-                future.result()
+                self.stats.append(future.result())
                 done += 1
                 if on_task is not None:
                     on_task(done, self.n_tasks)
