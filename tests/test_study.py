@@ -94,10 +94,10 @@ def test_a_bad_toml_file_is_refused_with_its_path(tmp_path: Path) -> None:
         fm.study(bad)
 
 
-def test_the_examples_parse() -> None:
-    q = fm.study(ROOT / "examples" / "quadruped_study.toml")
+def test_the_examples_parse(tmp_path: Path) -> None:
+    q = fm.study(ROOT / "examples" / "quadruped_study.toml", out=tmp_path / "q")
     assert (q.n_points, q.n_tasks) == (24, 6)
-    d = fm.study(ROOT / "examples" / "drop_study.toml")
+    d = fm.study(ROOT / "examples" / "drop_study.toml", out=tmp_path / "d")
     assert (d.n_points, d.n_tasks) == (10_000, 20)
 
 

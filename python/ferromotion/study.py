@@ -31,6 +31,7 @@ pyarrow).
 Examples
 --------
 >>> import ferromotion as fm
+from ferromotion import _core
 >>> s = fm.study({"study": "drop", "grid": {"k": [1e4, 1e6], "dt": 1e-4}})
 >>> s.n_points, s.n_tasks
 (2, 1)
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 import numpy as np
 
 import ferromotion as fm
+from ferromotion import _core
 
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     import pandas as pd
@@ -77,7 +79,7 @@ _DEFAULT_BATCH = {"drop": 500, "quadruped": 1}
 _DROP_FIELDS = tuple(f.name for f in dataclasses.fields(fm.Drop))
 _DROP_AXES = (*_DROP_FIELDS, "dt", "rtol", "events", "k")
 # Quadruped axes: fm.quadruped's keywords, the robot's parameters, then the law and stiffness.
-_QUAD = fm._QUAD
+_QUAD: Dict[str, Any] = _core.DEFAULTS["quadruped"]
 _QUAD_OPTIONS = ("dt", "t_final", "refinement", "damping_ratio", "reference_mass", "clearance", "speed",
                  "typical_probe", "probe_tol", "min_probe", "max_steps", "converged_gradient")
 _ROBOT_FIELDS = tuple(_QUAD["robot"])
@@ -210,7 +212,7 @@ def _normalise(raw: Mapping[str, Any]) -> Dict[str, Any]:
         if "events" in grid and "rtol" not in grid:
             raise StudyError("`grid.events`: the tolerance route's option needs `grid.rtol` (which runs that route)")
         # Axes always in the table; the others only when the spec sweeps or sets them.
-        required: Dict[str, Any] = {"dt": fm._DT}
+        required: Dict[str, Any] = {"dt": _core.DEFAULTS["dt"]}
     else:
         required = {"dt": _QUAD["dt"], "law": list(_LAWS), "stiffness": list(_QUAD["stiffness"])}
     spec["grid"] = {key: _axis(key, grid[key] if key in grid else required[key])
