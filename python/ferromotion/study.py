@@ -31,7 +31,6 @@ pyarrow).
 Examples
 --------
 >>> import ferromotion as fm
-from ferromotion import _core
 >>> s = fm.study({"study": "drop", "grid": {"k": [1e4, 1e6], "dt": 1e-4}})
 >>> s.n_points, s.n_tasks
 (2, 1)
@@ -615,6 +614,17 @@ def study(spec: Union[str, "os.PathLike[str]", Mapping[str, Any]], *,
     StudyError
         The spec is invalid (the message names the key), or ``out`` holds another study, or
         an unfinished one and ``resume`` is False.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> s = fm.study({"study": "quadruped", "grid": {"stiffness": [1e3, 1e4], "friction": [0.5, 0.8]}})
+    >>> s.n_points, s.n_tasks   # per friction, one task: the rigid law and two stiffnesses
+    (6, 2)
+    >>> fm.study({"study": "drop", "grid": {"k": [1e4], "heigth": 1.0}})
+    Traceback (most recent call last):
+        ...
+    ferromotion.study.StudyError: unknown key `grid.heigth` in a drop study (known: height, velocity, ...)
     """
     if isinstance(spec, Mapping):
         raw = dict(spec)
