@@ -671,9 +671,9 @@ def add_parser(sub: Any) -> None:
 def _cli(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path(args.spec.name).with_suffix(".study")
     try:
-        s = study(args.spec, out=out, resume=args.resume)
         if args.workers is not None and args.workers < 1:
             raise StudyError(f"--workers: must be >= 1, got {args.workers}")
+        s = study(args.spec, out=out, resume=args.resume)
         print(f"ferromotion study: {s.kind}, {s.n_points} points in {s.n_tasks} tasks "
               f"({len(s.done())} already done), store {s.out}", file=sys.stderr)
         table = s.compute(scheduler=args.scheduler, workers=args.workers, progress=False if args.quiet else None)
