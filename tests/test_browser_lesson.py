@@ -12,12 +12,10 @@ axe-core (installed offline by scripts/bootstrap.sh from package-lock.json) find
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
 import tempfile
-import threading
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -27,7 +25,6 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     agrees,
     ROOT,
     WEB,
-    _Handler,
     browser,
     click_and_wait,
     commit_prediction,
@@ -38,6 +35,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     numbers,
     open_lab,
     page,
+    serve,
     phone,
     press,
     readout,
@@ -428,13 +426,8 @@ def two_copies():
     """The same web/ served as two course copies on one host: /course-a/lab/ and /course-b/lab/."""
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("course-a", "course-b"):
-            (Path(tmp) / name).mkdir()
-            (Path(tmp) / name / "lab").symlink_to(WEB, target_is_directory=True)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=tmp))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-        server.shutdown()
-        server.server_close()
+            shutil.copytree(WEB, Path(tmp) / name / "lab")
+        yield from serve(Path(tmp))
 
 
 def test_two_copies_on_one_host_keep_separate_progress_and_export_it(browser, two_copies: str) -> None:
