@@ -427,6 +427,8 @@ def two_copies():
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("course-a", "course-b"):
             shutil.copytree(WEB, Path(tmp) / name / "lab")
+        # The lab's server serves a folder holding a page; the host's own front page stands in here.
+        (Path(tmp) / "index.html").write_text("<!doctype html><title>course host</title>")
         yield from serve(Path(tmp))
 
 
