@@ -59,6 +59,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Arm",
+    "audit_engine",
     "Workbench",
     "Blame",
     "blame",
@@ -2840,3 +2841,6 @@ def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int]
     config = _quadruped_config(robot, dt=float(dt), t_final=float(t_final), damping_ratio=float(damping_ratio),
                                reference_mass=float(reference_mass), clearance=float(clearance), speed=float(speed))
     return QuadrupedTrajectory._from_core(_core.quadruped_rollout(config, stiffness, steps))
+
+
+from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
