@@ -40,7 +40,7 @@ step "node tests/golden/fuzz_wasm.mjs (3000 random calls)" node tests/golden/fuz
 # headless Chromium at /usr/bin/chromium).
 step "maturin develop --release (make py)" "$S/py.sh"
 pytest_run() {
-    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q --ignore=tests/bench_env
+    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q --ignore=tests/bench_env --ignore=tests/engines
 }
 step "pytest tests -q" pytest_run
 
@@ -49,6 +49,13 @@ step "pytest tests -q" pytest_run
 step "bench environment .venv-bench (scripts/bench_env.sh)" "$S/bench_env.sh"
 step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
     "$ROOT/.venv-bench/bin/python" -m pytest tests/bench_env -q
+
+# Real engines (MuJoCo, MJX, JAX) through ferromotion.engines (tests/engines/): they live only in
+# .venv-engines. Measured on the 2-core machine under load: building it cold takes ~5.5 min
+# (pip, 780 MB), the tests ~1.5 min (a minute of it MJX compiling its step loop), warm ~1.5 min.
+step "engines environment .venv-engines (scripts/engines_env.sh)" "$S/engines_env.sh"
+step "pytest tests/engines (MuJoCo, MJX, JAX, in .venv-engines)" \
+    "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider
 
 echo
 echo "test: all steps passed"

@@ -112,7 +112,8 @@ def test_mjx_jacfwd_is_the_derivative_of_its_map_and_the_check_says_so(mjx: obje
     opts = dict(eps=np.logspace(-2, -8, 4), directions=1)
     right = fm.check_gradient(v_final, jac[1], x0, **opts)
     assert right.verdict == "verified", right.why
-    assert all(d.taylor_slope is not None and d.taylor_slope > 0.75 for d in right.directions)
+    # Each direction's Taylor slope, where one clears the noise and tol, is first order.
+    assert all(d.certified and (d.taylor_slope is None or d.taylor_slope > 0.75) for d in right.directions)
     wrong = fm.check_gradient(v_final, jac[1] * [1.001, 1.0], x0, **opts)
     assert wrong.verdict == "not-verified", wrong.why
 

@@ -196,7 +196,7 @@ class EngineAudit:
                 + ("" if self.receipt is None else f", check {self.receipt.verdict}") + ")")
 
 
-def audit_engine(engine: str, stiffness: Sequence[float] = tuple(np.logspace(3, 7, 9)), dt: float = 1e-4, *,
+def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: float = 1e-4, *,
                  drop: Optional[Drop] = None, check_k: Optional[float] = 1e6,
                  refine: Sequence[int] = (10,), refine_k: float = 1e6,
                  check_options: Optional[Dict[str, Any]] = None, adapter: Any = None) -> EngineAudit:
