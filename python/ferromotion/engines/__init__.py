@@ -178,7 +178,7 @@ class EngineAudit:
         if r:
             lines.append(f"dt refinement at k = {r['k']:.3g}: grad. error " + ", ".join(
                 f"{e:.3e} at dt = {t:g}" for t, e in zip(r["dt"], r["gradient_error"]))
-                + " (ratios " + ", ".join(f"x{x:.3f}" for x in r["ratio"][1:]) + ")")
+                + ("" if len(r["ratio"]) < 2 else " (ratios " + ", ".join(f"x{x:.3f}" for x in r["ratio"][1:]) + ")"))
         if self.blame is not None:
             b = self.blame
             lines.append("blame against our flow: integrator share " + ", ".join(
