@@ -131,3 +131,16 @@ def test_audit_engine_on_jax_gives_the_sign_table_the_exponent_and_the_blame() -
                                 for k in a.k], rtol=1e-12)
     assert a.receipt is not None and a.receipt.verdict == "verified", a.receipt.why
     assert "WRONG SIGN" in a.table()
+
+
+def test_cli_audit_engine_prints_the_sign_table_and_writes_the_receipt(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    receipt = tmp_path / "jax.receipt.json"
+    out = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--engine", "jax", "--k-min", "1e4",
+                          "--k-max", "1e6", "--per-decade", "1", "--receipt", str(receipt)],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    assert "WRONG SIGN" in out and "divergence exponent" in out and "receipt: v(T) of the drop in jax: verified" in out
+    assert json.loads(receipt.read_text())["report"]["verdict"] == "verified"

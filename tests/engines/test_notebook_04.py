@@ -30,7 +30,7 @@ def test_notebook_04_is_stripped_and_runs(tmp_path: Path) -> None:
         "display_name": "ferromotion engines", "language": "python"}))
     ksm = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])
     km = KernelManager(kernel_name="ferromotion-engines", kernel_spec_manager=ksm)
-    nbclient.NotebookClient(nb, timeout=300, kernel_manager_class=None, km=km,
+    nbclient.NotebookClient(nb, timeout=300, km=km, allow_errors=False,
                             resources={"metadata": {"path": str(PATH.parent)}}).execute()
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     for expected in ("WRONG SIGN", "mujoco: verified", "Hunt-Crossley drop in JAX: verified",
