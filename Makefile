@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab fuzz clean
+.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab fuzz engines clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -41,6 +41,9 @@ bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and
 
 fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), Python (FUZZ_PY_CASES/test, 10000), wasm (FUZZ_WASM_CALLS, 300000)
 	@scripts/fuzz.sh
+
+engines: ## build .venv-engines (MuJoCo, MJX, JAX; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
+	@scripts/engines_env.sh
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean

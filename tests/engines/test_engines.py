@@ -144,3 +144,12 @@ def test_cli_audit_engine_prints_the_sign_table_and_writes_the_receipt(tmp_path)
                          capture_output=True, text=True, timeout=600, check=True).stdout
     assert "WRONG SIGN" in out and "divergence exponent" in out and "receipt: v(T) of the drop in jax: verified" in out
     assert json.loads(receipt.read_text())["report"]["verdict"] == "verified"
+
+
+def test_the_engines_docstring_examples_run() -> None:
+    import doctest
+
+    import ferromotion.engines
+
+    result = doctest.testmod(ferromotion.engines, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

@@ -224,6 +224,17 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     Returns
     -------
     EngineAudit
+
+    Examples
+    --------
+    Needs the engine (``.venv-engines``); tests/engines runs this example there.
+
+    >>> import ferromotion as fm
+    >>> a = fm.audit_engine("jax", stiffness=[1e4, 1e6], refine=(), check_k=None)
+    >>> a.right_sign.tolist(), bool(a.autodiff_vs_fd.max() < 1e-8)
+    ([False, False], True)
+    >>> f"{a.dv_dy0[1]:.4f} against exact {a.exact_jacobian[1, 0]:.4f}"
+    '-160.8576 against exact 3.6147'
     """
     drop = Drop() if drop is None else drop
     ad = engine_adapter(engine) if adapter is None else adapter
