@@ -119,6 +119,9 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepSizeUnderflow",
+    "study",
+    "Study",
+    "StudyError",
     "sweep",
     "Sweep",
     "SweepBlame",
@@ -2843,4 +2846,5 @@ def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int]
     return QuadrupedTrajectory._from_core(_core.quadruped_rollout(config, stiffness, steps))
 
 
+from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
