@@ -51,8 +51,9 @@ step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
     "$ROOT/.venv-bench/bin/python" -m pytest tests/bench_env -q
 
 # Real engines (MuJoCo, MJX, JAX) through ferromotion.engines (tests/engines/): they live only in
-# .venv-engines. Measured on the 2-core machine under load: building it cold takes ~5.5 min
-# (pip, 780 MB), the tests ~1.5 min (a minute of it MJX compiling its step loop), warm ~1.5 min.
+# .venv-engines. Measured on the shared 2-core machine (load ~20): building it cold took 5.4 min
+# plus 2 min for the notebook kernel (pip, ~800 MB); a no-op afterwards. The tests take 2.2 min,
+# cold or warm (JAX keeps no compile cache: 1.5 min of it is MJX compiling its step loop).
 step "engines environment .venv-engines (scripts/engines_env.sh)" "$S/engines_env.sh"
 step "pytest tests/engines (MuJoCo, MJX, JAX, in .venv-engines)" \
     "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider
