@@ -334,7 +334,11 @@ def _csv(s: fm.Sweep) -> None:
 
 def _audit_engine(args: argparse.Namespace) -> int:
     ks = fm.log_grid(math.log10(args.k_min or 1e3), math.log10(args.k_max or 1e7), args.per_decade)
-    a = fm.audit_engine(args.engine, stiffness=ks, dt=args.dt)
+    try:
+        a = fm.audit_engine(args.engine, stiffness=ks, dt=args.dt)
+    except ImportError as e:  # the engine is not installed here: say which extra brings it
+        print(f"ferromotion audit: {e}", file=sys.stderr)
+        return 1
     if args.receipt is not None and a.receipt is not None:
         a.receipt.write(args.receipt)
     print(json.dumps(a.to_dict(), indent=2) if args.json else a.table())
