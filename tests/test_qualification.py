@@ -140,7 +140,10 @@ def test_an_undeclared_memory_python_system_is_measured_and_refused() -> None:
 
     with pytest.raises(fm.HiddenState, match="hidden state in `python drop`: measured"):
         fm.hybrid_jacobian(Cached(), [1.0, 0.0], 0.0, 0.8)
-    fm.hybrid_jacobian(PyDrop(), [1.0, 0.0], 0.0, 0.8)  # the memoryless one still passes
+    s = fm.hybrid_jacobian(PyDrop(), [1.0, 0.0], 0.0, 0.8)  # the memoryless one still passes
+    # Spectral radius and worst-case gain of J, against numpy on the returned matrix.
+    assert s.spectral_radius == pytest.approx(max(abs(np.linalg.eigvals(s.jacobian))), rel=1e-12)
+    assert s.worst_gain == pytest.approx(np.linalg.norm(s.jacobian, 2), rel=1e-12)
 
 
 def test_an_object_that_is_not_a_system_is_a_type_error() -> None:

@@ -275,6 +275,8 @@ class _Hybrid(TypedDict):
     jacobian: _F64  # (n, n), row-major
     events: list[_HybridEvent]
     probe_gap: float
+    spectral_radius: float
+    worst_gain: float
 
 class _Conditioning(TypedDict):
     singular_values: _F64  # (n_in,), descending

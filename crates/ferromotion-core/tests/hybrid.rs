@@ -270,3 +270,35 @@ fn undeclared_hidden_state_is_measured_and_refused() {
     // RK4 is exact on it, so whole and split agree to round-off).
     assert!(hybrid_jacobian(&drop_system(), &x0, 0, 0.0, 0.8, &HybridOptions::default()).is_ok());
 }
+
+#[test]
+fn spectral_radius_and_worst_gain_match_the_closed_form_jacobian() {
+    // The drop's J through one bounce, in closed form from the exact rigid route: its
+    // eigenvalues and singular values, computed independently on the 2x2 by hand.
+    let x0 = DVector::from_vec(vec![1.0, 0.0]);
+    let s = hybrid_jacobian(&drop_system(), &x0, 0, 0.0, 0.8, &HybridOptions::default()).unwrap();
+    let je = exact(&Drop::default(), &ExactOptions::default())
+        .unwrap()
+        .jacobian;
+    let (a, b, c, d) = (je[(0, 0)], je[(0, 1)], je[(1, 0)], je[(1, 1)]);
+    let (tr, det) = (a + d, a * d - b * c);
+    let disc = tr * tr - 4.0 * det;
+    let rho = if disc >= 0.0 {
+        (0.5 * (tr.abs() + disc.sqrt())).abs()
+    } else {
+        det.abs().sqrt()
+    };
+    let fro2 = a * a + b * b + c * c + d * d;
+    let gain = (0.5 * (fro2 + (fro2 * fro2 - 4.0 * det * det).sqrt())).sqrt();
+    assert!(
+        (s.spectral_radius - rho).abs() < 1e-6 * rho,
+        "{} vs {rho}",
+        s.spectral_radius
+    );
+    assert!(
+        (s.worst_gain - gain).abs() < 1e-6 * gain,
+        "{} vs {gain}",
+        s.worst_gain
+    );
+    assert!(s.worst_gain >= s.spectral_radius);
+}

@@ -15,9 +15,12 @@
 //! (f- before the reset, f+ after it, both at the event). The denominator is the guard
 //! speed: as it goes to zero Xi blows up like 1/speed, so an event slower than
 //! `graze_speed` is refused (grazing), saying how large Xi would have been. Also
-//! refused: a system that declares hidden state (its flow depends on something outside
-//! x, such as a warm-started solver), two events inside one step, and an answer that
-//! moves by more than `probe_rtol` when recomputed with half the step.
+//! refused: hidden state (a flow that depends on something outside x, such as a
+//! warm-started solver), whether the system declares it or not: it is also *measured* on
+//! every system (a repeated call must repeat; the flow over 2h whole and as two halves must
+//! agree to `HIDDEN_STATE_RTOL` or fall like RK4's local error); two events inside one
+//! step; and an answer that moves by more than `probe_rtol` when recomputed with half the
+//! step. The answer carries J's spectral radius and worst-case gain (largest singular value).
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
@@ -120,6 +123,10 @@ pub struct HybridSolution {
     pub events: Vec<HybridEvent>,
     /// max |J(dt) - J(dt/2)| (0 when the probe check is off).
     pub probe_gap: f64,
+    /// Spectral radius of J: the largest |eigenvalue| (growth of a repeated map).
+    pub spectral_radius: f64,
+    /// Worst-case gain of J: its largest singular value (max |J·d| over unit d).
+    pub worst_gain: f64,
 }
 
 fn rk4(
@@ -299,6 +306,8 @@ fn solve(
         jacobian: phi,
         events,
         probe_gap: 0.0,
+        spectral_radius: f64::NAN,
+        worst_gain: f64::NAN,
     })
 }
 
@@ -419,6 +428,12 @@ pub fn hybrid_jacobian(
             });
         }
     }
+    sol.spectral_radius = sol
+        .jacobian
+        .complex_eigenvalues()
+        .iter()
+        .fold(0.0_f64, |m, l| m.max(l.norm()));
+    sol.worst_gain = sol.jacobian.singular_values().max();
     Ok(sol)
 }
 
