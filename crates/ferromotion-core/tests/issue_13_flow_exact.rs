@@ -183,18 +183,12 @@ impl Law {
                 y = Dd::ZERO;
             }
             t = t + s;
-            if std::env::var("ORACLE_TRACE").is_ok() {
-                eprintln!("oracle: contact from t = {:.17} (jump {jump})", t.f64());
-            }
             // Contact until the force stops pushing.
             match self.exit(y, v, (t_final - t).f64()) {
                 Some(s) => {
                     (y, v) = self.contact(y, v, s);
                     t = t + s;
                     after_exit = true;
-                    if std::env::var("ORACLE_TRACE").is_ok() {
-                        eprintln!("oracle: exit at t = {:.17}", t.f64());
-                    }
                 }
                 // Differences of the deviation from equilibrium, which is the same
                 // for every start, keep their precision after the mass settles.
@@ -380,44 +374,4 @@ fn flow_is_exact_to_1e_10_on_10000_random_drops_and_its_bound_holds() {
          <= {worst_oracle:e}, bound <= {worst_ratio:e} of max|J|, {underflowed} with J \
          underflowed"
     );
-}
-
-#[test]
-#[ignore]
-fn debug_survey() {
-    let cases = cases(10_000);
-    for (i, c) in cases.iter().enumerate() {
-        let d = flow_detail(&c.drop, c.k, &FlowOptions::default()).unwrap();
-        let (truth, gap) = oracle(c);
-        let err = error(&d.result.jacobian, &truth);
-        let abs_err = max_abs(&(d.result.jacobian - truth));
-        if err > 1e-10 || gap > 1e-12 || d.error_bound < abs_err {
-            eprintln!(
-                "case {i}: err {err:e} gap {gap:e} bound/err {:e} |J| {:e} episodes {} T/impact {}",
-                d.error_bound / abs_err,
-                max_abs(&truth),
-                d.episodes.len(),
-                c.drop.t_final / d.episodes[0].t_start
-            );
-        }
-    }
-}
-
-#[test]
-#[ignore]
-fn debug_case() {
-    let c = &cases(10_000)[std::env::var("CASE").unwrap().parse::<usize>().unwrap()];
-    let d = flow_detail(&c.drop, c.k, &FlowOptions::default()).unwrap();
-    eprintln!("{:?}\n{:?} bound {:e}", d.episodes, d.result, d.error_bound);
-    let law = Law::new(&c.drop, c.k);
-    let (sy, sv) = (c.drop.height.max(0.1), c.drop.velocity.abs().max(1.0));
-    for e in [1e-5, 1e-7, 1e-9, 1e-11, 1e-13] {
-        eprintln!("{e}: {:?}", law.jacobian(&c.drop, e * sy, e * sv));
-    }
-    let st = law.state(
-        Dd::from(c.drop.height),
-        Dd::from(c.drop.velocity),
-        Dd::from(c.drop.t_final),
-    );
-    eprintln!("oracle dev state {:?}", (st.0.f64(), st.1.f64()));
 }

@@ -473,8 +473,8 @@ pub fn rollout(
     if steps as u64 > crate::integrate::DEFAULT_MAX_STEPS {
         return Err(FerroError::TooManySteps {
             route: "quadruped rollout",
-            steps: steps as f64,
             max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+            detail: format!("{steps} steps would be needed"),
         });
     }
     let r = run(
@@ -644,8 +644,8 @@ fn steps_for(t_final: f64, dt: f64, max_steps: u64) -> Result<usize> {
     if ratio > max_steps as f64 {
         return Err(FerroError::TooManySteps {
             route: "quadruped",
-            steps: ratio,
             max_steps,
+            detail: format!("T/dt = {ratio:e} steps would be needed"),
         });
     }
     let n = ratio.round();
@@ -674,8 +674,8 @@ impl QuadrupedExperiment {
         if fine > self.max_steps as f64 {
             return Err(FerroError::TooManySteps {
                 route: "quadruped (converged run)",
-                steps: fine,
                 max_steps: self.max_steps,
+                detail: format!("{fine:e} steps would be needed"),
             });
         }
         PenaltyContact::from_ratio(1.0, self.damping_ratio, self.reference_mass)?;

@@ -412,8 +412,8 @@ pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail
         if episodes.len() as u64 > opts.max_events {
             return Err(FerroError::TooManySteps {
                 route: "flow",
-                steps: episodes.len() as f64,
                 max_steps: opts.max_events,
+                detail: format!("{} contact episodes by t = {t} s", episodes.len()),
             });
         }
         if in_contact {
