@@ -51,6 +51,7 @@ from ._core import (
     ScenarioError,
     StepDoesNotDivide,
     StepSizeUnderflow,
+    StepTooSmall,
     TooManySteps,
     TwoEventsInOneStep,
 )
@@ -118,6 +119,7 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepSizeUnderflow",
+    "StepTooSmall",
     "sweep",
     "Sweep",
     "SweepBlame",
