@@ -313,6 +313,12 @@ fn the_known_bad_drop_is_exact_now() {
         "bound {:e} < error {abs_err:e}",
         d.error_bound
     );
+    // The blame readout's noise floor is this bound, so it bounds the true error too.
+    let floor = ferromotion_core::readout::blame(&c.drop, c.k, 1e-3)
+        .unwrap()
+        .noise_floor;
+    assert_eq!(floor, d.error_bound);
+    assert!(floor >= abs_err, "floor {floor:e} < error {abs_err:e}");
     // The bad drop's old tolerance-based search (root_rtol 1e-12) was off by 1e-5: the
     // bound at that tolerance must say so too.
     let loose = flow_detail(

@@ -566,11 +566,7 @@ fn central(
             Err(_) => return (None, false),
         }
     }
-    let mut d = [0.0; 6];
-    for o in 0..6 {
-        d[o] = (ys[0][o] - ys[1][o]) / (2.0 * eps);
-    }
-    (Some(d), same)
+    (Some(crate::check::fd::quotients(&ys[0], &ys[1], eps)), same)
 }
 
 /// Probe-stable central differences for input `j`: halve the probe until two consecutive

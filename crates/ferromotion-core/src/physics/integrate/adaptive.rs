@@ -16,6 +16,7 @@
 //! and restarts in the other mode. Leaving y < 0 after the force has returned to zero
 //! changes nothing in the law, so it is not an event.
 
+use crate::check::fd;
 use crate::contact::penalty::check_finite;
 use crate::error::{positive, FerroError, Result};
 use crate::model::{Drop, Penalty};
@@ -578,20 +579,14 @@ pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteRe
     let (state, nominal) = dp.rollout(&law, drop.gravity, x0, drop.t_final)?;
     let mut probes = Stats::default();
     let mut diff = |eps: f64| -> Result<Jacobian> {
-        let mut d = Jacobian::zeros();
-        for j in 0..2 {
-            let mut e = State::zeros();
-            e[j] = eps;
-            let (xp, sp) = dp.rollout(&law, drop.gravity, x0 + e, drop.t_final)?;
-            let (xm, sm) = dp.rollout(&law, drop.gravity, x0 - e, drop.t_final)?;
-            for s in [sp, sm] {
-                probes.num_eval += s.num_eval;
-                probes.accepted_steps += s.accepted_steps;
-                probes.rejected_steps += s.rejected_steps;
-            }
-            d.set_column(j, &((xp - xm) / (2.0 * eps)));
-        }
-        Ok(d)
+        let map = |x: &State| {
+            let (xt, s) = dp.rollout(&law, drop.gravity, *x, drop.t_final)?;
+            probes.num_eval += s.num_eval;
+            probes.accepted_steps += s.accepted_steps;
+            probes.rejected_steps += s.rejected_steps;
+            Ok(xt)
+        };
+        fd::central_jacobian(map, &x0, fd::Probe::Absolute(eps))
     };
     let d_big = diff(opts.eps)?;
     let d_small = diff(0.5 * opts.eps)?;
