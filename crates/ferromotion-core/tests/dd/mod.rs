@@ -31,12 +31,12 @@ fn two_prod(a: f64, b: f64) -> (f64, f64) {
 
 /// ln 2 and pi/2 to double-double precision.
 const LN2: Dd = Dd {
-    hi: 6.931471805599452862e-01,
-    lo: 2.319046813846299558e-17,
+    hi: std::f64::consts::LN_2,
+    lo: 2.3190468138462996e-17,
 };
 const PI_2: Dd = Dd {
-    hi: 1.570796326794896558e+00,
-    lo: 6.123233995736766036e-17,
+    hi: std::f64::consts::FRAC_PI_2,
+    lo: 6.123233995736766e-17,
 };
 
 impl Dd {
@@ -180,7 +180,7 @@ fn double_double_is_exact_to_about_1e_minus_31() {
     // e to 32 digits is 2.7182818284590452353602874713527.
     let e = Dd::ONE.exp();
     let e_true = Dd {
-        hi: 2.718281828459045,
+        hi: std::f64::consts::E,
         lo: 1.4456468917292502e-16,
     };
     assert!((e - e_true).abs().hi < 1e-31, "{e:?}");

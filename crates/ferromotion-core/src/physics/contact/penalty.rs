@@ -278,7 +278,9 @@ impl ContactPhase {
 
 /// Spacing of floats at `s` (> 0): next_up(s) - s.
 fn ulp(s: f64) -> f64 {
-    s.abs().next_up() - s.abs()
+    // next_up by the bit pattern (MSRV 1.85 predates f64::next_up); finite s only.
+    let a = s.abs();
+    f64::from_bits(a.to_bits() + 1) - a
 }
 
 /// A located force-zero time.
