@@ -479,7 +479,8 @@ pub enum JacobianMethod {
 }
 
 /// Options of the `tolerance` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ToleranceOptions {
     /// Relative tolerance of each rollout.
     pub rtol: f64,
