@@ -18,6 +18,7 @@ VARIANTS = [
     "NoImpact",
     "Grazing",
     "StepSizeUnderflow",
+    "StepTooSmall",
     "NonFinite",
     "HiddenState",
     "TwoEventsInOneStep",

@@ -51,6 +51,7 @@ from ._core import (
     ScenarioError,
     StepDoesNotDivide,
     StepSizeUnderflow,
+    StepTooSmall,
     TooManySteps,
     TwoEventsInOneStep,
 )
@@ -119,6 +120,7 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepSizeUnderflow",
+    "StepTooSmall",
     "study",
     "Study",
     "StudyError",

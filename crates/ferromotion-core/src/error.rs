@@ -29,15 +29,26 @@ pub enum FerroError {
         /// t_final / dt.
         ratio: f64,
     },
-    /// A rollout would need more steps than the cap allows.
-    #[error("{route} would need {steps:e} steps, above the cap max_steps = {max_steps}")]
+    /// A rollout needs (or took) more steps than the cap allows.
+    #[error("{route} hit the cap max_steps = {max_steps}: {detail}")]
     TooManySteps {
         /// Which route asked.
         route: &'static str,
-        /// Steps needed (or taken when the cap was hit).
-        steps: f64,
         /// The cap.
         max_steps: u64,
+        /// What was known when it stopped: the steps a fixed step would need, or the
+        /// steps taken and the time reached by an adaptive one.
+        detail: String,
+    },
+    /// The adaptive controller asked for a step below the `min_step` floor.
+    #[error("step size {h:e} s at t = {t} s is below min_step = {min_step:e} s")]
+    StepTooSmall {
+        /// Time reached, s.
+        t: f64,
+        /// The step the controller asked for, s.
+        h: f64,
+        /// The floor, s.
+        min_step: f64,
     },
     /// The drop does not reach the ground before the final time.
     #[error("no impact before t_final = {t_final} s: the first impact is at t = {t_impact} s")]
@@ -148,6 +159,7 @@ impl FerroError {
             FerroError::InvalidParameter { .. } => "InvalidParameter",
             FerroError::StepDoesNotDivide { .. } => "StepDoesNotDivide",
             FerroError::TooManySteps { .. } => "TooManySteps",
+            FerroError::StepTooSmall { .. } => "StepTooSmall",
             FerroError::NoImpact { .. } => "NoImpact",
             FerroError::Grazing { .. } => "Grazing",
             FerroError::StepSizeUnderflow { .. } => "StepSizeUnderflow",

@@ -44,7 +44,7 @@ pub use physics::{contact, integrate, jacobian, model, state};
 pub use contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
 pub use contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};
 pub use error::{FerroError, Result};
-pub use integrate::adaptive::{tolerance, ToleranceOptions};
+pub use integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 pub use integrate::corrected::{corrected, CorrectedOptions};
 pub use integrate::fixed::{fixed, FixedOptions};
 pub use integrate::DEFAULT_MAX_STEPS;

@@ -184,6 +184,7 @@ pub fn tolerance_options(
         events,
         eps: eps.unwrap_or(d.eps),
         max_steps: max_steps.unwrap_or(d.max_steps),
+        ..d
     }
 }
 

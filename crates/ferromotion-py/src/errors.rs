@@ -28,7 +28,8 @@ macro_rules! variants {
 
 variants! {
     StepDoesNotDivide: "A fixed step that does not divide the final time into a whole number of steps.",
-    TooManySteps: "A rollout would need more steps than its cap (`max_steps`) allows.",
+    TooManySteps: "A rollout needs or took more steps than its cap (`max_steps`) allows.",
+    StepTooSmall: "The adaptive controller asked for a step below the `min_step` floor.",
     NoImpact: "The drop does not reach the ground before the final time.",
     Grazing: "An impact slower than the grazing threshold (the time-of-impact term would explode).",
     StepSizeUnderflow: "The adaptive integrator's step fell below what float64 can resolve.",
@@ -92,6 +93,7 @@ impl From<PyFerroError> for PyErr {
             }
             CoreError::StepDoesNotDivide { .. } => StepDoesNotDivide::new_err(message),
             CoreError::TooManySteps { .. } => TooManySteps::new_err(message),
+            CoreError::StepTooSmall { .. } => StepTooSmall::new_err(message),
             CoreError::NoImpact { .. } => NoImpact::new_err(message),
             CoreError::Grazing { .. } => Grazing::new_err(message),
             CoreError::StepSizeUnderflow { .. } => StepSizeUnderflow::new_err(message),

@@ -689,8 +689,8 @@ fn quadruped_rollout<'py>(
         if steps as u64 > cfg.max_steps {
             return Err(fm::FerroError::TooManySteps {
                 route: "quadruped rollout",
-                steps: steps as f64,
                 max_steps: cfg.max_steps,
+                detail: format!("{steps} steps would be needed"),
             });
         }
         let x0 = cfg.robot.initial_state(cfg.clearance, cfg.speed)?;

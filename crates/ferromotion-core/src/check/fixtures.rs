@@ -71,8 +71,8 @@ impl Projectile {
         }
         Err(crate::FerroError::TooManySteps {
             route: "projectile",
-            steps: max_steps as f64,
             max_steps: max_steps as u64,
+            detail: format!("{max_steps} steps taken without reaching the target"),
         })
     }
 

@@ -26,6 +26,7 @@
 //! event-crossing or grazing (smooth differences cannot speak for it); `NotVerified`
 //! otherwise. The report carries every number behind that verdict.
 
+pub mod fd;
 pub mod fixtures;
 
 use crate::error::{positive, FerroError, Result};
@@ -375,7 +376,7 @@ pub fn check_gradient(
                 }
             }
             let fd = match (fp, fm) {
-                (Ok(a), Ok(b)) => (a - b) / (2.0 * eps),
+                (Ok(a), Ok(b)) => fd::quotient(a, b, eps),
                 _ => f64::NAN,
             };
             if fd.is_nan() && class == Classification::Smooth {

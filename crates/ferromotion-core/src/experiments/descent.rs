@@ -25,6 +25,7 @@
 //! region shrunk by a tenth of the grid, so that no start has its impact at T).
 //! "Converged" means |θ - θ*| < 1e-4 within 500 iterations.
 
+use crate::check::fd;
 use crate::contact::rigid::{exact, exact_with_impacts, ExactOptions};
 use crate::error::{positive, FerroError, Result};
 use crate::integrate::adaptive::{tolerance, ToleranceOptions};
@@ -380,14 +381,13 @@ impl Problem {
                 (c.jacobian, c.cost.force_evals)
             }
             Arm::CentralDifferences => {
-                let eps = 1e-6;
+                // A probe that leaves the one-bounce region leaves its column NaN.
                 let mut j = Jacobian::from_element(f64::NAN);
+                let map = |x: &State| self.state([x[0], x[1]]).ok_or(());
+                let at = State::new(theta[0], theta[1]);
                 for i in 0..2 {
-                    let (mut p, mut m) = (theta, theta);
-                    p[i] += eps;
-                    m[i] -= eps;
-                    if let (Some(a), Some(b)) = (self.state(p), self.state(m)) {
-                        j.set_column(i, &((a - b) / (2.0 * eps)));
+                    if let Ok(col) = fd::central_column(map, &at, i, fd::Probe::Absolute(1e-6)) {
+                        j.set_column(i, &col);
                     }
                 }
                 (j, 0)

@@ -196,8 +196,8 @@ fn solve(
         if steps > opts.max_steps {
             return Err(FerroError::TooManySteps {
                 route: "hybrid_jacobian",
-                steps: steps as f64,
                 max_steps: opts.max_steps,
+                detail: format!("reached t = {t} s of t1 = {t1} s"),
             });
         }
         let h = opts.dt.min(t1 - t);

@@ -13,7 +13,7 @@
 //! - blame split: integrator share `max|J_fixed - J_flow|`, contact-model share
 //!   `max|J_flow - J_exact|` (absolute), and the noise floor of `flow` itself.
 
-use crate::contact::penalty::{flow, FlowOptions};
+use crate::contact::penalty::{flow, flow_detail, FlowOptions};
 use crate::contact::rigid::{exact, ExactOptions};
 use crate::error::{positive, FerroError, Result};
 use crate::integrate::fixed::{fixed, FixedOptions};
@@ -256,9 +256,6 @@ impl Refinement {
     }
 }
 
-/// Root tolerances whose disagreement defines `flow`'s noise floor.
-pub const FLOOR_TOLERANCES: (f64, f64) = (1e-10, 1e-14);
-
 /// The blame split of the fixed route's Jacobian error at (k, dt).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Blame {
@@ -268,8 +265,9 @@ pub struct Blame {
     pub contact_share: f64,
     /// integrator_share / contact_share.
     pub ratio: f64,
-    /// max_ij |J_flow(1e-10) - J_flow(1e-14)|: how far the reference moves with its
-    /// root-finding tolerance. A share below it cannot be resolved.
+    /// `flow`'s own bound on max_ij |J_flow - J_true| (round-off of its matrix product
+    /// and of its switch times, [`crate::physics::contact::penalty::FlowDetail`]). A share
+    /// below it cannot be resolved.
     pub noise_floor: f64,
     /// The integrator share is below the noise floor.
     pub integrator_below_floor: bool,
@@ -287,25 +285,11 @@ pub fn blame(drop: &Drop, k: f64, dt: f64) -> Result<Blame> {
 /// The blame split of an already computed fixed-route answer at stiffness `k`.
 pub fn blame_of(drop: &Drop, k: f64, fixed_route: &RouteResult) -> Result<Blame> {
     let reference = exact(drop, &ExactOptions::default())?;
-    let loose = flow(
-        drop,
-        k,
-        &FlowOptions {
-            root_rtol: FLOOR_TOLERANCES.0,
-            ..FlowOptions::default()
-        },
-    )?;
-    let tight = flow(
-        drop,
-        k,
-        &FlowOptions {
-            root_rtol: FLOOR_TOLERANCES.1,
-            ..FlowOptions::default()
-        },
-    )?;
+    let detail = flow_detail(drop, k, &FlowOptions::default())?;
+    let tight = detail.result;
     let integrator_share = max_abs(&(fixed_route.jacobian - tight.jacobian));
     let contact_share = max_abs(&(tight.jacobian - reference.jacobian));
-    let noise_floor = max_abs(&(loose.jacobian - tight.jacobian));
+    let noise_floor = detail.error_bound;
     Ok(Blame {
         integrator_share,
         contact_share,

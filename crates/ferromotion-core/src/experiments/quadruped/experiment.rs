@@ -473,8 +473,8 @@ pub fn rollout(
     if steps as u64 > crate::integrate::DEFAULT_MAX_STEPS {
         return Err(FerroError::TooManySteps {
             route: "quadruped rollout",
-            steps: steps as f64,
             max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+            detail: format!("{steps} steps would be needed"),
         });
     }
     let r = run(
@@ -566,11 +566,7 @@ fn central(
             Err(_) => return (None, false),
         }
     }
-    let mut d = [0.0; 6];
-    for o in 0..6 {
-        d[o] = (ys[0][o] - ys[1][o]) / (2.0 * eps);
-    }
-    (Some(d), same)
+    (Some(crate::check::fd::quotients(&ys[0], &ys[1], eps)), same)
 }
 
 /// Probe-stable central differences for input `j`: halve the probe until two consecutive
@@ -644,8 +640,8 @@ fn steps_for(t_final: f64, dt: f64, max_steps: u64) -> Result<usize> {
     if ratio > max_steps as f64 {
         return Err(FerroError::TooManySteps {
             route: "quadruped",
-            steps: ratio,
             max_steps,
+            detail: format!("T/dt = {ratio:e} steps would be needed"),
         });
     }
     let n = ratio.round();
@@ -674,8 +670,8 @@ impl QuadrupedExperiment {
         if fine > self.max_steps as f64 {
             return Err(FerroError::TooManySteps {
                 route: "quadruped (converged run)",
-                steps: fine,
                 max_steps: self.max_steps,
+                detail: format!("{fine:e} steps would be needed"),
             });
         }
         PenaltyContact::from_ratio(1.0, self.damping_ratio, self.reference_mass)?;

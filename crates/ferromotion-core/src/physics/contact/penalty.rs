@@ -20,7 +20,7 @@
 use crate::error::{positive, FerroError, Result};
 use crate::model::{Drop, Penalty};
 use crate::physics::flight::{flight_jacobian, fly, time_to_ground};
-use crate::state::{Cost, Jacobian, RouteResult, State};
+use crate::state::{max_abs, Cost, Jacobian, RouteResult, State};
 
 impl Penalty {
     /// Contact force (N) at height `y` (m) and velocity `v` (m/s): push-only spring-damper.
@@ -126,47 +126,50 @@ impl ContactPhase {
         (f, -self.law.stiffness * x[1] - self.law.damping * a)
     }
 
-    /// First time s in (0, s_max] at which the force returns to zero, to `tol` seconds.
-    /// `None` when it keeps pushing until `s_max`. The force is taken as pushing just
-    /// after s = 0 (true at a downward entry and at a re-engagement).
-    pub fn force_zero_time(&self, x: &State, s_max: f64, tol: f64) -> Option<f64> {
-        // Sample at 1/16 of a damped half-period: the force (a constant plus a damped
-        // sinusoid) changes sign at most once inside such a window.
-        let window = std::f64::consts::PI / self.beta / 16.0;
-        // Once the oscillation about equilibrium is too weak to pull the force down to
-        // zero, it never will: the energy ½·m·u_v² + ½·k·u_y² of the deviation u from
-        // equilibrium never grows, and |F - m·g| = |k·u_y + c·u_v| is at most
-        // sqrt(2·energy)·(sqrt(k) + c/sqrt(m)). This ends the search for a mass that
-        // settles in contact (and for T far beyond the bounce).
-        let (k, c, m) = (self.law.stiffness, self.law.damping, self.law.mass);
-        let eq = self.equilibrium();
-        let settled = |x: &State| {
-            let u = x - eq;
-            let energy = 0.5 * m * u[1] * u[1] + 0.5 * k * u[0] * u[0];
-            (2.0 * energy).sqrt() * (k.sqrt() + c / m.sqrt()) < m * self.gravity
-        };
-        let mut lo = 0.0;
-        // A force that neither returns to zero nor settles within this many windows is
-        // not a physical contact (a non-finite state from extreme parameters): give up.
-        const MAX_WINDOWS: u32 = 1_000_000;
-        let mut windows = 0;
-        let hi = loop {
-            let s = (lo + window).min(s_max);
-            let xs = self.advance(x, s);
-            let f = self.force_and_rate(&xs).0;
-            if f <= 0.0 {
-                break s;
-            }
-            windows += 1;
-            if s >= s_max || settled(&xs) || !f.is_finite() || s == lo || windows > MAX_WINDOWS {
-                return None;
-            }
-            lo = s;
-        };
-        // Safeguarded Newton on the bracket [lo, hi] with F(lo) > 0 >= F(hi).
+    /// First time s in (0, s_max] at which the force returns to zero. `None` when it keeps
+    /// pushing until `s_max`. The force is taken as pushing just after s = 0 (true at a
+    /// downward entry and at a re-engagement).
+    ///
+    /// With `tol = 0` the root is bracketed between adjacent floats: safeguarded Newton
+    /// first, then a gallop to a sign change and bisection until the bracket cannot
+    /// shrink. The Jacobian of the motion feels an error δ in this time through the jump
+    /// of the right-hand side's Jacobian, ~k/m·δ, so a relative tolerance is not enough
+    /// (a 1e-12 tolerance left 1e-5 relative errors, issue 13). With `tol > 0` the search
+    /// stops once the bracket or the Newton step is below `tol` seconds.
+    pub fn force_zero_time(&self, x: &State, s_max: f64, tol: f64) -> Option<ExitTime> {
+        // F(s) = m·g - G(s), G = k·u_y + c·u_v for the deviation u from equilibrium, and
+        // G(s) = exp(-alpha·s)·(A·cos(beta·s) + B·sin(beta·s)) = exp(-alpha·s)·R·cos(beta·s - phi).
+        // G' = -exp(-alpha·s)·R·omega·sin(beta·s - phi + psi) with psi = atan2(alpha, beta),
+        // so F's minima sit at beta·s = phi - psi + 2·pi·n and rise from one to the next
+        // (the envelope decays). F starts pushing, so it returns to zero inside
+        // (0, s1] for s1 its first minimum after 0, or never: an exact bracket, which
+        // sampling is not (a dip shorter than the sampling window goes unseen).
+        let (k, c) = (self.law.stiffness, self.law.damping);
+        let u = x - self.equilibrium();
+        let g0 = k * u[0] + c * u[1];
+        let du = self.rhs_jacobian() * u;
+        let b = (k * du[0] + c * du[1] + self.alpha * g0) / self.beta;
+        let phi = libm::atan2(b, g0);
+        let psi = libm::atan2(self.alpha, self.beta);
+        let period = 2.0 * std::f64::consts::PI / self.beta;
+        let mut s1 = (phi - psi) / self.beta;
+        while s1 <= 0.0 && s1.is_finite() {
+            s1 += period;
+        }
+        if !s1.is_finite() {
+            return None;
+        }
+        let lo = 0.0;
+        let hi = s1.min(s_max);
+        if self.force_and_rate(&self.advance(x, hi)).0 > 0.0 {
+            return None;
+        }
+        // Invariant from here on: F(lo) > 0 >= F(hi) as computed.
         let (mut lo, mut hi) = (lo, hi);
+        let pushes = |s: f64| self.force_and_rate(&self.advance(x, s)).0 > 0.0;
+        // Safeguarded Newton until its step is at the level of one ulp.
         let mut s = 0.5 * (lo + hi);
-        for _ in 0..200 {
+        for _ in 0..100 {
             let (f, rate) = self.force_and_rate(&self.advance(x, s));
             if f > 0.0 {
                 lo = s;
@@ -181,18 +184,120 @@ impl ContactPhase {
             };
             let step = (next - s).abs();
             s = next;
-            if step <= tol || hi - lo <= tol {
+            if tol > 0.0 && (step <= tol || hi - lo <= tol) {
+                return Some(self.exit_time(x, s, hi - lo));
+            }
+            if step <= 2.0 * ulp(s) || next <= lo || next >= hi {
                 break;
             }
         }
-        Some(s)
+        // Gallop from s to the nearest sign change, then bisect to adjacent floats.
+        if s > lo && s < hi {
+            let mut d = ulp(s);
+            if pushes(s) {
+                lo = s;
+                loop {
+                    let t = s + d;
+                    if t >= hi {
+                        break;
+                    }
+                    if pushes(t) {
+                        lo = t;
+                        d *= 2.0;
+                    } else {
+                        hi = t;
+                        break;
+                    }
+                }
+            } else {
+                hi = s;
+                loop {
+                    let t = s - d;
+                    if t <= lo {
+                        break;
+                    }
+                    if pushes(t) {
+                        lo = t;
+                        break;
+                    }
+                    hi = t;
+                    d *= 2.0;
+                }
+            }
+        }
+        loop {
+            let mid = lo + 0.5 * (hi - lo);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if pushes(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(self.exit_time(x, hi, hi - lo))
     }
+
+    /// The located force-zero time `s` with its uncertainty: the bracket plus the time
+    /// the round-off of the computed force (relative 8·eps of each term) is worth at the
+    /// force's rate of change there.
+    fn exit_time(&self, x: &State, s: f64, bracket: f64) -> ExitTime {
+        let eq = self.equilibrium();
+        let u = x - eq;
+        let p = self.propagator(s).abs();
+        let scale = p * u.abs();
+        let xs = self.advance(x, s);
+        let (_, rate) = self.force_and_rate(&xs);
+        let noise = 8.0
+            * f64::EPSILON
+            * (self.law.stiffness * (eq[0].abs() + scale[0])
+                + self.law.damping * scale[1]
+                + self.law.mass * self.gravity);
+        let uncertainty = bracket
+            + if rate != 0.0 {
+                noise / rate.abs()
+            } else {
+                f64::INFINITY
+            };
+        ExitTime { s, uncertainty }
+    }
+
+    /// Jump of the right-hand side's Jacobian from contact to flight, A_contact - A_flight
+    /// (the flight matrix is [[0, 1], [0, 0]]).
+    fn jacobian_jump(&self) -> Jacobian {
+        let (k, c, m) = (self.law.stiffness, self.law.damping, self.law.mass);
+        Jacobian::new(0.0, 0.0, -k / m, -c / m)
+    }
+
+    /// Jacobian of the contact phase's right-hand side.
+    fn rhs_jacobian(&self) -> Jacobian {
+        Jacobian::new(0.0, 1.0, 0.0, 0.0) + self.jacobian_jump()
+    }
+}
+
+/// Spacing of floats at `s` (> 0): next_up(s) - s.
+fn ulp(s: f64) -> f64 {
+    // next_up by the bit pattern (MSRV 1.85 predates f64::next_up); finite s only.
+    let a = s.abs();
+    f64::from_bits(a.to_bits() + 1) - a
+}
+
+/// A located force-zero time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExitTime {
+    /// Time after the phase's start, s.
+    pub s: f64,
+    /// Bound on |s - the true root of the phase's closed form|, s.
+    pub uncertainty: f64,
 }
 
 /// Options of the `flow` route.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowOptions {
-    /// Root-finding tolerance on event times, relative to the event's absolute time.
+    /// Root-finding tolerance on the force-zero times, relative to T. The default 0
+    /// brackets each of them between adjacent floats (see
+    /// [`ContactPhase::force_zero_time`]); a positive value stops earlier.
     pub root_rtol: f64,
     /// Cap on contact switches before T (a guard against pathological inputs).
     pub max_events: u64,
@@ -201,7 +306,7 @@ pub struct FlowOptions {
 impl Default for FlowOptions {
     fn default() -> Self {
         FlowOptions {
-            root_rtol: 1e-12,
+            root_rtol: 0.0,
             max_events: 100_000,
         }
     }
@@ -223,10 +328,25 @@ pub fn entry_saltation(law: &Penalty) -> Jacobian {
     Jacobian::new(1.0, 0.0, -law.damping / law.mass, 1.0)
 }
 
+/// Everything the `flow` route computes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowDetail {
+    /// x(T), J and the (zero) cost.
+    pub result: RouteResult,
+    /// The contact episodes before T.
+    pub episodes: Vec<Episode>,
+    /// Bound on max_ij |J - J_true| (J_true: the exact derivative of the closed form with
+    /// these parameters): the round-off of the matrix product, |Φ_n|···|Φ_1| times
+    /// 16·eps per factor, plus each switch time's uncertainty times the jump of the
+    /// right-hand side's Jacobian there, carried to T by the later |Φ|, plus the
+    /// accumulated error of the clock times the last phase's rate.
+    pub error_bound: f64,
+}
+
 /// The `flow` route: x(T) and the exact derivative of the continuous penalty ODE,
 /// closed form per phase, no integrator.
 pub fn flow(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<RouteResult> {
-    Ok(flow_with_episodes(drop, k, opts)?.0)
+    Ok(flow_detail(drop, k, opts)?.result)
 }
 
 /// [`flow`], also returning the contact episodes it went through.
@@ -235,32 +355,82 @@ pub fn flow_with_episodes(
     k: f64,
     opts: &FlowOptions,
 ) -> Result<(RouteResult, Vec<Episode>)> {
+    let d = flow_detail(drop, k, opts)?;
+    Ok((d.result, d.episodes))
+}
+
+/// Running bound of the flow's Jacobian error (see [`FlowDetail::error_bound`]).
+struct Bound {
+    /// |Φ_n|···|Φ_1|: what the round-off of the product is measured against.
+    abs_product: Jacobian,
+    /// Factors multiplied so far.
+    factors: u32,
+    /// Propagated effect of the switch-time uncertainties.
+    timing: Jacobian,
+    /// Bound on the error of the accumulated time t, s.
+    clock: f64,
+}
+
+impl Bound {
+    fn push(&mut self, phi: &Jacobian) {
+        let a = phi.abs();
+        self.abs_product = a * self.abs_product;
+        self.timing = a * self.timing;
+        self.factors += 1;
+    }
+}
+
+/// [`flow`] with its episodes and an error bound of its Jacobian.
+pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail> {
     drop.validate()?;
     let law = drop.penalty(k)?;
-    positive("root_rtol", opts.root_rtol)?;
+    if !(opts.root_rtol.is_finite() && opts.root_rtol >= 0.0) {
+        return Err(FerroError::InvalidParameter {
+            name: "root_rtol",
+            value: opts.root_rtol,
+            limit: "must be finite and >= 0 (0: to adjacent floats)".into(),
+        });
+    }
     let phase = ContactPhase::new(law, drop.gravity);
     let g = drop.gravity;
     let t_final = drop.t_final;
+    let eps = f64::EPSILON;
     let mut x = drop.x0();
     let mut t = 0.0;
     let mut jac = Jacobian::identity();
+    let mut bound = Bound {
+        abs_product: Jacobian::identity(),
+        factors: 0,
+        timing: Jacobian::zeros(),
+        clock: 0.0,
+    };
     let mut episodes: Vec<Episode> = Vec::new();
     let mut in_contact = false;
+    // The last phase runs for T - t: an error in t moves J by that much of its rate.
+    let last_phase = |jac: &Jacobian, rate: &Jacobian, bound: &mut Bound| {
+        bound.timing += (bound.clock + eps * t_final) * (rate * jac).abs();
+    };
     loop {
         if episodes.len() as u64 > opts.max_events {
             return Err(FerroError::TooManySteps {
                 route: "flow",
-                steps: episodes.len() as f64,
                 max_steps: opts.max_events,
+                detail: format!("{} contact episodes by t = {t} s", episodes.len()),
             });
         }
         if in_contact {
             let tol = opts.root_rtol * t_final;
             match phase.force_zero_time(&x, t_final - t, tol) {
-                Some(s) if t + s < t_final => {
+                Some(exit) if t + exit.s < t_final => {
+                    let s = exit.s;
                     x = phase.advance(&x, s);
-                    jac = phase.propagator(s) * jac;
+                    let phi = phase.propagator(s);
+                    jac = phi * jac;
+                    bound.push(&phi);
+                    // Moving the exit by δ moves J by δ·(A_contact - A_flight)·J.
+                    bound.timing += exit.uncertainty * (phase.jacobian_jump() * jac).abs();
                     t += s;
+                    bound.clock += eps * t;
                     if let Some(ep) = episodes.last_mut() {
                         ep.t_end = Some(t);
                     }
@@ -269,7 +439,10 @@ pub fn flow_with_episodes(
                 _ => {
                     let s = t_final - t;
                     x = phase.advance(&x, s);
-                    jac = phase.propagator(s) * jac;
+                    let phi = phase.propagator(s);
+                    jac = phi * jac;
+                    bound.push(&phi);
+                    last_phase(&jac, &phase.rhs_jacobian(), &mut bound);
                     break;
                 }
             }
@@ -288,15 +461,31 @@ pub fn flow_with_episodes(
             if t + s >= t_final {
                 let rest = t_final - t;
                 x = fly(&x, rest, g);
-                jac = flight_jacobian(rest) * jac;
+                let phi = flight_jacobian(rest);
+                jac = phi * jac;
+                bound.push(&phi);
+                last_phase(&jac, &Jacobian::new(0.0, 1.0, 0.0, 0.0), &mut bound);
                 break;
             }
             x = fly(&x, s, g);
-            jac = flight_jacobian(s) * jac;
+            let phi = flight_jacobian(s);
+            jac = phi * jac;
+            bound.push(&phi);
             t += s;
-            if !reengage {
+            // The time of flight carries a few ulps of round-off. Shifting an entry
+            // in time shifts everything after it (only the last phase's length feels
+            // that); a re-engagement's time is a switch like the exit's.
+            bound.clock += eps * t + 4.0 * eps * s;
+            if reengage {
+                let delta = 4.0
+                    * eps
+                    * ((2.0 * x[1] / g).abs() + (2.0 * law.damping / law.stiffness).abs());
+                bound.timing += delta * (phase.jacobian_jump() * jac).abs();
+            } else {
                 x[0] = 0.0;
-                jac = entry_saltation(&law) * jac;
+                let salt = entry_saltation(&law);
+                jac = salt * jac;
+                bound.push(&salt);
             }
             episodes.push(Episode {
                 t_start: t,
@@ -307,7 +496,16 @@ pub fn flow_with_episodes(
         }
     }
     check_finite("flow state", &x, &jac)?;
-    Ok((RouteResult::new(x, jac, Cost::default()), episodes))
+    // Relative round-off per factor, and the absolute round-off of gradual underflow
+    // (a mass settled in contact for hundreds of decay times has J below 1e-300).
+    let factors = f64::from(bound.factors.max(1));
+    let rounding = 16.0 * factors * (eps * max_abs(&bound.abs_product) + f64::MIN_POSITIVE);
+    let error_bound = rounding + max_abs(&bound.timing);
+    Ok(FlowDetail {
+        result: RouteResult::new(x, jac, Cost::default()),
+        episodes,
+        error_bound,
+    })
 }
 
 /// Restitution the push-only law realises at finite stiffness `k` for an impact at
@@ -322,9 +520,10 @@ pub fn realised_restitution(drop: &Drop, k: f64, speed: f64) -> Result<Option<f6
     let entry = State::new(0.0, -speed);
     // A settled mass never unloads; 1,000 periods is far beyond any decay we can report.
     let horizon = 1000.0 * 2.0 * std::f64::consts::PI / phase.omega;
-    let Some(s) = phase.force_zero_time(&entry, horizon, 1e-15 * horizon) else {
+    let Some(exit) = phase.force_zero_time(&entry, horizon, 0.0) else {
         return Ok(None);
     };
+    let s = exit.s;
     let x = phase.advance(&entry, s);
     let disc = x[1] * x[1] + 2.0 * drop.gravity * x[0];
     if disc < 0.0 {

@@ -137,8 +137,8 @@ pub fn exact_with_impacts(drop: &Drop, opts: &ExactOptions) -> Result<(RouteResu
         if impacts.len() >= MAX_IMPACTS {
             return Err(FerroError::TooManySteps {
                 route: "exact",
-                steps: impacts.len() as f64,
                 max_steps: MAX_IMPACTS as u64,
+                detail: format!("{} impacts by t = {t} s", impacts.len()),
             });
         }
         // Land exactly on the ground: y = 0, v- from energy, not from round-off.

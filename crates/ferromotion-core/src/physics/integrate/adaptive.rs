@@ -16,6 +16,7 @@
 //! and restarts in the other mode. Leaving y < 0 after the force has returned to zero
 //! changes nothing in the law, so it is not an event.
 
+use crate::check::fd;
 use crate::contact::penalty::check_finite;
 use crate::error::{positive, FerroError, Result};
 use crate::model::{Drop, Penalty};
@@ -97,6 +98,47 @@ impl System<'_> {
         State::new(x[1], force / self.law.mass - self.gravity)
     }
 
+    /// Jacobian of the right-hand side of `mode` at `x` (constant in events mode: each
+    /// mode is linear).
+    #[inline]
+    fn rhs_jacobian(&self, mode: Mode, x: &State) -> Jacobian {
+        let (k, c, m) = (self.law.stiffness, self.law.damping, self.law.mass);
+        let pushing = match mode {
+            Mode::Clipped => x[0] < 0.0 && self.law.spring_damper(x[0], x[1]) > 0.0,
+            Mode::Free => false,
+            Mode::Pushing => true,
+        };
+        if pushing {
+            Jacobian::new(0.0, 1.0, -k / m, -c / m)
+        } else {
+            Jacobian::new(0.0, 1.0, 0.0, 0.0)
+        }
+    }
+
+    /// Saltation matrix of a switch from `from` to `to` at the located state `x`:
+    /// `I + (f+ - f-)·n^T / (n·f-)` for n the gradient of the switching surface that is
+    /// active there (y = 0 at an entry from above, the force's zero otherwise). It is the
+    /// entry jump's `[[1, 0], [-c/m, 1]]` at y = 0 and the identity where the force is
+    /// continuous (exit, re-engagement).
+    fn saltation(&self, from: Mode, to: Mode, x: &State) -> Jacobian {
+        let (fm, fp) = (self.rhs(from, x), self.rhs(to, x));
+        let jump = fp - fm;
+        if jump.amax() == 0.0 {
+            return Jacobian::identity();
+        }
+        // Which branch of psi = min(-y, F) is the binding one at the switch.
+        let n = if -x[0] <= self.law.spring_damper(x[0], x[1]) {
+            State::new(-1.0, 0.0)
+        } else {
+            State::new(-self.law.stiffness, -self.law.damping)
+        };
+        let rate = n.dot(&fm);
+        if rate == 0.0 {
+            return Jacobian::identity();
+        }
+        Jacobian::identity() + jump * n.transpose() / rate
+    }
+
     /// Positive exactly where the push-only law pushes (y < 0 and -k·y - c·v > 0).
     #[inline]
     fn psi(&self, x: &State) -> f64 {
@@ -129,6 +171,35 @@ fn dp_step(sys: &System, mode: Mode, x: &State, k1: &State, h: f64, stats: &mut 
     }
 }
 
+/// The tangent of one Dormand–Prince step: the same stages applied to the variational
+/// equation dPhi/dt = A(x)·Phi along the step's stage states (the step size held fixed),
+/// which is the exact derivative of the step map. Costs no force evaluations.
+fn dp_tangent(
+    sys: &System,
+    mode: Mode,
+    x: &State,
+    step: &Step,
+    phi: &Jacobian,
+    h: f64,
+) -> Jacobian {
+    let k = &step.k;
+    let a = |y: State| sys.rhs_jacobian(mode, &y);
+    // The stage states again (cheaper than storing them on every step of the
+    // Richardson route, which never needs them).
+    let x2 = x + h * (A21 * k[0]);
+    let x3 = x + h * (A31 * k[0] + A32 * k[1]);
+    let x4 = x + h * (A41 * k[0] + A42 * k[1] + A43 * k[2]);
+    let x5 = x + h * (A51 * k[0] + A52 * k[1] + A53 * k[2] + A54 * k[3]);
+    let x6 = x + h * (A61 * k[0] + A62 * k[1] + A63 * k[2] + A64 * k[3] + A65 * k[4]);
+    let t1 = a(*x) * phi;
+    let t2 = a(x2) * (phi + h * (A21 * t1));
+    let t3 = a(x3) * (phi + h * (A31 * t1 + A32 * t2));
+    let t4 = a(x4) * (phi + h * (A41 * t1 + A42 * t2 + A43 * t3));
+    let t5 = a(x5) * (phi + h * (A51 * t1 + A52 * t2 + A53 * t3 + A54 * t4));
+    let t6 = a(x6) * (phi + h * (A61 * t1 + A62 * t2 + A63 * t3 + A64 * t4 + A65 * t5));
+    phi + h * (A71 * t1 + A73 * t3 + A74 * t4 + A75 * t5 + A76 * t6)
+}
+
 /// 5th-order accurate dense output inside an accepted step, at fraction `theta` of `h`.
 fn dense(x: &State, step: &Step, h: f64, theta: f64) -> State {
     let k = &step.k;
@@ -151,6 +222,9 @@ pub struct Dopri5 {
     pub events: bool,
     /// Refuse rollouts that need more accepted plus rejected steps than this.
     pub max_steps: u64,
+    /// Refuse a rollout whose controller asks for a step below this, s (0: no floor).
+    /// The last step to T and the step that lands on a switch may be shorter.
+    pub min_step: f64,
 }
 
 impl Dopri5 {
@@ -208,6 +282,41 @@ impl Dopri5 {
         x0: State,
         t_end: f64,
     ) -> Result<(State, Stats)> {
+        let (x, _, stats) = self.run::<false>(law, gravity, x0, t_end)?;
+        Ok((x, stats))
+    }
+
+    /// [`Dopri5::rollout`] with forward sensitivities: the variational equation rides
+    /// along each step (see `dp_tangent`) and the saltation matrix is applied at each
+    /// located switch, so one rollout gives J = dx(T)/dx0 (for the step sizes the
+    /// controller chose). Needs `events`: without located switches the tangent never
+    /// sees the entry jump, which is refused rather than returned wrong.
+    pub fn rollout_with_tangent(
+        &self,
+        law: &Penalty,
+        gravity: f64,
+        x0: State,
+        t_end: f64,
+    ) -> Result<(State, Jacobian, Stats)> {
+        if !self.events {
+            return Err(FerroError::InvalidParameter {
+                name: "events",
+                value: 0.0,
+                limit: "forward sensitivities need events = true: without located switches \
+                        the tangent misses the saltation of the force jump at entry"
+                    .into(),
+            });
+        }
+        self.run::<true>(law, gravity, x0, t_end)
+    }
+
+    fn run<const TANGENT: bool>(
+        &self,
+        law: &Penalty,
+        gravity: f64,
+        x0: State,
+        t_end: f64,
+    ) -> Result<(State, Jacobian, Stats)> {
         let sys = System { law, gravity };
         let mut stats = Stats::default();
         let mut mode = if !self.events {
@@ -218,20 +327,32 @@ impl Dopri5 {
             Mode::Free
         };
         let mut x = x0;
+        let mut phi = Jacobian::identity();
         let mut t = 0.0;
         let mut k1 = sys.rhs(mode, &x);
         stats.num_eval += 1;
         let mut h = self.initial_step(&sys, mode, &x, &k1, t_end, &mut stats);
         let mut just_rejected = false;
         while t < t_end {
-            if stats.accepted_steps + stats.rejected_steps >= self.max_steps {
+            let taken = stats.accepted_steps + stats.rejected_steps;
+            if taken >= self.max_steps {
                 return Err(FerroError::TooManySteps {
                     route: "tolerance",
-                    steps: (stats.accepted_steps + stats.rejected_steps) as f64,
                     max_steps: self.max_steps,
+                    detail: format!(
+                        "{taken} steps ({} accepted) reached t = {t} s of T = {t_end} s",
+                        stats.accepted_steps
+                    ),
                 });
             }
             let last = t + h >= t_end;
+            if !last && h < self.min_step {
+                return Err(FerroError::StepTooSmall {
+                    t,
+                    h,
+                    min_step: self.min_step,
+                });
+            }
             if last {
                 h = t_end - t;
             }
@@ -256,20 +377,30 @@ impl Dopri5 {
             if mode != Mode::Clipped {
                 if let Some(theta) = self.locate_switch(&sys, mode, &x, &step, h) {
                     let land = dp_step(&sys, mode, &x, &k1, theta * h, &mut stats);
+                    if TANGENT {
+                        phi = dp_tangent(&sys, mode, &x, &land, &phi, theta * h);
+                    }
                     stats.accepted_steps += 1;
                     stats.events += 1;
                     t += theta * h;
                     x = land.x_new;
-                    mode = if mode == Mode::Free {
+                    let next = if mode == Mode::Free {
                         Mode::Pushing
                     } else {
                         Mode::Free
                     };
+                    if TANGENT {
+                        phi = sys.saltation(mode, next, &x) * phi;
+                    }
+                    mode = next;
                     k1 = sys.rhs(mode, &x);
                     stats.num_eval += 1;
                     just_rejected = false;
                     continue;
                 }
+            }
+            if TANGENT {
+                phi = dp_tangent(&sys, mode, &x, &step, &phi, h);
             }
             stats.accepted_steps += 1;
             t = if last { t_end } else { t + h };
@@ -284,7 +415,7 @@ impl Dopri5 {
             h *= factor;
             just_rejected = false;
         }
-        Ok((x, stats))
+        Ok((x, phi, stats))
     }
 
     /// Fraction of the accepted step at which the law switches (psi changes sign against
@@ -335,6 +466,18 @@ impl Dopri5 {
     }
 }
 
+/// How the `tolerance` route gets its Jacobian.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JacobianMethod {
+    /// Central differences of whole rollouts at two probe sizes, Richardson-combined
+    /// (8 rollouts besides the nominal one).
+    #[default]
+    Richardson,
+    /// Forward sensitivities along one event-located rollout (needs `events`).
+    Forward,
+}
+
 /// Options of the `tolerance` route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -349,6 +492,11 @@ pub struct ToleranceOptions {
     pub eps: f64,
     /// Cap on steps per rollout.
     pub max_steps: u64,
+    /// Smallest step the controller may ask for, s (0: no floor); below it the rollout
+    /// is refused with `StepTooSmall`.
+    pub min_step: f64,
+    /// Richardson central differences (8 rollouts) or forward sensitivities (1 rollout).
+    pub jacobian: JacobianMethod,
 }
 
 impl Default for ToleranceOptions {
@@ -359,6 +507,8 @@ impl Default for ToleranceOptions {
             events: false,
             eps: 1e-6,
             max_steps: super::DEFAULT_MAX_STEPS,
+            min_step: 0.0,
+            jacobian: JacobianMethod::Richardson,
         }
     }
 }
@@ -381,11 +531,19 @@ impl ToleranceOptions {
             None => rtol * 1e-2,
         };
         positive("eps", self.eps)?;
+        if !(self.min_step.is_finite() && self.min_step >= 0.0) {
+            return Err(FerroError::InvalidParameter {
+                name: "min_step",
+                value: self.min_step,
+                limit: "must be finite and >= 0 (0: no floor)".into(),
+            });
+        }
         Ok(Dopri5 {
             rtol,
             atol,
             events: self.events,
             max_steps: self.max_steps,
+            min_step: self.min_step,
         })
     }
 }
@@ -393,7 +551,9 @@ impl ToleranceOptions {
 /// Fraction of max|J| beyond which the two probe sizes are said to disagree.
 pub const PROBE_DEPENDENCE: f64 = 1e-3;
 
-/// The `tolerance` route: the penalty drop on Dormand–Prince 5(4); J by central
+/// The `tolerance` route: the penalty drop on Dormand–Prince 5(4). With
+/// [`JacobianMethod::Forward`], J from forward sensitivities of one event-located rollout
+/// ([`Dopri5::rollout_with_tangent`]). With [`JacobianMethod::Richardson`], J by central
 /// differences of whole rollouts at probes eps and eps/2, combined by Richardson
 /// extrapolation `(4·D(eps/2) - D(eps))/3` (8 rollouts), flagged probe-dependent when
 /// `max|D(eps) - D(eps/2)| > 1e-3·max|J|`.
@@ -402,23 +562,32 @@ pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteRe
     let law = drop.penalty(k)?;
     let dp = opts.integrator()?;
     let x0 = drop.x0();
+    if opts.jacobian == JacobianMethod::Forward {
+        let (state, jac, stats) = dp.rollout_with_tangent(&law, drop.gravity, x0, drop.t_final)?;
+        check_finite("tolerance-route state", &state, &jac)?;
+        return Ok(RouteResult::new(
+            state,
+            jac,
+            Cost {
+                steps: stats.accepted_steps,
+                rejected_steps: stats.rejected_steps,
+                force_evals: stats.num_eval,
+                state_force_evals: 0,
+                rollouts: 1,
+            },
+        ));
+    }
     let (state, nominal) = dp.rollout(&law, drop.gravity, x0, drop.t_final)?;
     let mut probes = Stats::default();
     let mut diff = |eps: f64| -> Result<Jacobian> {
-        let mut d = Jacobian::zeros();
-        for j in 0..2 {
-            let mut e = State::zeros();
-            e[j] = eps;
-            let (xp, sp) = dp.rollout(&law, drop.gravity, x0 + e, drop.t_final)?;
-            let (xm, sm) = dp.rollout(&law, drop.gravity, x0 - e, drop.t_final)?;
-            for s in [sp, sm] {
-                probes.num_eval += s.num_eval;
-                probes.accepted_steps += s.accepted_steps;
-                probes.rejected_steps += s.rejected_steps;
-            }
-            d.set_column(j, &((xp - xm) / (2.0 * eps)));
-        }
-        Ok(d)
+        let map = |x: &State| {
+            let (xt, s) = dp.rollout(&law, drop.gravity, *x, drop.t_final)?;
+            probes.num_eval += s.num_eval;
+            probes.accepted_steps += s.accepted_steps;
+            probes.rejected_steps += s.rejected_steps;
+            Ok(xt)
+        };
+        fd::central_jacobian(map, &x0, fd::Probe::Absolute(eps))
     };
     let d_big = diff(opts.eps)?;
     let d_small = diff(0.5 * opts.eps)?;

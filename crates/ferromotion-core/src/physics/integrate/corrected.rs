@@ -209,8 +209,8 @@ pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Resul
             if steps > cap {
                 return Err(crate::error::FerroError::TooManySteps {
                     route: "corrected",
-                    steps: steps as f64,
                     max_steps: cap,
+                    detail: format!("{steps} steps taken"),
                 });
             }
             // y(s) = y + s·v + s²·a and F(s) = -k·y(s) - c·v(s) along the sub-step path.

@@ -38,8 +38,8 @@ pub fn step_count(t_final: f64, dt: f64, max_steps: u64) -> Result<u64> {
     if ratio.is_nan() || ratio > max_steps as f64 {
         return Err(FerroError::TooManySteps {
             route: "fixed",
-            steps: ratio,
             max_steps,
+            detail: format!("T/dt = {ratio:e} steps would be needed"),
         });
     }
     let n = ratio.round();
