@@ -3,6 +3,7 @@
 # (rustup has no wasm32 target here), then generate the JS bindings:
 #   web/pkg/              --target web     (the lab, served by scripts/lab.sh)
 #   target/wasm/node-pkg/ --target nodejs  (the Node golden-parity test)
+#   web/pyodide/          the vendored pyodide runtime for the Python panel (scripts/pyodide.sh)
 # `scripts/wasm.sh test` instead runs the crate's wasm_bindgen_test tests under Node
 # (wasm-bindgen-test-runner ships with wasm-bindgen-cli).
 set -euo pipefail
@@ -38,4 +39,5 @@ wasm_cargo build
 WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/ferromotion_wasm.wasm"
 wasm-bindgen --target web --out-dir web/pkg "$WASM"
 wasm-bindgen --target nodejs --out-dir "$WASM_TARGET_DIR/node-pkg" "$WASM"
+scripts/pyodide.sh
 echo "wasm: web/pkg/ and target/wasm/node-pkg/ ($(stat -c %s web/pkg/ferromotion_wasm_bg.wasm) bytes of wasm)"

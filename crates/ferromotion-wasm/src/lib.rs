@@ -7,6 +7,7 @@
 //! its `name` (see `errors.rs`). Only `web/js/sim.js` imports the generated package.
 
 mod errors;
+mod script;
 
 use errors::IntoJs;
 use ferromotion_core::descent::{descent, Arm, Problem};
