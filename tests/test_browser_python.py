@@ -42,12 +42,12 @@ def printed(page: Page, expr: str) -> object:
 
 # Signatures and fields the browser package must share with the native one.
 FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "blame", "divergence_exponent",
-             "time_of_impact_term", "sweep"]
+             "time_of_impact_term", "sweep", "check_gradient"]
 DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
 SIGNATURES = (
     "import inspect, dataclasses, ferromotion as fm\n"
     f"print(repr({{n: [(p.name, str(p.kind), repr(p.default)) for p in inspect.signature(getattr(fm, n)).parameters.values()] for n in {FUNCTIONS!r}}}))\n"
-    f"print(repr({{n: [(f.name, repr(f.default)) for f in dataclasses.fields(getattr(fm, n))] for n in {DATACLASSES!r}}}))\n"
+    f"print(repr({{n: [(f.name, 'MISSING' if f.default is dataclasses.MISSING else repr(f.default)) for f in dataclasses.fields(getattr(fm, n))] for n in {DATACLASSES!r}}}))\n"
     "print(repr(sorted(c.__name__ for c in [fm.FerroError, *fm.FerroError.__subclasses__()])))\n"
     "print(repr(sorted(n for n in vars(fm.sweep(fm.Drop(), [1e5, 1e6]).fixed))))\n"
 )
@@ -56,7 +56,8 @@ SIGNATURES = (
 def native_signatures() -> list[object]:
     sigs = {n: [(p.name, str(p.kind), repr(p.default)) for p in inspect.signature(getattr(fm, n)).parameters.values()]
             for n in FUNCTIONS}
-    fields = {n: [(f.name, repr(f.default)) for f in dataclasses.fields(getattr(fm, n))] for n in DATACLASSES}
+    fields = {n: [(f.name, "MISSING" if f.default is dataclasses.MISSING else repr(f.default))
+                  for f in dataclasses.fields(getattr(fm, n))] for n in DATACLASSES}
     errors = sorted(c.__name__ for c in [fm.FerroError, *fm.FerroError.__subclasses__()])
     columns = sorted(n for n in vars(fm.sweep(fm.Drop(), [1e5, 1e6]).fixed))
     return [sigs, fields, errors, columns]
@@ -122,7 +123,7 @@ def test_python_panel(browser, lab):  # noqa: F811
             ("fm.Drop(height=100.0)", lambda: fm.Drop(height=100.0)),
             ("fm.fixed(fm.Drop(), k=1e6, dt=3e-4)", lambda: fm.fixed(fm.Drop(), k=1e6, dt=3e-4)),
             ("fm.fixed(fm.Drop(), k=-1.0)", lambda: fm.fixed(fm.Drop(), k=-1.0)),
-            ("fm.time_of_impact_term(fm.Drop(), 1e-9)", lambda: fm.time_of_impact_term(fm.Drop(), 1e-9)),
+            ("fm.time_of_impact_term(fm.Drop(), -1.0)", lambda: fm.time_of_impact_term(fm.Drop(), -1.0)),
         ]:
             with pytest.raises(fm.FerroError) as native:
                 call()
@@ -133,6 +134,27 @@ def test_python_panel(browser, lab):  # noqa: F811
             name, mro, message = ast.literal_eval(out.strip())
             assert (name, message) == (type(native.value).__name__, str(native.value)), expr
             assert mro[:2] == [c.__name__ for c in type(native.value).__mro__][:2]
+
+        # check_gradient: the core's check on a Python objective (products only: no libm in f).
+        poly = ("def f(x):\n    return x[0] * x[0] * x[0] * x[1] + 2.0 * x[1] * x[1]\n"
+                "right = [3 * 0.3 * 0.3 * 2.0, 0.3 * 0.3 * 0.3 + 8.0]\n")
+        ns: dict = {}
+        exec(poly, ns)
+        native_r = fm.check_gradient(ns["f"], ns["right"], [0.3, 2.0], objective="poly")
+        native_w = fm.check_gradient(ns["f"], [ns["right"][0], 0.0], [0.3, 2.0], objective="poly")
+        out, err = run(page, "import ferromotion as fm\n" + poly +
+                       "r = fm.check_gradient(f, right, [0.3, 2.0], objective='poly')\n"
+                       "w = fm.check_gradient(f, [right[0], 0.0], [0.3, 2.0], objective='poly')\n"
+                       "print(repr((r.verdict, r.to_dict()['report'], w.verdict, w.to_dict()['report'], r.summary())))\n"
+                       "def bad(x):\n    raise ZeroDivisionError('mine')\n"
+                       "try:\n    fm.check_gradient(bad, [1.0], [0.0])\nexcept ZeroDivisionError as e:\n"
+                       "    print(repr(('raised', str(e))))\n")
+        assert not err, err
+        lines = out.strip().splitlines()
+        assert ast.literal_eval(lines[0]) == (native_r.verdict, native_r.to_dict()["report"], native_w.verdict,
+                                              native_w.to_dict()["report"], native_r.summary())
+        assert native_r.verdict == "verified" and native_w.verdict == "not-verified"
+        assert ast.literal_eval(lines[1]) == ("raised", "mine")
 
         # One public API: names, argument kinds, defaults, fields, error classes, sweep columns.
         out, err = run(page, SIGNATURES)

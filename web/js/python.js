@@ -12,7 +12,7 @@ const PACKAGE = new URL("../py/ferromotion/", import.meta.url);
 const EXPORTS = new Set([
   "scriptDefaults", "validateDrop", "dropImpactSpeed", "dropFirstImpactTime", "routeExact", "routeFixed",
   "routeCorrected", "routeFlow", "routeTolerance", "blameSplit", "divergenceExponent",
-  "dropTimeOfImpactTerm", "sweepRows", "logGrid",
+  "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient",
 ]);
 
 // The first notebook's opening exercises (notebooks/01_stiffness_sweep.ipynb), with lists
@@ -91,7 +91,7 @@ async function boot(progress) {
     if (!res.ok) throw new Error(`could not load ${url.pathname} (${res.status})`);
     pyodide.FS.writeFile(`/home/pyodide/ferromotion/${name}`, await res.text());
   }
-  pyodide.runPython("import ferromotion");
+  pyodide.runPython("import sys\nsys.path.insert(0, '/home/pyodide')\nimport ferromotion");
   const seconds = (performance.now() - t0) / 1000;
   progress(3, `Python ${pyodide.version ? `(pyodide ${pyodide.version}) ` : ""}is ready (${seconds.toFixed(1)} s).`);
   window.__pyodideReadySeconds = seconds;

@@ -82,6 +82,7 @@ pub fn script_defaults() -> Result<JsValue, JsError> {
         "graze_speed": fm::DEFAULT_GRAZE_SPEED,
         "root_rtol": flow.root_rtol,
         "max_events": flow.max_events,
+        "check": fm::check::CheckOptions::default(),
     }))
 }
 
@@ -277,4 +278,140 @@ fn count(name: &'static str, value: f64) -> Result<u64, JsError> {
 #[wasm_bindgen(js_name = logGrid)]
 pub fn log_grid(lo: f64, hi: f64, per_decade: u32) -> Result<Vec<f64>, JsError> {
     readout::log_grid(lo, hi, per_decade).into_js()
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A callback from the Python package: called with a fresh Float64Array; returns a
+    /// number (`f`), a list of numbers (`hvp`), `{sequence, min_event_speed}` (`events`), or
+    /// `undefined` when the Python function raised (the package keeps the exception).
+    pub type Callback;
+    #[wasm_bindgen(method, js_name = call)]
+    fn call(this: &Callback, ctx: &JsValue, x: Vec<f64>) -> JsValue;
+}
+
+/// What a check certifies against (the native binding's `ObjectiveArg`).
+#[derive(Deserialize)]
+struct ObjectiveFields {
+    name: String,
+    units: String,
+    description: String,
+    route: String,
+    integrator: String,
+    tolerances: Vec<(String, f64)>,
+}
+
+/// The check's options, every key given (the package fills in the core's defaults).
+#[derive(Deserialize)]
+struct CheckFields {
+    eps: Vec<f64>,
+    taylor_h: Vec<f64>,
+    random_directions: usize,
+    coordinates: bool,
+    seed: u64,
+    tol: f64,
+    graze_speed: f64,
+}
+
+/// An `events` callback's answer.
+#[derive(Deserialize)]
+struct EventFields {
+    sequence: Vec<i64>,
+    min_event_speed: Option<f64>,
+}
+
+/// The placeholder the core sees when a Python callback raised: the check stops and the
+/// package raises the kept exception instead.
+fn raised() -> FerroError {
+    FerroError::InvalidParameter {
+        name: "callback",
+        value: f64::NAN,
+        limit: "raised an exception (re-raised by the Python package)".into(),
+    }
+}
+
+/// `check::check_gradient` on Python callbacks, then the receipt: `{json, summary}`, the
+/// receipt's JSON text as the native binding writes it and the core's one-line summary.
+/// `options` is the core's `CheckOptions` with every key given; `extra` the environment's
+/// `[key, value]` pairs.
+#[wasm_bindgen(js_name = checkGradient)]
+#[allow(clippy::too_many_arguments)]
+pub fn check_gradient(
+    f: &Callback,
+    grad: Vec<f64>,
+    x: Vec<f64>,
+    objective: JsValue,
+    events: Option<Callback>,
+    hvp: Option<Callback>,
+    options: JsValue,
+    extra: JsValue,
+) -> Result<JsValue, JsError> {
+    let bad = |e: serde_wasm_bindgen::Error| js_error(FerroError::Scenario(e.to_string()));
+    let objective: ObjectiveFields = serde_wasm_bindgen::from_value(objective).map_err(bad)?;
+    let o: CheckFields = serde_wasm_bindgen::from_value(options).map_err(bad)?;
+    let opts = fm::check::CheckOptions {
+        eps: o.eps,
+        taylor_h: o.taylor_h,
+        random_directions: o.random_directions,
+        coordinates: o.coordinates,
+        seed: o.seed,
+        tol: o.tol,
+        graze_speed: o.graze_speed,
+    };
+    let extra: Vec<(String, String)> = serde_wasm_bindgen::from_value(extra).map_err(bad)?;
+    let this = JsValue::UNDEFINED;
+    let mut fv = |p: &[f64]| f.call(&this, p.to_vec()).as_f64().ok_or_else(raised);
+    let mut ev = events.as_ref().map(|e| {
+        move |p: &[f64]| -> fm::Result<fm::check::EventSignature> {
+            let v = e.call(&JsValue::UNDEFINED, p.to_vec());
+            if v.is_undefined() {
+                return Err(raised());
+            }
+            let s: EventFields = serde_wasm_bindgen::from_value(v)
+                .map_err(|e| FerroError::Scenario(e.to_string()))?;
+            Ok(fm::check::EventSignature {
+                sequence: s.sequence,
+                min_event_speed: s.min_event_speed,
+            })
+        }
+    });
+    let mut hv = hvp.as_ref().map(|h| {
+        move |d: &[f64]| -> fm::Result<Vec<f64>> {
+            let v = h.call(&JsValue::UNDEFINED, d.to_vec());
+            if v.is_undefined() {
+                return Err(raised());
+            }
+            serde_wasm_bindgen::from_value(v).map_err(|e| FerroError::Scenario(e.to_string()))
+        }
+    });
+    let report = fm::check::check_gradient(
+        &mut fv,
+        ev.as_mut()
+            .map(|e| e as &mut dyn FnMut(&[f64]) -> fm::Result<fm::check::EventSignature>),
+        hv.as_mut()
+            .map(|h| h as &mut dyn FnMut(&[f64]) -> fm::Result<Vec<f64>>),
+        &x,
+        &grad,
+        &opts,
+    )
+    .into_js()?;
+    let info = fm::check::ObjectiveInfo {
+        name: objective.name,
+        units: objective.units,
+        description: objective.description,
+        route: objective.route,
+        integrator: objective.integrator,
+        tolerances: objective.tolerances,
+    };
+    let mut receipt = fm::check::Receipt::new(info, x, grad, report);
+    receipt.environment.extra.extend(extra);
+    #[derive(Serialize)]
+    struct Answer {
+        json: String,
+        summary: String,
+    }
+    to_js(&Answer {
+        json: serde_json::to_string(&receipt)?,
+        summary: receipt.summary(),
+    })
 }

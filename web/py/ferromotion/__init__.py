@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any, Dict, List, Optional, Union
 
 from ._errors import *  # noqa: F401,F403  (the FerroError tree, generated from the native stub)
@@ -492,6 +493,199 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
     answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
     return Sweep(answer, drop, rtol, events, ran)
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient checks
+
+_CHECK: Dict[str, Any] = _DEFAULTS["check"]
+
+
+def environment() -> Dict[str, str]:
+    """Who is checking: the identity every receipt written here carries in
+    ``environment.extra`` (the native keys; no git checkout in a browser)."""
+    import platform
+    import sys
+
+    return {
+        "package": "ferromotion",
+        "package_version": __version__,
+        "git_commit": "unknown",
+        "git_dirty": "unknown",
+        "platform": f"pyodide {sys.platform} ({platform.platform()})",
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "numpy": "unavailable" if _np is None else _np.__version__,
+    }
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class CheckDirection(_Json):
+    """The check along one direction d (the native fields; lists where native has arrays)."""
+
+    label: str
+    direction: Any
+    claimed: float
+    eps: Any
+    fd: Any
+    error: Any
+    probe_classification: tuple
+    best_error: Optional[float]
+    best_eps: Optional[float]
+    smooth_below: Optional[float]
+    taylor_slope: Optional[float]
+    taylor_second_order: bool
+    classification: str
+    certified: bool
+
+    @classmethod
+    def _from_core(cls, d: Dict[str, Any]) -> "CheckDirection":
+        def column(key: str) -> Any:
+            return _array([float("nan") if p[key] is None else float(p[key]) for p in d["probes"]])
+
+        return cls(label=d["label"], direction=_array(_floats(d["direction"])), claimed=d["claimed"],
+                   eps=column("eps"), fd=column("fd"), error=column("error"),
+                   probe_classification=tuple(p["classification"] for p in d["probes"]), best_error=d["best_error"],
+                   best_eps=d["best_eps"], smooth_below=d["smooth_below"], taylor_slope=d["taylor_slope"],
+                   taylor_second_order=d["taylor_second_order"], classification=d["classification"],
+                   certified=d["certified"])
+
+    def to_dict(self) -> Dict[str, Any]:
+        def ready(v: Any) -> Any:
+            if isinstance(v, (list, tuple)) or (_np is not None and isinstance(v, _np.ndarray)):
+                return [ready(x) for x in v]
+            return None if isinstance(v, float) and not math.isfinite(v) else v
+
+        return {f.name: ready(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def __repr__(self) -> str:
+        best = ("no smooth probe" if self.best_error is None
+                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
+        slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
+        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
+                f"{'certified' if self.certified else 'not certified'})")
+
+
+class Receipt(_Json):
+    """A gradient check's receipt (the native attributes). ``plot()`` is native only (Bokeh)."""
+
+    def __init__(self, text: str, summary: str) -> None:
+        d = json.loads(text)
+        self._dict: Dict[str, Any] = d
+        self._summary = summary
+        report = d["report"]
+        self.schema: str = d["schema"]
+        self.verdict: str = report["verdict"]
+        self.why: str = report["why"]
+        self.objective: Dict[str, Any] = d["objective"]
+        self.x = _array(_floats(d["x"]))
+        self.gradient = _array(_floats(d["gradient"]))
+        self.directions = tuple(CheckDirection._from_core(r) for r in report["directions"])
+        self.max_error: float = float("nan") if report["max_error"] is None else report["max_error"]
+        self.median_error: float = float("nan") if report["median_error"] is None else report["median_error"]
+        self.evaluations: int = report["evaluations"]
+        self.options: Dict[str, Any] = report["options"]
+        self.environment: Dict[str, Any] = d["environment"]
+
+    @property
+    def verified(self) -> bool:
+        """The verdict is ``"verified"``."""
+        return self.verdict == "verified"
+
+    def summary(self) -> str:
+        """One line: the objective, the verdict, why, and the errors (the core's text)."""
+        return self._summary
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The receipt document as plain Python types (non-finite numbers as None)."""
+        return json.loads(json.dumps(self._dict))
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The receipt document as JSON text."""
+        return json.dumps(self._dict, indent=indent, allow_nan=False, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        name = self.objective["name"] or "unnamed objective"
+        return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
+                f"max error {self.max_error:.2e})")
+
+
+def _event_signature(value: Any) -> Dict[str, Any]:
+    """An ``events`` answer as the native binding reads it: an int, a sequence of ints, or
+    (sequence of ints, min_event_speed)."""
+    import operator
+
+    def ints(seq: Any) -> List[int]:
+        return [operator.index(v) for v in seq]
+
+    if isinstance(value, int):
+        return {"sequence": [value], "min_event_speed": None}
+    try:
+        return {"sequence": ints(value), "min_event_speed": None}
+    except TypeError:
+        pass
+    try:
+        seq, speed = value
+        return {"sequence": ints(seq), "min_event_speed": None if speed is None else float(speed)}
+    except (TypeError, ValueError):
+        raise TypeError("events must return a sequence of ints or (sequence of ints, min_event_speed), "
+                        f"got {value!r}") from None
+
+
+def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = None, eps: Any = None,
+                   taylor_h: Any = None, directions: int = _CHECK["random_directions"],
+                   coordinates: bool = _CHECK["coordinates"], seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
+                   graze_speed: float = _CHECK["graze_speed"], objective: Optional[str] = None, units: str = "",
+                   description: str = "", route: str = "", integrator: str = "",
+                   tolerances: Optional[Dict[str, float]] = None) -> Receipt:
+    """Is this gradient real? The core's check (in this page's wasm core) of a claimed
+    gradient of ``f`` at ``x``; ``f``, ``events`` and ``hvp`` are called back from the core
+    with ``x`` as a list (a numpy array when numpy imports). An exception one of them raises
+    stops the check and propagates unchanged."""
+    from pyodide.ffi import create_proxy, to_js
+    from js import Object
+
+    if objective is None:
+        objective = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    info = {"name": objective, "units": units, "description": description, "route": route,
+            "integrator": integrator, "tolerances": [[str(k), float(v)] for k, v in (tolerances or {}).items()]}
+    options = {"eps": _numbers(eps, "eps") if eps is not None else _CHECK["eps"],
+               "taylor_h": _numbers(taylor_h, "taylor_h") if taylor_h is not None else _CHECK["taylor_h"],
+               "random_directions": int(directions), "coordinates": bool(coordinates), "seed": int(seed),
+               "tol": float(tol), "graze_speed": float(graze_speed)}
+    kept: List[BaseException] = []
+
+    def callback(fn: Any, convert: Any) -> Any:
+        def call(p: Any) -> Any:
+            if kept:
+                return None
+            try:
+                return convert(fn(_array([float(v) for v in p.to_py()])))
+            except BaseException as e:  # noqa: BLE001 - kept and re-raised unchanged below
+                kept.append(e)
+                return None
+        return create_proxy(call)
+
+    def to_obj(v: Any) -> Any:
+        return to_js(v, dict_converter=Object.fromEntries)
+
+    proxies = [callback(f, float)]
+    proxies.append(None if events is None else callback(events, lambda v: to_obj(_event_signature(v))))
+    proxies.append(None if hvp is None else callback(hvp, lambda v: to_obj(_numbers(v, "hvp"))))
+    try:
+        answer = _call("checkGradient", proxies[0], _numbers(grad, "grad"), _numbers(x, "x"), info, proxies[1],
+                       proxies[2], options, [[k, v] for k, v in environment().items()])
+    except FerroError:
+        if kept:
+            raise kept[0] from None
+        raise
+    finally:
+        for p in proxies:
+            if p is not None:
+                p.destroy()
+    if kept:
+        raise kept[0]
+    return Receipt(answer["json"], answer["summary"])
 
 
 def log_grid(lo: float, hi: float, per_decade: int) -> Any:
