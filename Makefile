@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab fuzz clean
+.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab bench-study fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -38,6 +38,9 @@ bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sw
 bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95
 	@scripts/wasm.sh
 	@.venv/bin/python benches/lab_bench.py
+
+bench-study: ## fm.study on Dask: a 10,000-point drop and a 24-point quadruped study at 1 and 2 workers, estimate for 100
+	@.venv/bin/python benches/study_bench.py
 
 fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), Python (FUZZ_PY_CASES/test, 10000), wasm (FUZZ_WASM_CALLS, 300000)
 	@scripts/fuzz.sh

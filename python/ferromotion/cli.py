@@ -202,6 +202,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
     app.add_argument("--show", action="store_true", help="open the app in the default browser")
     app.set_defaults(func=_app)
+    from ferromotion.study import add_parser as add_study  # `ferromotion study` lives in study.py
+    add_study(sub)
     return parser
 
 
