@@ -46,8 +46,19 @@ def _raise(kind: str, message: str) -> None:
 
 
 def _py(value: Any) -> Any:
-    """A JS answer as Python data (dicts, lists, numbers, None)."""
-    return value.to_py() if hasattr(value, "to_py") else value
+    """A JS answer as Python data (dicts, lists, numbers, None): JS null arrives as
+    pyodide's ``jsnull`` and becomes None, like undefined."""
+    return _nulls(value.to_py() if hasattr(value, "to_py") else value)
+
+
+def _nulls(v: Any) -> Any:
+    if isinstance(v, memoryview):  # a typed array (Float64Array) arrives as a memoryview
+        return v.tolist()
+    if isinstance(v, dict):
+        return {k: _nulls(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_nulls(x) for x in v]
+    return None if type(v).__name__ == "JsNull" else v
 
 
 def _call(name: str, *args: Any) -> Any:
@@ -60,30 +71,6 @@ def _call(name: str, *args: Any) -> Any:
     if not answer["ok"]:
         _raise(answer["kind"], answer["message"])
     return answer["value"]
-
-
-def _native_types(d: Dict[str, Any]) -> Dict[str, Any]:
-    """The core's defaults with Python's types: a JS number that happens to be whole (1.0)
-    arrives as an int; counts stay ints, everything else is a float as natively."""
-    counts = ("max_steps", "max_events")
-    out: Dict[str, Any] = {}
-    for key, v in d.items():
-        if isinstance(v, dict):
-            out[key] = _native_types(v)
-        elif isinstance(v, bool) or v is None or key in counts:
-            out[key] = v
-        else:
-            out[key] = float(v)
-    return out
-
-
-_DEFAULTS: Dict[str, Any] = _native_types(_call("scriptDefaults"))
-_DROP = _DEFAULTS["drop"]
-_TOL = _DEFAULTS["tolerance"]
-_DT: float = _DEFAULTS["dt"]
-
-for _name in _errors.__all__:  # the classes print as ferromotion.NoImpact, as natively
-    getattr(_errors, _name).__module__ = "ferromotion"
 
 
 def _array(values: Any) -> Any:
@@ -109,6 +96,32 @@ def _matrix(flat: List[float]) -> List[List[float]]:
 
 def _fmt_matrix(j: Any) -> str:
     return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
+
+
+def _native_types(d: Dict[str, Any]) -> Dict[str, Any]:
+    """The core's defaults with Python's types: a JS number that happens to be whole (1.0)
+    arrives as an int; counts stay ints, everything else is a float as natively."""
+    counts = ("max_steps", "max_events", "random_directions", "seed")
+    out: Dict[str, Any] = {}
+    for key, v in d.items():
+        if isinstance(v, dict):
+            out[key] = _native_types(v)
+        elif isinstance(v, list):
+            out[key] = _floats(v)
+        elif isinstance(v, bool) or v is None or key in counts:
+            out[key] = v
+        else:
+            out[key] = float(v)
+    return out
+
+
+_DEFAULTS: Dict[str, Any] = _native_types(_call("scriptDefaults"))
+_DROP = _DEFAULTS["drop"]
+_TOL = _DEFAULTS["tolerance"]
+_DT: float = _DEFAULTS["dt"]
+
+for _name in _errors.__all__:  # the classes print as ferromotion.NoImpact, as natively
+    getattr(_errors, _name).__module__ = "ferromotion"
 
 
 class _Json:
