@@ -115,7 +115,9 @@ def test_python_panel(browser, lab):  # noqa: F811
         assert not err and out.strip() == "9"
         plot = page.locator("#py-plot")
         assert plot.is_visible()
-        assert plot.locator("svg path").count() >= 2
+        assert plot.locator("svg polyline.series").count() == 2  # forward and gradient error
+        assert plot.locator("svg rect.band").count() == 1  # the wrong-sign band (8 of the 9 points)
+        assert not all(s.right_sign) and s.right_sign.sum() == 1
         assert int(page.locator("#py-plot svg").get_attribute("width")) > 200
 
         # Errors: the same FerroError subclasses with the same messages.

@@ -149,7 +149,7 @@ function drawPlot({ title, k, forward, gradient, wrong, tolerance, corrected, ma
     series, bands, bandLabel: "fixed-step sign wrong",
     summary: `${title}: ${k.length} stiffnesses, sign wrong at ${wrong.filter(Boolean).length}.`,
   });
-  plot.setMarker(markK === null || markK === undefined ? null : { x: markK, label: `k = ${markK.toExponential(0)} N/m`, points: [] });
+  plot.setMarker(markK === null || markK === undefined ? null : { x: markK, label: `k = ${markK.toExponential(0).replace("e+", "e")} N/m`, points: [] });
 }
 
 function setup() {
