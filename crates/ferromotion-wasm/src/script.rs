@@ -5,22 +5,12 @@
 //! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
 
 use crate::errors::{js_error, IntoJs};
+use crate::to_js;
 use ferromotion_core as fm;
 use ferromotion_core::readout::{self, Flat};
 use ferromotion_core::{Drop, FerroError, RouteResult, SweepOptions, ToleranceOptions};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
-
-/// A core value as a JS value: structs as plain objects, `None` as `null`, f64 as JS
-/// numbers (NaN and ±Infinity included), u64 counts as numbers.
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    let s = serde_wasm_bindgen::Serializer::new()
-        .serialize_missing_as_null(true)
-        .serialize_maps_as_objects(true);
-    value
-        .serialize(&s)
-        .map_err(|e| JsError::new(&format!("could not convert a result for JS: {e}")))
-}
 
 /// The six numbers of a drop as Python's `Drop` holds them.
 #[derive(Deserialize)]
