@@ -68,6 +68,16 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSIO
     CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "=$WB_VERSION" --no-default-features
 fi
 
+# --- Node packages (package-lock.json pins them): pyodide, which scripts/pyodide.sh copies into the
+# lab for its Python panel (so the lab part needs it too), and axe-core, read offline by the browser tests.
+STAMP_NODE="node_modules/.package-lock.sha256"
+want_node="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ "$(cat "$STAMP_NODE" 2>/dev/null || true)" != "$want_node" ]; then
+    echo "bootstrap: npm ci (package-lock.json)"
+    npm ci --no-audit --no-fund --ignore-scripts
+    echo "$want_node" > "$STAMP_NODE"
+fi
+
 # --- Python venv -------------------------------------------------------------------------
 if [ "$PART" = lab ]; then
     echo "bootstrap: ok (lab)"
@@ -84,15 +94,6 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
     echo "bootstrap: pip install -r requirements-dev.txt"
     "$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
     echo "$want" > "$STAMP"
-fi
-
-# --- Node tools (package-lock.json pins them; the browser tests read node_modules/ offline) ---
-STAMP_NODE="node_modules/.package-lock.sha256"
-want_node="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ "$(cat "$STAMP_NODE" 2>/dev/null || true)" != "$want_node" ]; then
-    echo "bootstrap: npm ci (package-lock.json)"
-    npm ci --no-audit --no-fund --ignore-scripts
-    echo "$want_node" > "$STAMP_NODE"
 fi
 
 echo "bootstrap: ok"

@@ -3,6 +3,7 @@
 # (rustup has no wasm32 target here), then generate the JS bindings:
 #   web/pkg/              --target web     (the lab, served by scripts/lab.sh)
 #   target/wasm/node-pkg/ --target nodejs  (the Node tests in tests/golden/: parity, step cap, fuzz)
+#   web/pyodide/          the vendored pyodide runtime for the Python panel (scripts/pyodide.sh)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -28,4 +29,5 @@ wasm_cargo build
 WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/ferromotion_wasm.wasm"
 wasm-bindgen --target web --out-dir web/pkg "$WASM"
 wasm-bindgen --target nodejs --out-dir "$WASM_TARGET_DIR/node-pkg" "$WASM"
+scripts/pyodide.sh
 echo "wasm: web/pkg/ and target/wasm/node-pkg/ ($(stat -c %s web/pkg/ferromotion_wasm_bg.wasm) bytes of wasm)"

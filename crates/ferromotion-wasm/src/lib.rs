@@ -15,6 +15,7 @@
 //! imports the generated package.
 
 mod errors;
+mod script;
 
 use errors::IntoJs;
 use ferromotion_core::descent::{descent as run_descent, Arm, Problem};

@@ -1,0 +1,407 @@
+//! Exports for the lab's Python panel (`web/py/ferromotion`, run by pyodide): one export per
+//! native `ferromotion._core` function the in-browser package needs, each converting its
+//! arguments, calling the core and returning the answer as a JS value (plain objects with
+//! the core's serde keys). No physics and no decisions here: the same core calls as
+//! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
+
+use crate::errors::{js_error, IntoJs};
+use crate::to_js;
+use ferromotion_core as fm;
+use ferromotion_core::readout::{self, Flat};
+use ferromotion_core::{Drop, FerroError, RouteResult, SweepOptions, ToleranceOptions};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+/// The six numbers of a drop as Python's `Drop` holds them.
+#[derive(Deserialize)]
+struct DropFields {
+    height: f64,
+    velocity: f64,
+    t_final: f64,
+    gravity: f64,
+    mass: f64,
+    zeta: f64,
+}
+
+/// A validated drop from `{height, velocity, t_final, gravity, mass, zeta}` (the core's
+/// `Drop::new` validates, as the native binding's `DropArg` does).
+fn drop_from(value: JsValue) -> Result<Drop, JsError> {
+    let d: DropFields = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| js_error(FerroError::Scenario(e.to_string())))?;
+    Drop::new(d.height, d.velocity, d.t_final, d.gravity, d.mass, d.zeta).into_js()
+}
+
+/// A route's answer as the native binding's route dict has it: state, row-major Jacobian,
+/// the cost counters, probe gap and flag.
+#[derive(Serialize)]
+struct RouteAnswer {
+    #[serde(flatten)]
+    flat: Flat,
+    #[serde(flatten)]
+    cost: fm::Cost,
+    probe_gap: Option<f64>,
+    probe_dependent: bool,
+}
+
+fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
+    let r = r.into_js()?;
+    to_js(&RouteAnswer {
+        flat: (&r).into(),
+        cost: r.cost,
+        probe_gap: r.probe_gap,
+        probe_dependent: r.probe_dependent,
+    })
+}
+
+/// The core's defaults the Python signatures show (a subset of native `_core.DEFAULTS`,
+/// same keys).
+#[wasm_bindgen(js_name = scriptDefaults)]
+pub fn script_defaults() -> Result<JsValue, JsError> {
+    let d = Drop::default();
+    let t = ToleranceOptions::default();
+    let flow = fm::FlowOptions::default();
+    to_js(&serde_json::json!({
+        "drop": {"height": d.height, "velocity": d.velocity, "t_final": d.t_final,
+                 "gravity": d.gravity, "mass": d.mass, "zeta": d.zeta},
+        "tolerance": {"rtol": t.rtol, "atol": t.atol, "events": t.events, "eps": t.eps,
+                      "max_steps": t.max_steps},
+        "dt": SweepOptions::default().dt,
+        "k": fm::WorkbenchConfig::default().k,
+        "max_steps": fm::DEFAULT_MAX_STEPS,
+        "locate": fm::CorrectedOptions::default().locate,
+        "graze_speed": fm::DEFAULT_GRAZE_SPEED,
+        "root_rtol": flow.root_rtol,
+        "max_events": flow.max_events,
+        "check": fm::check::CheckOptions::default(),
+    }))
+}
+
+/// Validate a drop (the error is the core's).
+#[wasm_bindgen(js_name = validateDrop)]
+pub fn validate_drop(drop: JsValue) -> Result<(), JsError> {
+    drop_from(drop).map(|_| ())
+}
+
+/// Speed of the first impact, m/s.
+#[wasm_bindgen(js_name = dropImpactSpeed)]
+pub fn drop_impact_speed(drop: JsValue) -> Result<f64, JsError> {
+    Ok(drop_from(drop)?.impact_speed())
+}
+
+/// Time of the first ground contact in free flight, s.
+#[wasm_bindgen(js_name = dropFirstImpactTime)]
+pub fn drop_first_impact_time(drop: JsValue) -> Result<f64, JsError> {
+    Ok(drop_from(drop)?.first_impact_time())
+}
+
+/// The rigid reference (`restitution` undefined: the penalty law's limit).
+#[wasm_bindgen(js_name = routeExact)]
+pub fn route_exact(
+    drop: JsValue,
+    restitution: Option<f64>,
+    graze_speed: f64,
+) -> Result<JsValue, JsError> {
+    let d = fm::ExactOptions::default();
+    let opts = fm::ExactOptions {
+        restitution: restitution.or(d.restitution),
+        graze_speed,
+    };
+    route(fm::exact(&drop_from(drop)?, &opts))
+}
+
+/// The fixed route (k in N/m, dt in s).
+#[wasm_bindgen(js_name = routeFixed)]
+pub fn route_fixed(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsValue, JsError> {
+    let opts = fm::FixedOptions {
+        max_steps: steps(max_steps)?,
+    };
+    route(fm::fixed(&drop_from(drop)?, k, dt, &opts))
+}
+
+/// The corrected route.
+#[wasm_bindgen(js_name = routeCorrected)]
+pub fn route_corrected(
+    drop: JsValue,
+    k: f64,
+    dt: f64,
+    locate: bool,
+    max_steps: f64,
+) -> Result<JsValue, JsError> {
+    let opts = fm::CorrectedOptions {
+        locate,
+        max_steps: steps(max_steps)?,
+    };
+    route(fm::corrected(&drop_from(drop)?, k, dt, &opts))
+}
+
+/// The exact derivative of the penalty ODE.
+#[wasm_bindgen(js_name = routeFlow)]
+pub fn route_flow(
+    drop: JsValue,
+    k: f64,
+    root_rtol: f64,
+    max_events: f64,
+) -> Result<JsValue, JsError> {
+    let opts = fm::FlowOptions {
+        root_rtol,
+        max_events: count("max_events", max_events)?,
+    };
+    route(fm::flow(&drop_from(drop)?, k, &opts))
+}
+
+/// The tolerance route (`atol` undefined: the core's default).
+#[wasm_bindgen(js_name = routeTolerance)]
+#[allow(clippy::too_many_arguments)]
+pub fn route_tolerance(
+    drop: JsValue,
+    k: f64,
+    rtol: f64,
+    atol: Option<f64>,
+    events: bool,
+    eps: f64,
+    max_steps: f64,
+) -> Result<JsValue, JsError> {
+    let opts = ToleranceOptions {
+        rtol,
+        atol,
+        events,
+        eps,
+        max_steps: steps(max_steps)?,
+    };
+    route(fm::tolerance(&drop_from(drop)?, k, &opts))
+}
+
+/// The blame split at (k, dt).
+#[wasm_bindgen(js_name = blameSplit)]
+pub fn blame_split(drop: JsValue, k: f64, dt: f64) -> Result<JsValue, JsError> {
+    to_js(&fm::blame(&drop_from(drop)?, k, dt).into_js()?)
+}
+
+/// The divergence exponent at step dt.
+#[wasm_bindgen(js_name = divergenceExponent)]
+pub fn divergence_exponent(drop: JsValue, dt: f64) -> Result<JsValue, JsError> {
+    to_js(&fm::divergence_exponent(&drop_from(drop)?, dt).into_js()?)
+}
+
+/// (1+e)·g/|v| in 1/s with this drop's limit restitution (`speed` undefined: its impact speed).
+#[wasm_bindgen(js_name = dropTimeOfImpactTerm)]
+pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64, JsError> {
+    let d = drop_from(drop)?;
+    d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed()))
+        .into_js()
+}
+
+/// A core error as data: `{kind, message}`.
+#[derive(Serialize)]
+struct Refusal {
+    kind: &'static str,
+    message: String,
+}
+
+/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`) and its exponent fit
+/// or the core's refusal to fit it.
+#[derive(Serialize)]
+struct SweepRows {
+    #[serde(flatten)]
+    sweep: fm::Sweep,
+    exponent: Option<readout::Fit>,
+    exponent_error: Option<Refusal>,
+}
+
+/// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order.
+#[wasm_bindgen(js_name = sweepRows)]
+pub fn sweep_rows(
+    drop: JsValue,
+    ks: &[f64],
+    dt: f64,
+    rtol: Option<f64>,
+    events: bool,
+    corrected: bool,
+    blame: bool,
+) -> Result<JsValue, JsError> {
+    let opts = SweepOptions {
+        dt,
+        tolerance: rtol.map(|rtol| ToleranceOptions {
+            rtol,
+            events,
+            ..ToleranceOptions::default()
+        }),
+        blame,
+        corrected,
+    };
+    let sweep = fm::sweep(&drop_from(drop)?, ks, &opts).into_js()?;
+    let (exponent, exponent_error) = match sweep.exponent() {
+        Ok(f) => (Some(f), None),
+        Err(e) => (
+            None,
+            Some(Refusal {
+                kind: e.kind(),
+                message: e.to_string(),
+            }),
+        ),
+    };
+    to_js(&SweepRows {
+        sweep,
+        exponent,
+        exponent_error,
+    })
+}
+
+/// A step cap from a JS number: a whole number >= 0 (Python passes an int).
+fn steps(value: f64) -> Result<u64, JsError> {
+    count("max_steps", value)
+}
+
+fn count(name: &'static str, value: f64) -> Result<u64, JsError> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= u64::MAX as f64 {
+        Ok(value as u64)
+    } else {
+        Err(js_error(FerroError::InvalidParameter {
+            name,
+            value,
+            limit: "must be a whole number >= 0".into(),
+        }))
+    }
+}
+
+/// Stiffnesses 10^lo .. 10^hi (N/m), `per_decade` points per decade (the core's grid).
+#[wasm_bindgen(js_name = logGrid)]
+pub fn log_grid(lo: f64, hi: f64, per_decade: u32) -> Result<Vec<f64>, JsError> {
+    readout::log_grid(lo, hi, per_decade).into_js()
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A callback from the Python package: called with a fresh Float64Array; returns a
+    /// number (`f`), a list of numbers (`hvp`), `{sequence, min_event_speed}` (`events`), or
+    /// `undefined` when the Python function raised (the package keeps the exception).
+    pub type Callback;
+    #[wasm_bindgen(method, js_name = call)]
+    fn call(this: &Callback, ctx: &JsValue, x: Vec<f64>) -> JsValue;
+}
+
+/// What a check certifies against (the native binding's `ObjectiveArg`).
+#[derive(Deserialize)]
+struct ObjectiveFields {
+    name: String,
+    units: String,
+    description: String,
+    route: String,
+    integrator: String,
+    tolerances: Vec<(String, f64)>,
+}
+
+/// The check's options, every key given (the package fills in the core's defaults).
+#[derive(Deserialize)]
+struct CheckFields {
+    eps: Vec<f64>,
+    taylor_h: Vec<f64>,
+    random_directions: usize,
+    coordinates: bool,
+    seed: u64,
+    tol: f64,
+    graze_speed: f64,
+}
+
+/// An `events` callback's answer.
+#[derive(Deserialize)]
+struct EventFields {
+    sequence: Vec<i64>,
+    min_event_speed: Option<f64>,
+}
+
+/// The placeholder the core sees when a Python callback raised: the check stops and the
+/// package raises the kept exception instead.
+fn raised() -> FerroError {
+    FerroError::InvalidParameter {
+        name: "callback",
+        value: f64::NAN,
+        limit: "raised an exception (re-raised by the Python package)".into(),
+    }
+}
+
+/// `check::check_gradient` on Python callbacks, then the receipt: `{json, summary}`, the
+/// receipt's JSON text as the native binding writes it and the core's one-line summary.
+/// `options` is the core's `CheckOptions` with every key given; `extra` the environment's
+/// `[key, value]` pairs.
+#[wasm_bindgen(js_name = checkGradient)]
+#[allow(clippy::too_many_arguments)]
+pub fn check_gradient(
+    f: &Callback,
+    grad: Vec<f64>,
+    x: Vec<f64>,
+    objective: JsValue,
+    events: Option<Callback>,
+    hvp: Option<Callback>,
+    options: JsValue,
+    extra: JsValue,
+) -> Result<JsValue, JsError> {
+    let bad = |e: serde_wasm_bindgen::Error| js_error(FerroError::Scenario(e.to_string()));
+    let objective: ObjectiveFields = serde_wasm_bindgen::from_value(objective).map_err(bad)?;
+    let o: CheckFields = serde_wasm_bindgen::from_value(options).map_err(bad)?;
+    let opts = fm::check::CheckOptions {
+        eps: o.eps,
+        taylor_h: o.taylor_h,
+        random_directions: o.random_directions,
+        coordinates: o.coordinates,
+        seed: o.seed,
+        tol: o.tol,
+        graze_speed: o.graze_speed,
+    };
+    let extra: Vec<(String, String)> = serde_wasm_bindgen::from_value(extra).map_err(bad)?;
+    let this = JsValue::UNDEFINED;
+    let mut fv = |p: &[f64]| f.call(&this, p.to_vec()).as_f64().ok_or_else(raised);
+    let mut ev = events.as_ref().map(|e| {
+        move |p: &[f64]| -> fm::Result<fm::check::EventSignature> {
+            let v = e.call(&JsValue::UNDEFINED, p.to_vec());
+            if v.is_undefined() {
+                return Err(raised());
+            }
+            let s: EventFields = serde_wasm_bindgen::from_value(v)
+                .map_err(|e| FerroError::Scenario(e.to_string()))?;
+            Ok(fm::check::EventSignature {
+                sequence: s.sequence,
+                min_event_speed: s.min_event_speed,
+            })
+        }
+    });
+    let mut hv = hvp.as_ref().map(|h| {
+        move |d: &[f64]| -> fm::Result<Vec<f64>> {
+            let v = h.call(&JsValue::UNDEFINED, d.to_vec());
+            if v.is_undefined() {
+                return Err(raised());
+            }
+            serde_wasm_bindgen::from_value(v).map_err(|e| FerroError::Scenario(e.to_string()))
+        }
+    });
+    let report = fm::check::check_gradient(
+        &mut fv,
+        ev.as_mut()
+            .map(|e| e as &mut dyn FnMut(&[f64]) -> fm::Result<fm::check::EventSignature>),
+        hv.as_mut()
+            .map(|h| h as &mut dyn FnMut(&[f64]) -> fm::Result<Vec<f64>>),
+        &x,
+        &grad,
+        &opts,
+    )
+    .into_js()?;
+    let info = fm::check::ObjectiveInfo {
+        name: objective.name,
+        units: objective.units,
+        description: objective.description,
+        route: objective.route,
+        integrator: objective.integrator,
+        tolerances: objective.tolerances,
+    };
+    let mut receipt = fm::check::Receipt::new(info, x, grad, report);
+    receipt.environment.extra.extend(extra);
+    #[derive(Serialize)]
+    struct Answer {
+        json: String,
+        summary: String,
+    }
+    to_js(&Answer {
+        json: serde_json::to_string(&receipt)?,
+        summary: receipt.summary(),
+    })
+}

@@ -1,0 +1,191 @@
+"""The lab's "Script it in Python" panel (issue 16 part 3): pyodide, vendored and served from the
+lab's origin, runs `import ferromotion as fm` on the lab's WebAssembly core.
+
+One page, one pyodide boot for every check (the boot costs seconds). Each number printed in
+the panel is compared with the native package in .venv (a second build of the same core, a
+second binding, a second language runtime), to the last digit of Python's repr. Every request
+off 127.0.0.1 is aborted (labkit), so the panel works offline or not at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import time
+
+import ferromotion as fm
+import pytest
+from labkit import DESKTOP, PHONE, SCREENSHOTS, assert_stayed_local, browser, lab, new_page, open_lab  # noqa: F401
+from playwright.sync_api import Page
+
+BOOT_MS = 120_000  # pyodide on a busy 2-core machine; the measured time is printed, not asserted
+
+
+def run(page: Page, code: str) -> tuple[str, str]:
+    """Run a script in the panel; (stdout text, stderr text)."""
+    n = int(page.locator("#python").get_attribute("data-runs") or 0)
+    page.locator("#py-code").fill(code)
+    page.locator("#py-run").click()
+    page.wait_for_function(f"Number(document.getElementById('python').dataset.runs || 0) > {n}", timeout=60_000)
+    out = page.eval_on_selector_all("#py-output span:not(.py-err)", "els => els.map(e => e.textContent).join('')")
+    err = page.eval_on_selector_all("#py-output span.py-err", "els => els.map(e => e.textContent).join('')")
+    return out, err
+
+
+def printed(page: Page, expr: str) -> object:
+    """`repr(expr)` printed in the panel, read back as a Python literal."""
+    out, err = run(page, f"import ferromotion as fm\nprint(repr({expr}))")
+    assert not err, err
+    return ast.literal_eval(out.strip())
+
+
+# Signatures and fields the browser package must share with the native one.
+FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "blame", "divergence_exponent",
+             "time_of_impact_term", "sweep", "check_gradient"]
+DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
+SIGNATURES = (
+    "import inspect, dataclasses, ferromotion as fm\n"
+    f"print(repr({{n: [(p.name, str(p.kind), repr(p.default)) for p in inspect.signature(getattr(fm, n)).parameters.values()] for n in {FUNCTIONS!r}}}))\n"
+    f"print(repr({{n: [(f.name, 'MISSING' if f.default is dataclasses.MISSING else repr(f.default)) for f in dataclasses.fields(getattr(fm, n))] for n in {DATACLASSES!r}}}))\n"
+    "print(repr(sorted(c.__name__ for c in [fm.FerroError, *fm.FerroError.__subclasses__()])))\n"
+    "print(repr(sorted(n for n in vars(fm.sweep(fm.Drop(), [1e5, 1e6]).fixed))))\n"
+)
+
+
+def native_signatures() -> list[object]:
+    sigs = {n: [(p.name, str(p.kind), repr(p.default)) for p in inspect.signature(getattr(fm, n)).parameters.values()]
+            for n in FUNCTIONS}
+    fields = {n: [(f.name, "MISSING" if f.default is dataclasses.MISSING else repr(f.default))
+                  for f in dataclasses.fields(getattr(fm, n))] for n in DATACLASSES}
+    errors = sorted(c.__name__ for c in [fm.FerroError, *fm.FerroError.__subclasses__()])
+    columns = sorted(n for n in vars(fm.sweep(fm.Drop(), [1e5, 1e6]).fixed))
+    return [sigs, fields, errors, columns]
+
+
+def test_python_panel(browser, lab):  # noqa: F811
+    page = new_page(browser, lab, DESKTOP)
+    try:
+        open_lab(page, lab)
+        page.wait_for_timeout(500)
+        before = list(page.requests)
+        assert not [u for u in before if "/pyodide/" in u or "/py/" in u], "pyodide was loaded before the panel opened"
+
+        # Open the panel: pyodide boots, with a visible progress line.
+        t0 = time.monotonic()
+        page.locator("#python > summary").click()
+        assert page.locator("#py-progress").is_visible()
+        page.wait_for_function("document.getElementById('python').dataset.ready === 'true'", timeout=BOOT_MS)
+        wall = time.monotonic() - t0
+        print(f"\npanel: open -> ready {wall:.1f} s (pyodide's own count {page.evaluate('window.__pyodideReadySeconds'):.1f} s)")
+        assert any(u.endswith("/pyodide/pyodide.asm.wasm") for u in page.requests)
+
+        # The issue's number, to the last digit.
+        j10 = printed(page, "fm.fixed(fm.Drop(), k=1e6, dt=1e-4).jacobian[1][0]")
+        assert j10 == float(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).jacobian[1, 0])
+        assert repr(j10) == repr(float(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).jacobian[1, 0]))
+
+        # Every route's whole answer, digit for digit.
+        d = fm.Drop(height=0.8, velocity=-0.5)
+        drop = "fm.Drop(height=0.8, velocity=-0.5)"
+        for expr, native in [
+            (f"fm.exact({drop}).to_dict()", fm.exact(d)),
+            (f"fm.fixed({drop}, 1e5, 1e-4).to_dict()", fm.fixed(d, 1e5, 1e-4)),
+            (f"fm.corrected({drop}, 1e5, 1e-4).to_dict()", fm.corrected(d, 1e5, 1e-4)),
+            (f"fm.flow({drop}, 1e5).to_dict()", fm.flow(d, 1e5)),
+            (f"fm.tolerance({drop}, 1e5, rtol=1e-5, events=True).to_dict()", fm.tolerance(d, 1e5, rtol=1e-5, events=True)),
+        ]:
+            assert printed(page, expr) == native.to_dict(), expr
+        assert printed(page, f"fm.blame({drop}, 1e6, 1e-4).to_dict()") == fm.blame(d, 1e6, 1e-4).to_dict()
+        assert printed(page, "fm.divergence_exponent(fm.Drop()).to_dict()") == fm.divergence_exponent(fm.Drop()).to_dict()
+        assert printed(page, "fm.time_of_impact_term(fm.Drop(), [4.0, 0.01])") == \
+            [float(x) for x in fm.time_of_impact_term(fm.Drop(), [4.0, 0.01])]
+
+        # A 9-point sweep: its columns and fit match native; it plots with the lab's LogPlot.
+        ks = fm.log_grid(4, 8, 2)
+        assert len(ks) == 9
+        s = fm.sweep(fm.Drop(), k=ks, dt=1e-4, corrected=True, blame=True)
+        got = printed(page, "(lambda s: (s.k, s.gradient_error, s.forward_unit, s.right_sign, s.corrected.dv_dy0, "
+                            "s.blame.ratio, s.exponent().to_dict()))"
+                            "(fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2), dt=1e-4, corrected=True, blame=True))")
+        assert got == (s.k.tolist(), s.gradient_error.tolist(), list(s.forward_unit), s.right_sign.tolist(),
+                       s.corrected.dv_dy0.tolist(), s.blame.ratio.tolist(), s.exponent().to_dict())
+        out, err = run(page, "import ferromotion as fm\ns = fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2), dt=1e-4)\n"
+                             "s.plot(mark_k=1e6)\nprint(len(s))")
+        assert not err and out.strip() == "9"
+        plot = page.locator("#py-plot")
+        assert plot.is_visible()
+        assert plot.locator("svg polyline.series").count() == 2  # forward and gradient error
+        assert plot.locator("svg rect.band").count() == 1  # the wrong-sign band (8 of the 9 points)
+        assert not all(s.right_sign) and s.right_sign.sum() == 1
+        assert int(page.locator("#py-plot svg").get_attribute("width")) > 200
+
+        # Errors: the same FerroError subclasses with the same messages.
+        for expr, call in [
+            ("fm.Drop(height=100.0)", lambda: fm.Drop(height=100.0)),
+            ("fm.fixed(fm.Drop(), k=1e6, dt=3e-4)", lambda: fm.fixed(fm.Drop(), k=1e6, dt=3e-4)),
+            ("fm.fixed(fm.Drop(), k=-1.0)", lambda: fm.fixed(fm.Drop(), k=-1.0)),
+            ("fm.time_of_impact_term(fm.Drop(), -1.0)", lambda: fm.time_of_impact_term(fm.Drop(), -1.0)),
+        ]:
+            with pytest.raises(fm.FerroError) as native:
+                call()
+            code = ("import ferromotion as fm\ntry:\n    " + expr + "\nexcept fm.FerroError as e:\n"
+                    "    print(repr((type(e).__name__, [c.__name__ for c in type(e).__mro__], str(e))))\n")
+            out, err = run(page, code)
+            assert not err, err
+            name, mro, message = ast.literal_eval(out.strip())
+            assert (name, message) == (type(native.value).__name__, str(native.value)), expr
+            assert mro[:2] == [c.__name__ for c in type(native.value).__mro__][:2]
+
+        # check_gradient: the core's check on a Python objective (products only: no libm in f).
+        poly = ("def f(x):\n    return x[0] * x[0] * x[0] * x[1] + 2.0 * x[1] * x[1]\n"
+                "right = [3 * 0.3 * 0.3 * 2.0, 0.3 * 0.3 * 0.3 + 8.0]\n")
+        ns: dict = {}
+        exec(poly, ns)
+        native_r = fm.check_gradient(ns["f"], ns["right"], [0.3, 2.0], objective="poly")
+        native_w = fm.check_gradient(ns["f"], [ns["right"][0], 0.0], [0.3, 2.0], objective="poly")
+        out, err = run(page, "import ferromotion as fm\n" + poly +
+                       "r = fm.check_gradient(f, right, [0.3, 2.0], objective='poly')\n"
+                       "w = fm.check_gradient(f, [right[0], 0.0], [0.3, 2.0], objective='poly')\n"
+                       "print(repr((r.verdict, r.to_dict()['report'], w.verdict, w.to_dict()['report'], r.summary())))\n"
+                       "def bad(x):\n    raise ZeroDivisionError('mine')\n"
+                       "try:\n    fm.check_gradient(bad, [1.0], [0.0])\nexcept ZeroDivisionError as e:\n"
+                       "    print(repr(('raised', str(e))))\n")
+        assert not err, err
+        lines = out.strip().splitlines()
+        assert ast.literal_eval(lines[0]) == (native_r.verdict, native_r.to_dict()["report"], native_w.verdict,
+                                              native_w.to_dict()["report"], native_r.summary())
+        assert native_r.verdict == "verified" and native_w.verdict == "not-verified"
+        assert ast.literal_eval(lines[1]) == ("raised", "mine")
+
+        # One public API: names, argument kinds, defaults, fields, error classes, sweep columns.
+        out, err = run(page, SIGNATURES)
+        assert not err, err
+        assert [ast.literal_eval(line) for line in out.strip().splitlines()] == native_signatures()
+
+        # The notebook's opening exercises run as shipped, without an error.
+        count = page.locator("#py-exercise option").count()
+        assert count >= 3
+        for i in range(count):
+            page.locator("#py-exercise").select_option(str(i))
+            n = int(page.locator("#python").get_attribute("data-runs") or 0)
+            page.locator("#py-run").click()
+            page.wait_for_function(f"Number(document.getElementById('python').dataset.runs) > {n}", timeout=60_000)
+            assert page.locator("#py-output span.py-err").count() == 0, page.locator("#py-output").inner_text()
+            assert page.locator("#py-output").inner_text().strip()
+
+        assert_stayed_local(page, lab)
+        assert not page.console_errors, page.console_errors
+
+        # Screenshots of the open panel, desktop and phone (looked at by a person).
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#python").scroll_into_view_if_needed()
+        page.locator("#python").screenshot(path=str(SCREENSHOTS / "python-panel-1280.png"))
+        page.set_viewport_size(PHONE)
+        page.wait_for_timeout(300)
+        page.locator("#python").scroll_into_view_if_needed()
+        page.locator("#python").screenshot(path=str(SCREENSHOTS / "python-panel-375.png"))
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"the page scrolls sideways at 375 px ({width} px wide)"
+    finally:
+        page.context.close()

@@ -1,0 +1,227 @@
+// The "Script it in Python" panel: pyodide (vendored in ../pyodide/ by scripts/pyodide.sh,
+// served from this origin) runs `import ferromotion as fm`, the in-browser package in
+// ../py/ferromotion/, whose every number comes from the lab's WebAssembly core (loaded
+// through sim.js). Nothing is loaded until the panel is opened.
+import { loadCore } from "./sim.js";
+import { LogPlot } from "./plots.js";
+
+const PYODIDE = new URL("../pyodide/", import.meta.url);
+const PACKAGE = new URL("../py/ferromotion/", import.meta.url);
+
+// The wasm exports the Python package may call (crates/ferromotion-wasm/src/script.rs).
+const EXPORTS = new Set([
+  "scriptDefaults", "validateDrop", "dropImpactSpeed", "dropFirstImpactTime", "routeExact", "routeFixed",
+  "routeCorrected", "routeFlow", "routeTolerance", "blameSplit", "divergenceExponent",
+  "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient",
+]);
+
+// The first notebook's opening exercises (notebooks/01_stiffness_sweep.ipynb), with lists
+// where the notebook uses numpy and the panel's plot where it uses Bokeh.
+export const EXERCISES = [
+  {
+    title: "1. The exact answer",
+    code: `import ferromotion as fm
+drop = fm.Drop()
+print(drop)
+truth = fm.exact(drop)
+print(truth)
+# jacobian[1][0] is dv(T)/dy0: the time-of-impact term at this drop's impact speed.
+print(truth.jacobian[1][0], fm.time_of_impact_term(drop), drop.impact_speed())`,
+  },
+  {
+    title: "2. What fixed-step autodiff returns",
+    code: `import ferromotion as fm
+drop = fm.Drop()
+truth = fm.exact(drop)
+autodiff = fm.fixed(drop, k=1e6, dt=1e-4)
+print(autodiff)
+print(autodiff.jacobian[1][0])
+print(f"dv(T)/dy0: autodiff {autodiff.jacobian[1][0]:+.1f}, exact {truth.jacobian[1][0]:+.2f}")`,
+  },
+  {
+    title: "3. Sweeping the stiffness (and the plot)",
+    code: `import ferromotion as fm
+drop = fm.Drop()
+s = fm.sweep(drop, k=fm.log_grid(4, 8, 2), dt=1e-4)   # 9 stiffnesses, 1e4 .. 1e8 N/m
+print(s)
+print("gradient error:", [f"{e:.3g}" for e in s.gradient_error])
+print("right sign:    ", s.right_sign)
+print(s.exponent())
+s.plot(mark_k=1e6)`,
+  },
+  {
+    title: "4. Whose fault is it, and a refusal",
+    code: `import ferromotion as fm
+drop = fm.Drop()
+print(fm.blame(drop, k=1e6, dt=1e-4))
+print(fm.divergence_exponent(drop, dt=1e-4))
+try:
+    fm.Drop(height=100.0)
+except fm.FerroError as e:
+    print(type(e).__name__, "-", e)`,
+  },
+];
+
+const $ = (id) => document.getElementById(id);
+
+let session = null; // Promise of {pyodide, run}
+
+/** Load pyodide, the core and the package, reporting each stage; resolves to the runner. */
+async function boot(progress) {
+  const t0 = performance.now();
+  progress(1, "Loading the Python runtime (pyodide, about 12 MB, from this site)…");
+  const [{ loadPyodide }, pkg] = await Promise.all([import(new URL("pyodide.mjs", PYODIDE).href), loadCore()]);
+  const pyodide = await loadPyodide({ indexURL: PYODIDE.href, fullStdLib: false });
+  progress(2, "Loading ferromotion into Python…");
+  pyodide.registerJsModule("_ferromotion_wasm", {
+    call(name, args) {
+      if (!EXPORTS.has(name)) return { ok: false, kind: "FerroError", message: `no core export “${name}”` };
+      try {
+        return { ok: true, value: pkg[name](...args) };
+      } catch (err) {
+        return { ok: false, kind: err && err.name, message: String(err && err.message !== undefined ? err.message : err) };
+      }
+    },
+    plot: (spec) => drawPlot(spec.toJs ? spec.toJs({ dict_converter: Object.fromEntries }) : spec),
+  });
+  pyodide.FS.mkdirTree("/home/pyodide/ferromotion");
+  const files = [[new URL("__init__.py", PACKAGE), "__init__.py"], [new URL("_errors.py", PYODIDE), "_errors.py"]];
+  for (const [url, name] of files) {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`could not load ${url.pathname} (${res.status})`);
+    pyodide.FS.writeFile(`/home/pyodide/ferromotion/${name}`, await res.text());
+  }
+  pyodide.runPython("import sys\nsys.path.insert(0, '/home/pyodide')\nimport ferromotion");
+  const seconds = (performance.now() - t0) / 1000;
+  progress(3, `Python ${pyodide.version ? `(pyodide ${pyodide.version}) ` : ""}is ready (${seconds.toFixed(1)} s).`);
+  window.__pyodideReadySeconds = seconds;
+  const runner = pyodide.runPython(`
+import sys, traceback
+from pyodide.code import eval_code
+
+def _panel_run(src, ns):
+    try:
+        value = eval_code(src, ns, return_mode="last_expr")
+        if value is not None:
+            print(repr(value))
+    except SyntaxError:
+        traceback.print_exc(limit=0)
+    except BaseException as e:
+        tb = traceback.extract_tb(e.__traceback__)
+        user = [f for f in tb if f.filename == "<exec>"]
+        for f in user:
+            print(f'  line {f.lineno}: {f.line}', file=sys.stderr)
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+
+_panel_ns = {"__name__": "__main__"}
+_panel_run`);
+  const ns = pyodide.globals.get("_panel_ns");
+  return { pyodide, run: (src) => runner(src, ns) };
+}
+
+let plot = null;
+
+/** Draw a sweep with the lab's LogPlot: forward and gradient errors, wrong-sign bands, a marker. */
+function drawPlot({ title, k, forward, gradient, wrong, tolerance, corrected, mark_k: markK }) {
+  const host = $("py-plot");
+  host.hidden = false;
+  if (!plot) {
+    plot = new LogPlot(host, { title, xLabel: "stiffness k (N/m)", yLabel: "error vs exact", xDomain: [2, 8] });
+  }
+  const pts = (ys) => k.map((x, i) => [x, ys[i]]);
+  const series = [
+    { label: "forward error, fixed", cls: "s-forward", points: pts(forward) },
+    { label: "gradient error, fixed", cls: "s-gradient", points: pts(gradient) },
+  ];
+  if (corrected) series.push({ label: "gradient error, corrected", cls: "s-corrected", points: pts(corrected) });
+  if (tolerance) series.push({ label: "gradient error, tolerance", cls: "s-tolerance", dashed: true, points: pts(tolerance) });
+  const bands = [];
+  const mid = (a, b) => Math.sqrt(a * b);
+  wrong.forEach((w, i) => {
+    if (!w) return;
+    const from = i === 0 ? k[i] : mid(k[i - 1], k[i]);
+    const to = i === k.length - 1 ? k[i] : mid(k[i], k[i + 1]);
+    if (i > 0 && wrong[i - 1] && bands.length) bands.at(-1).to = to;
+    else bands.push({ from, to });
+  });
+  plot.titleNode.textContent = title;
+  plot.setData({
+    series, bands, bandLabel: "fixed-step sign wrong",
+    summary: `${title}: ${k.length} stiffnesses, sign wrong at ${wrong.filter(Boolean).length}.`,
+  });
+  plot.setMarker(markK === null || markK === undefined ? null : { x: markK, label: `k = ${markK.toExponential(0).replace("e+", "e")} N/m`, points: [] });
+}
+
+function setup() {
+  const panel = $("python");
+  if (!panel) return;
+  const status = $("py-status");
+  const bar = $("py-progress");
+  const editor = $("py-code");
+  const output = $("py-output");
+  const runButton = $("py-run");
+  const picker = $("py-exercise");
+  picker.replaceChildren(...EXERCISES.map((e, i) => new Option(e.title, String(i))));
+  editor.value = EXERCISES[0].code;
+  picker.addEventListener("change", () => {
+    editor.value = EXERCISES[Number(picker.value)].code;
+  });
+
+  const progress = (step, text) => {
+    bar.value = step;
+    bar.hidden = step >= 3;
+    status.textContent = text;
+  };
+  const write = (text, cls) => {
+    const span = document.createElement("span");
+    if (cls) span.className = cls;
+    span.textContent = `${text}\n`;
+    output.append(span);
+  };
+
+  panel.addEventListener("toggle", () => {
+    if (!panel.open || session) return;
+    session = boot(progress).then(
+      (s) => {
+        s.pyodide.setStdout({ batched: (t) => write(t) });
+        s.pyodide.setStderr({ batched: (t) => write(t, "py-err") });
+        runButton.disabled = false;
+        panel.dataset.ready = "true";
+        return s;
+      },
+      (err) => {
+        bar.hidden = true;
+        status.textContent = `Python could not be loaded (${err.message}). Build the lab with “make wasm”, then reload the page.`;
+        status.dataset.kind = "error";
+        session = null;
+        throw err;
+      },
+    );
+  });
+
+  const run = async () => {
+    if (!session) return;
+    const s = await session;
+    runButton.disabled = true;
+    output.replaceChildren();
+    panel.dataset.running = "true";
+    // Let the page paint "running" before Python takes the thread.
+    await new Promise((r) => setTimeout(r, 0));
+    try {
+      s.run(editor.value);
+    } finally {
+      runButton.disabled = false;
+      panel.dataset.running = "false";
+      panel.dataset.runs = String(Number(panel.dataset.runs || 0) + 1);
+    }
+  };
+  runButton.addEventListener("click", run);
+  editor.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      run();
+    }
+  });
+}
+
+setup();
