@@ -213,23 +213,42 @@ fn reference(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<Ro
 }
 
 fn bits(r: &RouteResult) -> Vec<u64> {
-    r.state.iter().chain(r.jacobian.iter()).map(|a| a.to_bits()).collect()
+    r.state
+        .iter()
+        .chain(r.jacobian.iter())
+        .map(|a| a.to_bits())
+        .collect()
 }
 
 fn same(drop: &Drop, k: f64, dt: f64, locate: bool) -> std::result::Result<(), String> {
-    let opts = CorrectedOptions { locate, ..CorrectedOptions::default() };
+    let opts = CorrectedOptions {
+        locate,
+        ..CorrectedOptions::default()
+    };
     let new = corrected(drop, k, dt, &opts);
     let old = reference(drop, k, dt, &opts);
     match (new, old) {
         (Ok(a), Ok(b)) => {
-            let finite = b.state.iter().chain(b.jacobian.iter()).all(|x| x.is_finite());
+            let finite = b
+                .state
+                .iter()
+                .chain(b.jacobian.iter())
+                .all(|x| x.is_finite());
             if finite && (bits(&a) != bits(&b) || a.cost != b.cost) {
                 return Err(format!("{drop:?} k = {k:e} dt = {dt:e}: {a:?} vs {b:?}"));
             }
             Ok(())
         }
         // The reference skips the route's finiteness check; an overflow is refused by the route.
-        (Err(_), Ok(b)) if !b.state.iter().chain(b.jacobian.iter()).all(|x| x.is_finite()) => Ok(()),
+        (Err(_), Ok(b))
+            if !b
+                .state
+                .iter()
+                .chain(b.jacobian.iter())
+                .all(|x| x.is_finite()) =>
+        {
+            Ok(())
+        }
         (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
         (a, b) => Err(format!("{drop:?} k = {k:e} dt = {dt:e}: {a:?} vs {b:?}")),
     }
