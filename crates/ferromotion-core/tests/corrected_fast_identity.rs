@@ -268,7 +268,7 @@ proptest! {
         log_n in 2.5..4.3f64,
         locate in any::<bool>(),
     ) {
-        let drop = Drop { height, velocity, zeta, gravity, mass, t_final, ..Drop::default() };
+        let drop = Drop { height, velocity, zeta, gravity, mass, t_final };
         prop_assume!(drop.validate().is_ok());
         let k = 10f64.powf(log_k);
         // A dt that divides T: T/N for a random N.
