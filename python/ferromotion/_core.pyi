@@ -59,6 +59,7 @@ __all__ = [
     "check_fixture",
     "conditioning",
     "quadruped",
+    "equal_budget",
     "quadruped_rollout",
     "Receipt",
     "QuadrupedRun",

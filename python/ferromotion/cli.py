@@ -445,6 +445,13 @@ def _quadruped(args: argparse.Namespace) -> int:
         m = law.modes
         print(f"  {law.label:<16} {m['total']:>5} = {m['touchdowns']} + {m['liftoffs']} + {m['stick_to_slide']} + "
               f"{m['slide_to_stick']} + {m['slide_reversals']}   per foot {m['per_foot']}")
+    v = q.verdict
+    if v["incomparable"] is not None:
+        print(f"verdict: nothing to compare ({v['incomparable']})")
+        return 0
+    print(f"verdict (the core's): forward fidelity, the rigid law {'wins' if v['forward']['rigid_wins'] else 'does not win'};",
+          "gradient accuracy, " + ", ".join(f"{m['key']} {m['outcome']}" for m in v["gradient"]) + ";",
+          f"both axes at once: {'yes' if v['both'] else 'no'}.")
     return 0
 
 
