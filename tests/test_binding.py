@@ -323,7 +323,8 @@ def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     # One core call: no chance to switch threads unless the GIL is released.
     assert_gil_released(lambda: run.extend(ks), min_elapsed=0.1, what="sweep")
 
-@pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli", "ferromotion.plot", "ferromotion.app"])
+@pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli", "ferromotion.plot", "ferromotion.app",
+                                    "ferromotion.study"])
 def test_docstring_examples_run(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

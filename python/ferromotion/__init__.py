@@ -119,6 +119,9 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepSizeUnderflow",
+    "study",
+    "Study",
+    "StudyError",
     "sweep",
     "Sweep",
     "SweepBlame",
@@ -2866,3 +2869,6 @@ def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int]
     config = _quadruped_config(robot, dt=float(dt), t_final=float(t_final), damping_ratio=float(damping_ratio),
                                reference_mass=float(reference_mass), clearance=float(clearance), speed=float(speed))
     return QuadrupedTrajectory._from_core(_core.quadruped_rollout(config, stiffness, steps))
+
+
+from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)

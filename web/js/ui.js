@@ -1,19 +1,20 @@
-// The lab page: wires the bench's controls to the core (through sim.js, never web/pkg/
+// The lab page: wires the workbench's controls to the core (through sim.js, never web/pkg/
 // directly), writes the readouts and the error plot, keeps the view in the URL, and hands
 // each readout to the learner's progress (progress.js) and the "go further" panels
 // (further.js). Every number shown comes from the core's readout; this file only formats
 // and places it. The controls are re-synced from each readout, so what the page shows is
 // always what the core computed.
 import { Further } from "./further.js";
-import { dtText, exp, int, kText, num, share, short, signText, signed, slope, times } from "./format.js";
+import { dtText, exp, int, kText, num, share, short, signText, signed, slope, tidy, times } from "./format.js";
+import { paintFacts, readFacts, wirePrint } from "./lesson.js";
 import { LogPlot } from "./plots.js";
 import { Progress } from "./progress.js";
 import { Background, openWorkbench } from "./sim.js";
 
 const $ = (id) => document.getElementById(id);
 const el = {
-  bench: $("bench"),
-  output: $("bench-output"),
+  bench: $("workbench"),
+  output: $("workbench-output"),
   lockNote: $("lock-note"),
   status: $("status"),
   readouts: $("readouts"),
@@ -29,6 +30,7 @@ const el = {
   routeRows: $("route-rows"),
   announce: $("announce"),
   plotSub: $("error-plot-sub"),
+  strip: $("strip"),
 };
 const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.corrected];
 
@@ -43,7 +45,7 @@ const hook = (window.ferromotionLab = { timings: [], core: [], background: 0, re
 // ---- status line -------------------------------------------------------------------------
 
 function report(text, kind) {
-  el.status.textContent = text;
+  el.status.textContent = tidy(text);
   el.status.dataset.kind = kind;
 }
 
@@ -59,16 +61,17 @@ function put(name, text) {
   return n;
 }
 
-const view = { corrected: false };
+/** corrected: the corrected route is drawn; linked: the page opened on a link's view. */
+const view = { corrected: false, linked: false };
 
 function routeRow(name, row, ratio) {
   const tr = document.createElement("tr");
   const e = row.errors;
   const cells = [
     name,
-    `${num(e.forward)} ${e.forward_unit}`,
+    `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
-    signText(e.right_sign),
+    signText(e.sign),
     row.cost.force_evals ? int(row.cost.force_evals) : "none (closed form)",
     ratio === null ? "—" : times(ratio),
   ];
@@ -76,7 +79,7 @@ function routeRow(name, row, ratio) {
     const td = document.createElement(i === 0 ? "th" : "td");
     if (i === 0) td.scope = "row";
     td.textContent = text;
-    if (i === 3) td.className = e.right_sign ? "right" : "wrong";
+    if (i === 3) td.className = e.sign;
     tr.append(td);
   }
   return tr;
@@ -84,30 +87,41 @@ function routeRow(name, row, ratio) {
 
 function render(r) {
   const e = r.fixed.errors;
-  put("forward", `${num(e.forward)} ${e.forward_unit}`);
-  put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger number.`);
+  put("forward", `|dy| = ${num(e.dy)} m`);
+  put("forward-parts", `Height error at T, in metres at every stiffness; beside it the velocity error |dv| = ${num(e.dv)} m/s.`);
   put("gradient", num(e.gradient));
-  put("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
-  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.`);
+  put("gradient-words", e.gradient >= 1
+    ? `The worst entry is off by ${num(e.gradient)} times the largest entry of the exact Jacobian.`
+    : `The worst entry is off by ${num(100 * e.gradient)}% of the largest entry of the exact Jacobian.`);
+  put("sign", signText(e.sign)).dataset.sign = e.sign;
+  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.${e.sign === "right_far_off"
+    ? ` The signs agree, but the gradient error is ${num(e.gradient)}: the integrator is unstable at this step (k·dt²/m = ${num(r.k_dt2)}), so the agreement is an accident.`
+    : ""}`);
 
   const fit = r.exponent;
   put("exponent", `${slope(fit.slope)} (R² = ${fit.r2.toFixed(3)})`);
   put("exponent-detail", `Slope of log(gradient error) against log k over ${fit.points} stiffnesses from 1e4 to 1e8 N/m at ${dtText(r.dt)}.`);
 
+  // Predict, then measure: the card stays empty until the learner has pressed both dt ÷ 10
+  // and dt ÷ 100 at this stiffness (progress.js keeps what was pressed where).
   const ref = r.refinement;
-  put("refine", `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100`);
-  put("refine-detail", `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s; both ratios are against the base dt.`);
-  put("refine-prediction", progress.predictionEcho(ref));
+  const measured = progress.refinedHere(r);
+  put("refine", measured ? `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100` : "not measured yet");
+  put("refine-detail", measured
+    ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${ref.steps.map((s) => exp(s, 0)).join(", ")} s; both ratios are against the base dt.`
+    : `Press dt ÷ 10 and dt ÷ 100 at this stiffness; the card then shows how the gradient error moved${progress.prediction ? ", beside your prediction" : ""}.`);
+  put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
 
   const c = r.fixed.cost;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}; a rollout may take at most ${int(stepCap)} steps).`);
+  const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations)`;
+  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} ${yard}. Every cost ratio here is against that same run.`);
   const cc = r.corrected.cost;
   put("cost-corrected", view.corrected
-    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(cc.force_evals / c.force_evals)} the fixed route.`
+    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the fixed route at the base dt.`
     : "");
   const t = r.tolerance;
   put("cost-tolerance", t
-    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route.`
+    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route at the base dt.`
     : "Tolerance route off.");
 
   const b = r.blame;
@@ -122,24 +136,36 @@ function render(r) {
   put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
   put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  const rows = [routeRow("fixed", r.fixed, 1)];
-  if (view.corrected) rows.push(routeRow("corrected", r.corrected, cc.force_evals / c.force_evals));
+  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio)];
+  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio));
   if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio));
   rows.push(routeRow("flow (reference)", r.flow, null));
   el.routeRows.replaceChildren(...rows);
   put("tolerance-detail", t
-    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}; probe gap ${num(t.probe_gap)} against the PROBE-DEPENDENT threshold ${num(t.probe_threshold)}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (right sign and gradient error below 1e-2).`
+    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}. Its derivative comes from central differences at two probe sizes; they differ by ${num(t.probe_gap)} against the threshold ${num(t.probe_threshold)} (1e-3 of the largest Jacobian entry)${t.probe_dependent ? ", so the row is flagged PROBE-DEPENDENT: the value moves with the probe and is not to be trusted" : ""}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (it lands only with the right sign, a gradient error below 1e-2 and no PROBE-DEPENDENT flag).`
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
+}
+
+/** The phone's sticky strip: stiffness, sign and gradient error, always beside the slider. */
+function paintStrip(r) {
+  const e = r.fixed.errors;
+  const set = (name, text) => {
+    const n = el.strip.querySelector(`[data-s="${name}"]`);
+    if (n.textContent !== text) n.textContent = text;
+    return n;
+  };
+  set("k", kText(r.k));
+  set("sign", signText(e.sign)).dataset.sign = e.sign;
+  set("gradient", `gradient error ${num(e.gradient)}`);
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
 function syncControls(r) {
   el.stiffness.value = (Math.round(Math.log10(r.k) * 10) / 10).toFixed(1);
-  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.right_sign)}`);
+  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.sign)}`);
   el.kLabel.textContent = kText(r.k);
-  const divisor = divisorOf(r);
   for (const button of el.dtButtons) {
-    button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === divisor));
+    button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === r.dt_divisor));
   }
   el.dtLabel.textContent = dtText(r.dt);
   el.plotSub.textContent = `(fixed step, ${dtText(r.dt)})`;
@@ -153,8 +179,6 @@ function syncControls(r) {
   el.corrected.checked = view.corrected;
 }
 
-const divisorOf = (r) => Math.round(r.refinement.base_dt / r.dt);
-
 function selectRtol(rtol) {
   const value = exp(rtol, 0);
   if (![...el.rtol.options].some((o) => o.value === value)) el.rtol.add(new Option(value, value));
@@ -163,19 +187,32 @@ function selectRtol(rtol) {
 
 // ---- the error plot ----------------------------------------------------------------------
 
+// Two panels, so a relative (unitless) error never shares an axis with one in metres.
 const errorPlot = new LogPlot($("error-plot"), {
-  title: "Forward and gradient error against stiffness",
+  title: "Relative gradient error against stiffness",
   xLabel: "stiffness k (N/m)",
-  yLabel: "error vs exact",
+  yLabel: "relative gradient error (no unit)",
   xDomain: [2, 8],
 });
-const curves = new Map(); // key -> "pending" | {sweep, exponent} | {error}
+const forwardPlot = new LogPlot($("forward-plot"), {
+  title: "Forward error |dy| at T against stiffness",
+  xLabel: "stiffness k (N/m)",
+  yLabel: "|dy| at T (m)",
+  xDomain: [2, 8],
+  height: [160, 240],
+});
+const curves = new Map(); // key -> "pending" | the core's Curve {sweep, exponent, wrong_sign} | {error}
 let drawnSignature = "";
 
-function want(key, args) {
+/**
+ * The curve for `key`, computed in the background from the bench's own controls with the
+ * `config` overrides given (a worker builds its own bench from them), or null while it is
+ * pending or after it failed.
+ */
+function want(key, { config, ...options }) {
   if (!curves.has(key)) {
     curves.set(key, "pending");
-    background.run("sweep", { drop: dropJson, ks: CURVE_KS, ...args }).then((res) => {
+    background.run("curve", { config: { ...bench.config(), ...config }, ks: CURVE_KS, ...options }).then((res) => {
       if (res.ok) curves.set(key, res.value);
       else {
         curves.set(key, { error: res.message });
@@ -188,62 +225,50 @@ function want(key, args) {
   return v === "pending" || v.error ? null : v;
 }
 
-function wrongBands(rows) {
-  const bands = [];
-  const mid = (a, b) => Math.sqrt(a * b);
-  rows.forEach((row, i) => {
-    if (row.fixed.errors.right_sign) return;
-    const from = i === 0 ? row.k : mid(rows[i - 1].k, row.k);
-    const to = i === rows.length - 1 ? row.k : mid(row.k, rows[i + 1].k);
-    const prev = bands.at(-1);
-    if (prev && !rows[i - 1].fixed.errors.right_sign) prev.to = to;
-    else bands.push({ from, to });
-  });
-  return bands;
-}
-
 function drawCurves(r) {
   const dt = r.dt;
   const fc = curves.get(`fc|${dt}`);
+  // The fixed (and corrected) curve at the current step with the tolerance route off; the
+  // tolerance curve at the base step (its fixed rows are not drawn).
   const base = view.corrected
-    ? want(`fc|${dt}`, { dt, rtol: null, corrected: true })
-    : fc && fc.sweep ? fc : want(`f|${dt}`, { dt, rtol: null });
+    ? want(`fc|${dt}`, { config: { tolerance: false }, corrected: true })
+    : fc && fc.sweep ? fc : want(`f|${dt}`, { config: { tolerance: false } });
   const tolKey = r.tolerance ? `t|${r.tolerance.rtol}|${r.tolerance.events}` : null;
-  const tol = r.tolerance
-    ? want(tolKey, { dt: r.refinement.base_dt, rtol: r.tolerance.rtol, events: r.tolerance.events })
-    : null;
+  const tol = r.tolerance ? want(tolKey, { config: { dt_divisor: 1 } }) : null;
   const pending = [];
   if (!base) pending.push(view.corrected ? "the fixed and corrected curves" : "the fixed-step curves");
   if (r.tolerance && !tol) pending.push("the tolerance curve");
-  errorPlot.setNote(pending.length ? `Computing ${pending.join(" and ")} at ${dtText(dt)} in the background…` : "");
+  const note = pending.length ? `Computing ${pending.join(" and ")} at ${dtText(dt)} in the background…` : "";
+  errorPlot.setNote(note);
+  forwardPlot.setNote(base ? "" : note);
 
   const signature = [base && dt, view.corrected, tolKey && tol ? tolKey : "", pending.join()].join("|");
   if (signature !== drawnSignature) {
     drawnSignature = signature;
     const series = [];
+    const forward = [];
     let bands = [];
     let summary = "";
+    let forwardSummary = "";
     if (base) {
       const rows = base.sweep.rows;
-      series.push(
-        { label: "forward error, fixed (the larger of |dy| in m and |dv| in m/s)", cls: "s-forward", points: rows.map((w) => [w.k, w.fixed.errors.forward]) },
-        { label: "gradient error, fixed", cls: "s-gradient", points: rows.map((w) => [w.k, w.fixed.errors.gradient]) },
-      );
-      if (view.corrected) series.push({ label: "gradient error, corrected", cls: "s-corrected", points: rows.map((w) => [w.k, w.corrected.errors.gradient]) });
-      bands = wrongBands(rows);
+      forward.push({ label: "|dy| at T, fixed (m)", cls: "s-forward", points: rows.map((w) => [w.k, w.fixed.errors.dy]) });
+      forwardSummary = `At ${dtText(dt)} the fixed-step height error |dy| goes from ${num(rows[0].fixed.errors.dy)} m at 1e2 N/m to ${num(rows.at(-1).fixed.errors.dy)} m at 1e8 N/m.`;
+      series.push({ label: "relative gradient error, fixed", cls: "s-gradient", points: rows.map((w) => [w.k, w.fixed.errors.gradient]) });
+      if (view.corrected) series.push({ label: "relative gradient error, corrected", cls: "s-corrected", points: rows.map((w) => [w.k, w.corrected.errors.gradient]) });
+      bands = base.wrong_sign;
       const wrong = bands.map((b) => `${exp(b.from, 1)} to ${exp(b.to, 1)} N/m`).join(" and ");
       summary = `At ${dtText(dt)} the fixed-step gradient error goes from ${num(rows[0].fixed.errors.gradient)} at 1e2 N/m to ${num(rows.at(-1).fixed.errors.gradient)} at 1e8 N/m; its sign is wrong ${wrong ? `from ${wrong}` : "nowhere"}.`;
     }
     if (tol) {
-      series.push({ label: `gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
+      series.push({ label: `relative gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
       summary += ` The tolerance route's gradient error stays between ${num(Math.min(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))} and ${num(Math.max(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))}.`;
     }
     errorPlot.setData({ series, bands, bandLabel: "fixed-step sign wrong", summary });
+    forwardPlot.setData({ series: forward, bands, bandLabel: "fixed-step sign wrong", summary: forwardSummary });
   }
-  const points = [
-    { y: r.fixed.errors.forward, cls: "s-forward" },
-    { y: r.fixed.errors.gradient, cls: "s-gradient" },
-  ];
+  forwardPlot.setMarker({ x: r.k, label: kText(r.k), points: [{ y: r.fixed.errors.dy, cls: "s-forward" }] });
+  const points = [{ y: r.fixed.errors.gradient, cls: "s-gradient" }];
   if (view.corrected) points.push({ y: r.corrected.errors.gradient, cls: "s-corrected" });
   if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance" });
   errorPlot.setMarker({ x: r.k, label: kText(r.k), points });
@@ -251,29 +276,74 @@ function drawCurves(r) {
 
 // ---- URL state ---------------------------------------------------------------------------
 
-/** The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1), as a bench change. */
+/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-11). */
+const RTOL_RANGE = [1e-14, 1e-2];
+/** The URL parameters a link may carry (README "For instructors" documents them). */
+const URL_KEYS = ["k", "dt", "tol", "ev", "cor"];
+
+/** A link's value as quoted back in a sentence: at most 12 characters. */
+const quoted = (v) => `“${v.length > 12 ? `${v.slice(0, 12)}…` : v}”`;
+
+/**
+ * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1) as a workbench change.
+ * Every value is checked here, before it reaches the core; what cannot be followed is left
+ * at its default and named in `refused`, in the learner's terms.
+ */
 function changeFromUrl(r0) {
   const q = new URLSearchParams(location.search);
   const change = {};
+  const refused = [];
+  const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
   if (q.has("k")) {
-    const lk = Math.log10(Number(q.get("k")));
-    const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
-    // Out-of-range stiffnesses go to the slider's end; non-numbers go to the core, which refuses them.
-    change.log10k = Number.isFinite(lk) ? Math.round(Math.min(hi, Math.max(lo, lk)) * 10) / 10 : lk;
-  }
-  if (q.has("dt")) change.divisor = Math.round(r0.refinement.base_dt / Number(q.get("dt")));
-  if (q.has("ev")) el.events.checked = q.get("ev") === "1";
-  if (q.has("tol")) {
-    const tol = q.get("tol");
-    if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
-    else {
-      const rtol = Number(tol);
-      if (Number.isFinite(rtol) && rtol > 0) selectRtol(rtol);
-      change.tolerance = { on: true, rtol, events: el.events.checked };
+    const k = Number(q.get("k"));
+    if (!(Number.isFinite(k) && k > 0) || q.get("k").trim() === "") {
+      refused.push(`the stiffness k = ${quoted(q.get("k"))} is not a number of N/m`);
+    } else {
+      const lk = Math.log10(k);
+      const inside = Math.min(hi, Math.max(lo, lk));
+      change.log10k = Math.round(inside * 10) / 10;
+      if (inside !== lk) refused.push(`k = ${num(k)} N/m is off the slider's scale (1e${lo} to 1e${hi} N/m), so it starts at the nearer end`);
     }
   }
-  view.corrected = q.get("cor") === "1";
-  return change;
+  if (q.has("dt")) {
+    const dt = Number(q.get("dt"));
+    // The core's own steps and divisors (the readout carries them): nothing is divided here.
+    const { steps, divisors } = r0.refinement;
+    const i = steps.findIndex((s) => Math.abs(dt / s - 1) < 1e-6);
+    if (i >= 0) change.divisor = divisors[i];
+    else refused.push(`the time step dt = ${quoted(q.get("dt"))} s is not one of this workbench's three (${steps.map((s) => exp(s, 0)).join(", ")} s)`);
+  }
+  const flag = (name, what, apply) => {
+    if (!q.has(name)) return;
+    const v = q.get(name);
+    if (v === "0" || v === "1") apply(v === "1");
+    else refused.push(`${what} must be 1 (on) or 0 (off), not ${quoted(v)}`);
+  };
+  flag("ev", "event location (ev)", (on) => {
+    el.events.checked = on;
+  });
+  if (q.has("tol")) {
+    const tol = q.get("tol");
+    const rtol = Number(tol);
+    if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
+    else if (Number.isFinite(rtol) && rtol >= RTOL_RANGE[0] && rtol <= RTOL_RANGE[1] && tol.trim() !== "") {
+      selectRtol(rtol);
+      change.tolerance = { on: true, rtol, events: el.events.checked };
+    } else {
+      refused.push(`the tolerance rtol = ${quoted(tol)} is outside what the tolerance route can run here (${exp(RTOL_RANGE[0], 0)} to ${exp(RTOL_RANGE[1], 0)}), so that route stays off`);
+    }
+  }
+  flag("cor", "the corrected route (cor)", (on) => {
+    view.corrected = on;
+  });
+  view.linked = URL_KEYS.some((key) => q.has(key));
+  return { change, refused };
+}
+
+/** The sentence for a link that could not be followed entirely. */
+function refusal(refused) {
+  const list = refused.join("; ");
+  return `This link could not be followed entirely: ${list}. Everything else is as the link asked, and the workbench works as usual.`;
 }
 
 let urlTimer = 0;
@@ -303,7 +373,7 @@ function announceReadout(r) {
   clearTimeout(announceTimer);
   announceTimer = setTimeout(() => {
     const e = r.fixed.errors;
-    let text = `${kText(r.k)}, ${dtText(r.dt)}: gradient error ${num(e.gradient)}, ${signText(e.right_sign)}; forward error ${num(e.forward)} ${e.forward_unit}.`;
+    let text = `${kText(r.k)}, ${dtText(r.dt)}: gradient error ${num(e.gradient)}, ${signText(e.sign)}; forward error |dy| ${num(e.dy)} m.`;
     if (r.tolerance) text += ` Tolerance route ${r.tolerance.lands ? "lands on" : "misses"} the exact answer, gradient error ${num(r.tolerance.errors.gradient)}.`;
     say(text);
   }, 300);
@@ -318,7 +388,6 @@ function say(text) {
 let bench = null;
 let background = null;
 let further = null;
-let dropJson = null;
 let stepCap = 0;
 let last = null;
 let ready = false;
@@ -330,10 +399,13 @@ const progress = new Progress({
     el.lockNote.hidden = !locked;
     for (const c of CONTROLS) c.disabled = locked || !ready;
     if (!locked && last) {
+      // The opening view counts as the learner's own, unless a link chose it.
+      progress.observe(last, { learner: !view.linked, source: "open" });
       render(last);
+      paintStrip(last);
       drawCurves(last);
-      progress.observe(last, { learner: false, divisor: divisorOf(last) });
     }
+    el.strip.hidden = locked;
   },
   announce: say,
 });
@@ -343,15 +415,20 @@ const progress = new Progress({
  * trusted input events; `t0` is the event's timestamp (for the timing hook).
  */
 function update(change, { learner = false, source = "init", t0 = performance.now() } = {}) {
-  const taken = bench.apply(change);
-  const r = bench.readout();
+  let taken = bench.apply(change);
+  let r = bench.readout();
+  if (!r) {
+    r = recover();
+    taken = false;
+  }
   if (!r) return;
   hook.core.push(performance.now() - t0);
   last = r;
+  progress.observe(r, { learner, source });
   render(r);
+  paintStrip(r);
   syncControls(r);
   drawCurves(r);
-  progress.observe(r, { learner, source, divisor: divisorOf(r) });
   further.onReadout(r);
   // The benchmark also counts style and layout, which the browser would do before painting.
   if (hook.forceLayout) void document.body.offsetHeight;
@@ -362,10 +439,22 @@ function update(change, { learner = false, source = "init", t0 = performance.now
   if (taken) report(`Ready. Core ${bench.version()}: every number on this page is computed in your browser.`, "ok");
 }
 
+/**
+ * The core could not compute a readout (the status line says why). The only control that
+ * can do that is the tolerance route (too tight an rtol for this stiffness): switch it off and
+ * read again, so the workbench never stays dead.
+ */
+function recover() {
+  const why = el.status.textContent.replace(/\.$/, "");
+  if (!bench.apply({ tolerance: toleranceSetting(false) })) return null;
+  const r = bench.readout();
+  if (r) report(`The tolerance route could not finish at rtol = ${el.rtol.value} (${why}). It is off again; a looser rtol will run.`, "error");
+  return r;
+}
+
 async function main() {
   bench = await openWorkbench({ report });
   if (!bench) return;
-  dropJson = bench.dropJson();
   stepCap = bench.maxSteps();
   background = new Background({
     onBusy: (n) => {
@@ -373,14 +462,25 @@ async function main() {
       document.body.dataset.background = n ? "busy" : "idle";
     },
   });
-  further = new Further({ bench, background, report, dropJson });
+  further = new Further({ bench, background, report });
   further.enable();
   ready = true;
   for (const c of CONTROLS) c.disabled = progress.locked;
+  // The tolerance route's default rtol is the core's (one the route lands at honestly).
+  const config = bench.config();
+  if (config) selectRtol(config.tolerance_options.rtol);
   $("version").textContent = `Core ${bench.version()}.`;
 
   const meta = (event, source) => ({ learner: event.isTrusted, source, t0: event.timeStamp });
-  el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider")));
+  // Every slider move recomputes; only a committed value (released, or a key step) is graded,
+  // so a stiffness merely passed through mid-drag ticks nothing.
+  el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider-move")));
+  el.stiffness.addEventListener("change", (event) => {
+    if (last) {
+      progress.observe(last, { learner: event.isTrusted, source: "slider" });
+      render(last);
+    }
+  });
   for (const button of el.dtButtons) {
     button.addEventListener("click", (event) => update({ divisor: Number(button.dataset.divisor) }, meta(event, "dt")));
   }
@@ -401,12 +501,26 @@ async function main() {
 
   const r0 = bench.readout();
   if (!r0) return;
-  update(changeFromUrl(r0), { source: "init" });
+  const { change, refused } = changeFromUrl(r0);
+  update(change, { source: "init" });
+  if (refused.length) report(refusal(refused), "error");
+  progress.coreVersion = bench.version();
   hook.timings.length = 0;
   hook.core.length = 0;
   el.readouts.setAttribute("aria-busy", "false");
   hook.ready = true;
   document.body.dataset.ready = "true";
+
+  // The lesson's numbers, read once from a second handle after the first paint.
+  setTimeout(async () => {
+    const facts = await readFacts({ report });
+    if (facts) {
+      paintFacts(facts);
+      progress.repaint();
+    }
+  }, 0);
 }
+
+wirePrint();
 
 main();
