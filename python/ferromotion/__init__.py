@@ -59,6 +59,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Arm",
+    "audit_engine",
     "Workbench",
     "Blame",
     "blame",
@@ -1932,6 +1933,10 @@ class HybridSolution(_Json):
         In order.
     probe_gap : float
         max |J(dt) - J(dt/2)| (0 when the probe check is off).
+    spectral_radius : float
+        Largest |eigenvalue| of J.
+    worst_gain : float
+        Largest singular value of J (max |J d| over unit d).
     """
 
     x: np.ndarray
@@ -1939,11 +1944,14 @@ class HybridSolution(_Json):
     jacobian: np.ndarray
     events: Tuple[HybridEvent, ...]
     probe_gap: float
+    spectral_radius: float = float("nan")
+    worst_gain: float = float("nan")
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types."""
         return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
-                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap}
+                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
+                "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain}
 
     def __repr__(self) -> str:
         rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
@@ -2015,7 +2023,8 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     d = _core.hybrid_jacobian(system, _float_array(x0, "x0"), t0, t1, mode=mode, dt=dt, graze_speed=graze_speed,
                               probe_rtol=probe_rtol, max_steps=max_steps)
     return HybridSolution(x=_frozen(d["x"]), mode=d["mode"], jacobian=_frozen(d["jacobian"]),
-                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"])
+                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
+                          spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -2872,3 +2881,4 @@ def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int]
 
 
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
+from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)

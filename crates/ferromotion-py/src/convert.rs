@@ -596,9 +596,9 @@ pub fn conditioning_dict<'py>(
 }
 
 /// A `hybrid_jacobian` answer: `x` (n,), `mode`, `jacobian` (n, n) row-major, `events`
-/// (one dict per event) and `probe_gap`.
+/// (one dict per event), `probe_gap`, `spectral_radius` and `worst_gain`.
 pub fn hybrid_dict<'py>(py: Python<'py>, s: &HybridSolution) -> PyResult<Bound<'py, PyDict>> {
-    let out = fields!(py, s; mode, probe_gap);
+    let out = fields!(py, s; mode, probe_gap, spectral_radius, worst_gain);
     out.set_item("x", PyArray1::from_slice(py, s.x.as_slice()))?;
     out.set_item("jacobian", matrix_array(py, &s.jacobian)?)?;
     let events = s

@@ -142,6 +142,14 @@ fn divergence_exponent(py: Python<'_>, drop: DropArg, dt: f64) -> PyResult<Bound
     fit_dict(py, &f)
 }
 
+/// A least-squares line through (log10 x, log10 y): the core's fit, for exponents measured
+/// outside the core (an engine audit's gradient errors against k).
+#[pyfunction]
+fn fit_loglog(py: Python<'_>, x: Vec<f64>, y: Vec<f64>) -> PyResult<Bound<'_, PyDict>> {
+    let f = py_result(readout::fit_loglog(&x, &y))?;
+    fit_dict(py, &f)
+}
+
 #[pyfunction]
 fn contact_share_exponent(py: Python<'_>, drop: DropArg) -> PyResult<Bound<'_, PyDict>> {
     let f = py_result(py.detach(|| readout::contact_share_exponent(&drop.0)))?;
@@ -755,6 +763,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tolerance, m)?)?;
     m.add_function(wrap_pyfunction!(blame, m)?)?;
     m.add_function(wrap_pyfunction!(divergence_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_loglog, m)?)?;
     m.add_function(wrap_pyfunction!(contact_share_exponent, m)?)?;
     m.add_function(wrap_pyfunction!(dt_refinement, m)?)?;
     m.add_function(wrap_pyfunction!(limit_restitution, m)?)?;
