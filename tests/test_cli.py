@@ -47,6 +47,25 @@ def test_table(audit_json: dict) -> None:
     assert f"{audit_json['exponent']['slope']:.3f}" in p.stdout
 
 
+def test_budget_table_is_the_cores() -> None:
+    # The equal-budget table rides in the audit's JSON as the core's document, and the text
+    # prints the same rows; the numbers are the core's (fm.equal_budget), not recomputed.
+    p = run("audit", "--json", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    assert p.returncode == 0, p.stderr
+    b = json.loads(p.stdout)["equal_budget"]
+    import ferromotion as fm
+
+    assert b == fm.equal_budget(k=1e6, budget=8000)
+    assert [r["route"] for r in b["rows"]] == ["Euler uniform", "RK4 uniform", "adaptive", "adaptive + events",
+                                              "corrected"]
+    assert all(r["force_evals"] <= 8000 for r in b["rows"] if r["route"] != "corrected")
+    text = run("audit", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    assert text.returncode == 0, text.stderr
+    assert "Equal budget: 8,000 force evaluations" in text.stdout and "Probe-size trap" in text.stdout
+    bad = run("audit", "--budget", "10")
+    assert bad.returncode != 0 and "budget" in bad.stderr
+
+
 def test_csv(audit_json: dict) -> None:
     p = run("audit", "--csv")
     assert p.returncode == 0, p.stderr

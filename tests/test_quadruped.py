@@ -140,3 +140,13 @@ def test_quadruped_releases_the_gil() -> None:
     config = json.dumps({"stiffness": [1e4], "t_final": 0.2})
     assert_gil_released(lambda: _core.quadruped(config), min_elapsed=0.05, what="run")
 
+
+
+def test_verdict_is_the_cores(report: fm.QuadrupedReport) -> None:
+    # The verdict is a field of the core's document (the lab reads the same one); the
+    # rules themselves are pinned in crates/ferromotion-core/tests/quadruped_verdict.rs.
+    v = report.verdict
+    assert v == json.loads(report.to_json())["verdict"]
+    assert [m["key"] for m in v["gradient"]] == ["tangent_error", "typical_probe_error", "converged_error"]
+    assert {m["outcome"] for m in v["gradient"]} <= {"tie", "win", "loss", "undecided", "not computed"}
+    assert set(v["compared"]) <= set(range(len(report.penalty)))

@@ -105,6 +105,7 @@ __all__ = [
     "NonFinite",
     "ProbeDependent",
     "quadruped",
+    "equal_budget",
     "quadruped_rollout",
     "QuadrupedLaw",
     "QuadrupedReport",
@@ -2643,6 +2644,10 @@ class QuadrupedReport(_Json):
         Their rows: the trunk's final ``x, z, pitch, xdot, zdot, pitch_rate``.
     laws : tuple of QuadrupedLaw
         The rigid law first, then one per stiffness.
+    verdict : dict
+        Which law wins each axis, decided by the core: ``forward`` (``rigid_wins``,
+        ``matches`` ...; laws by index into ``penalty``), ``gradient`` (one ``outcome`` per
+        measure: ``tie``, ``win``, ``loss``, ``undecided`` or ``not computed``), ``both``.
     """
 
     def __init__(self, run: _core.QuadrupedRun) -> None:
@@ -2654,6 +2659,8 @@ class QuadrupedReport(_Json):
         self.outputs: Tuple[str, ...] = tuple(d["outputs"])
         self.laws: Tuple[QuadrupedLaw, ...] = tuple(
             QuadrupedLaw(law, run, i) for i, law in enumerate([d["rigid"], *d["penalty"]]))
+        #: Which law wins each axis, as the core decides it (the lab reads the same field).
+        self.verdict: Dict[str, Any] = d["verdict"]
 
     @property
     def rigid(self) -> QuadrupedLaw:
@@ -2812,6 +2819,25 @@ def quadruped(*, stiffness: Union[float, _ArrayLike] = tuple(_QUAD["stiffness"])
         typical_probe=float(typical_probe), probe_tol=float(probe_tol), min_probe=float(min_probe),
         max_steps=int(max_steps))
     return QuadrupedReport(_core.quadruped(config))
+
+
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+    """Every route at the same force-evaluation budget, and the probe-size trap.
+
+    Euler and RK4 at a uniform step, the adaptive route with and without events, and
+    ``corrected``, each spending at most ``budget`` force evaluations on one Jacobian,
+    scored against ``flow``; then central differences of uniform-step rollouts at probes
+    1e-2 .. 1e-8, each giving a different answer. Computed by the core (its serde document).
+
+    Examples
+    --------
+    >>> t = fm.equal_budget(k=1e6, budget=32_000)
+    >>> [r["route"] for r in t["rows"]][:2], t["rows"][1]["right_sign"]
+    (['Euler uniform', 'RK4 uniform'], False)
+    """
+    d = drop if drop is not None else Drop()
+    table: Dict[str, Any] = json.loads(_core.equal_budget(d, json.dumps({"k": k, "budget": budget})))
+    return table
 
 
 def quadruped_rollout(stiffness: Optional[float] = None, *, steps: Optional[int] = None, dt: float = _QUAD["dt"],

@@ -61,6 +61,7 @@ __all__ = [
     "check_fixture",
     "conditioning",
     "quadruped",
+    "equal_budget",
     "quadruped_rollout",
     "Receipt",
     "QuadrupedRun",
@@ -344,6 +345,7 @@ class Receipt:
 # DEFAULTS["quadruped"]); unknown fields raise ScenarioError.
 
 def quadruped(config: str) -> QuadrupedRun: ...
+def equal_budget(drop: _DropLike, options: str = ...) -> str: ...
 def quadruped_rollout(config: str, stiffness: Optional[float] = None, steps: Optional[int] = None) -> _Trajectory: ...
 
 @final

@@ -101,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--events", action="store_true",
                        help="the tolerance route stops its rollouts at the contact switches")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
+    audit.add_argument("--budget", type=_positive_int, default=None, metavar="EVALS",
+                       help="also print every route at this force-evaluation budget (a multiple of 4) at "
+                            "k = 1e6 N/m, and the probe-size trap (issue 13)")
     audit.add_argument("--engine", choices=("mujoco", "mjx", "jax", "torch"), default=None,
                        help="audit the drop run in this engine instead (ferromotion.engines; needs the engine "
                             "installed, e.g. scripts/engines_env.sh): its own gradient against finite differences "
@@ -354,12 +357,33 @@ def _audit(args: argparse.Namespace) -> int:
     s = _run_sweep(args)
     if args.json:
         d: Dict[str, Any] = s.to_dict()
+        if args.budget is not None:
+            d["equal_budget"] = fm.equal_budget(k=1e6, budget=args.budget)
         print(json.dumps(d, indent=2))
     elif args.csv:
         _csv(s)
     else:
         print(_table(s, args.rtol, args.events))
+    if args.budget is not None and not args.json:
+        print()
+        print(_budget_table(fm.equal_budget(k=1e6, budget=args.budget)))
     return 0
+
+
+def _budget_table(b: Dict[str, Any]) -> str:
+    """The core's equal-budget document as text."""
+    lines = [f"Equal budget: {b['budget']:,} force evaluations per Jacobian at k = {b['k']:.0e} N/m "
+             f"(flow's dv(T)/dy0 = {b['flow_jacobian'][2]:.4f})",
+             f"  {'route':<18} {'setting':<36} {'evals':>8} {'grad err':>10} {'state err':>10} {'dv/dy0':>10}  sign"]
+    for r in b["rows"]:
+        lines.append(f"  {r['route']:<18} {r['setting']:<36} {r['force_evals']:>8,} {r['gradient_error']:>10.2e} "
+                     f"{r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  {'ok' if r['right_sign'] else 'WRONG'}")
+    lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")
+    lines.append(f"  {'probe':>8} {'Euler':>12} {'error':>10} {'RK4':>12} {'error':>10}")
+    for p in b["probe_trap"]:
+        lines.append(f"  {p['probe']:>8.0e} {p['euler_dv_dy0']:>12.4f} {p['euler_error']:>10.2e} "
+                     f"{p['rk4_dv_dy0']:>12.4f} {p['rk4_error']:>10.2e}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------
@@ -465,6 +489,13 @@ def _quadruped(args: argparse.Namespace) -> int:
         m = law.modes
         print(f"  {law.label:<16} {m['total']:>5} = {m['touchdowns']} + {m['liftoffs']} + {m['stick_to_slide']} + "
               f"{m['slide_to_stick']} + {m['slide_reversals']}   per foot {m['per_foot']}")
+    v = q.verdict
+    if v["incomparable"] is not None:
+        print(f"verdict: nothing to compare ({v['incomparable']})")
+        return 0
+    print(f"verdict (the core's): forward fidelity, the rigid law {'wins' if v['forward']['rigid_wins'] else 'does not win'};",
+          "gradient accuracy, " + ", ".join(f"{m['key']} {m['outcome']}" for m in v["gradient"]) + ";",
+          f"both axes at once: {'yes' if v['both'] else 'no'}.")
     return 0
 
 

@@ -60,42 +60,34 @@ function andList(items) {
   return items.length < 3 ? items.join(" and ") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
-const GRADIENT_MEASURES = [
-  { key: "tangent_error", name: "the tangent against its own map" },
-  { key: "typical_probe_error", name: "finite differences at a simulator-typical probe" },
-  { key: "converged_error", name: "the gradient converged in dt" },
-];
-
 /**
- * What the report's numbers conclude, as data and sentences. Every comparison is between
- * numbers of the report; the thresholds are the report's own (`probe_tol`).
+ * What the report concludes, as data and sentences. The decisions (who wins each axis,
+ * which stiffnesses match, are far, pump energy, beat the rigid law) are the core's
+ * (`report.verdict`, experiments/quadruped/verdict.rs); this only words them.
  */
 export function assess(report) {
   const rigid = report.rigid;
-  const ok = (l) => l.forward && l.gradient;
-  const pen = report.penalty.filter(ok);
+  const v = report.verdict;
+  const laws = (idx) => idx.map((i) => report.penalty[i]);
   const out = { forward: null, gradient: [], sentences: {} };
-  if (!ok(rigid) || !pen.length) {
+  if (v.incomparable !== null && v.incomparable !== undefined) {
     out.sentences.overall = rigid.failure
       ? `The rigid run failed (${rigid.failure}), so there is nothing to compare.`
       : "No penalty run finished, so there is nothing to compare.";
     return out;
   }
+  const pen = laws(v.compared);
   const rf = rigid.forward;
+  const fv = v.forward;
   const conv = `its own dt/${report.config.refinement} run`;
   const theirs = `their own dt/${report.config.refinement} run`;
 
   // ---- forward fidelity ----
-  const matches = pen.filter((p) => {
-    const f = p.forward;
-    return f.max_penetration <= rf.max_penetration && f.max_creep <= rf.max_creep
-      && f.converged_distance <= rf.converged_distance && f.contact_work <= Math.max(0, rf.contact_work);
-  });
-  const minBy = (laws, f) => laws.reduce((a, b) => (f(b) < f(a) ? b : a));
-  const leastPen = minBy(pen, (l) => l.forward.max_penetration);
-  const leastCreep = minBy(pen, (l) => l.forward.max_creep);
-  const closer = pen.filter((p) => p.forward.converged_distance < rf.converged_distance);
-  const pumps = pen.filter((p) => p.forward.contact_work > 0);
+  const matches = laws(fv.matches);
+  const leastPen = report.penalty[fv.least_penetration];
+  const leastCreep = report.penalty[fv.least_creep];
+  const closer = laws(fv.closer);
+  const pumps = laws(fv.pumps);
   const fwd = [];
   fwd.push(rf.max_penetration === 0
     ? "The rigid law never lets a foot below the ground"
@@ -104,50 +96,43 @@ export function assess(report) {
   if (closer.length) {
     fwd.push(`The penalty runs that stay closer to ${theirs} than the rigid one does (${kList(closer)}: ${andList(closer.map((l) => num(l.forward.converged_distance)))} m against ${num(rf.converged_distance)} m) sink ${andList(closer.map((l) => num(l.forward.max_penetration)))} m into the ground to get there.`);
   }
-  const far = pen.filter((p) => p.forward.converged_distance > 10 * rf.converged_distance);
+  const far = laws(fv.far);
   if (far.length) {
     fwd.push(`At ${kList(far)} the trunk strays up to ${num(Math.max(...far.map((l) => l.forward.converged_distance)))} m from ${theirs}, over ten times the rigid law's gap: at this step the law is far from converged.`);
   }
   if (pumps.length) {
     fwd.push(`At ${kList(pumps)} the ground does positive work on the robot (${andList(pumps.map((l) => signed(l.forward.contact_work)))} J): the contact pumps energy in, which no floor does.`);
   }
-  out.forward = { win: matches.length === 0, matches };
-  fwd.push(matches.length === 0
+  out.forward = { win: fv.rigid_wins, matches };
+  fwd.push(fv.rigid_wins
     ? `No penalty stiffness matches it on penetration, creep, distance to ${conv} and a ground that does no positive work, all at once.`
     : `The penalty law at ${kList(matches)} matches or beats it on penetration, creep, distance to ${conv} and contact work at once.`);
-  out.sentences.forwardHead = `Forward fidelity: the rigid law ${matches.length === 0 ? "wins" : "does not win"}.`;
+  out.sentences.forwardHead = `Forward fidelity: the rigid law ${fv.rigid_wins ? "wins" : "does not win"}.`;
   out.sentences.forward = fwd.join(" ");
 
   // ---- gradient accuracy ----
   const tol = report.config.probe_tol;
   const grad = [];
-  const uncert = pen.filter((p) => p.gradient.certified_columns === 0);
-  for (const m of GRADIENT_MEASURES) {
+  const uncert = laws(v.uncertified);
+  for (const m of v.gradient) {
     const r = rigid.gradient[m.key];
-    const vals = pen.filter((p) => p.gradient[m.key] !== null && p.gradient[m.key] !== undefined);
-    const none = pen.filter((p) => !vals.includes(p));
-    const v = (l) => l.gradient[m.key];
-    let verdict;
+    const vals = laws(m.certified);
+    const val = (l) => l.gradient[m.key];
+    const verdict = m.outcome;
     let text;
-    if (m.key === "converged_error" && !report.config.converged_gradient) {
-      verdict = "not computed";
+    if (verdict === "not computed") {
       text = `On ${m.name}: not computed yet (the button below)`;
-    } else if (r === null || r === undefined || !vals.length) {
-      verdict = "undecided";
-      text = `On ${m.name}, no comparison: ${r === null ? "the rigid law's reference is not certified" : "no penalty reference is certified"}`;
-    } else if (r <= tol && vals.every((l) => v(l) <= tol)) {
-      verdict = "tie";
-      text = `On ${m.name}, a tie: every certified error is below the reference's own agreement tolerance ${exp(tol, 0)} (rigid ${num(r)}, penalty ${num(Math.min(...vals.map(v)))} to ${num(Math.max(...vals.map(v)))})`;
-    } else if (vals.every((l) => v(l) > r)) {
-      verdict = "win";
-      text = `On ${m.name}, the rigid law wins: ${num(r)} against ${num(Math.min(...vals.map(v)))} at best`;
+    } else if (verdict === "undecided") {
+      text = `On ${m.name}, no comparison: ${m.rigid_certified ? "no penalty reference is certified" : "the rigid law's reference is not certified"}`;
+    } else if (verdict === "tie") {
+      text = `On ${m.name}, a tie: every certified error is below the reference's own agreement tolerance ${exp(tol, 0)} (rigid ${num(r)}, penalty ${num(Math.min(...vals.map(val)))} to ${num(Math.max(...vals.map(val)))})`;
+    } else if (verdict === "win") {
+      text = `On ${m.name}, the rigid law wins: ${num(r)} against ${num(Math.min(...vals.map(val)))} at best`;
     } else {
-      verdict = "loss";
-      const better = vals.filter((l) => v(l) < r);
-      text = `On ${m.name}, the rigid law loses to ${kList(better)}: ${andList(better.map((l) => num(v(l))))} against ${num(r)}`;
+      const better = laws(m.better);
+      text = `On ${m.name}, the rigid law loses to ${kList(better)}: ${andList(better.map((l) => num(val(l))))} against ${num(r)}`;
     }
-    const unexplained = none.filter((l) => !uncert.includes(l));
-    if (unexplained.length && verdict !== "not computed") text += ` (not certified at ${kList(unexplained)})`;
+    if (m.unexplained.length && verdict !== "not computed") text += ` (not certified at ${kList(laws(m.unexplained))})`;
     out.gradient.push({ key: m.key, name: m.name, verdict });
     grad.push(`${text}.`);
   }
@@ -178,7 +163,7 @@ export function assess(report) {
   const pending = count("not computed") ? " (the third, converged in dt, is not computed yet)" : "";
   const gradSummary = parts.length ? `on gradients it ${andList(parts)} of the measures${pending}` : "the gradient measures cannot be compared";
   const lost = out.gradient.filter((x) => x.verdict === "loss").map((x) => x.name);
-  const both = out.forward.win && count("loss") === 0 && count("undecided") === 0 && count("not computed") === 0;
+  const both = v.both;
   out.both = both;
   out.sentences.overall = `So on this robot the rigid law ${out.forward.win ? "wins" : "does not win"} forward fidelity; ${gradSummary}. ${both
     ? "It wins both axes at once."

@@ -9,7 +9,8 @@
 //! - `fixed`: the fixed route with its tangent at k = 1e6 N/m, dt = 1e-6 s (8e5 steps, so
 //!   the per-call work outside the loop is far below 1%), ns per step;
 //! - `sweep`: `sweep()` over np.logspace(2, 8, 61) at dt = 1e-4 s on 1 thread and on all;
-//! - `costs`: every route at k = 1e4, 1e6, 1e8: force evaluations, wall time, gradient error;
+//! - `costs`: every route at k = 1e4, 1e6, 1e8: force evaluations, wall time per Jacobian
+//!   and its ratio to the fixed route's, gradient error;
 //! - `scaling`: sweep wall time against its size (61, 244, 976 k) and threads (1, 2).
 //!
 //! Each time is the best and the median of several samples, each sample long enough
@@ -158,6 +159,11 @@ fn bench_costs() -> Value {
                 Box::new(move || corrected(&drop, k, dt, &CorrectedOptions::default())),
             ),
             (
+                "tolerance rtol 1e-6",
+                true,
+                Box::new(move || tolerance(&drop, k, &tol(1e-6, false))),
+            ),
+            (
                 "tolerance rtol 1e-11",
                 true,
                 Box::new(move || tolerance(&drop, k, &tol(1e-11, false))),
@@ -166,6 +172,11 @@ fn bench_costs() -> Value {
                 "tolerance events rtol 1e-6",
                 true,
                 Box::new(move || tolerance(&drop, k, &tol(1e-6, true))),
+            ),
+            (
+                "rk4",
+                true,
+                Box::new(move || rk4(&drop, k, dt, &Rk4Options::default())),
             ),
             (
                 "flow",

@@ -37,7 +37,8 @@ pub mod physics;
 // The short paths (`ferromotion_core::model`, `::contact`, `::sweep`, ...) stay valid: each
 // names the module in its group.
 pub use check::fixtures;
-pub use experiments::{descent, hybrid, quadruped};
+pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
+pub use experiments::{budget, descent, hybrid, quadruped};
 pub use lab::{readout, scenario, sweep, workbench};
 pub use physics::{contact, integrate, jacobian, model, state};
 
@@ -47,6 +48,7 @@ pub use error::{FerroError, Result};
 pub use integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 pub use integrate::corrected::{corrected, CorrectedOptions};
 pub use integrate::fixed::{fixed, FixedOptions};
+pub use integrate::rk4::{rk4, Rk4Options};
 pub use integrate::DEFAULT_MAX_STEPS;
 pub use model::{Drop, Penalty};
 pub use readout::{

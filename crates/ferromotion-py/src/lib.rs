@@ -662,6 +662,16 @@ fn quadruped(py: Python<'_>, config: &str) -> PyResult<PyQuadrupedRun> {
     )?))
 }
 
+/// The equal-budget table and the probe-size trap (`equal_budget`), GIL released: the
+/// core's serde document as JSON text. `options` is the core's `BudgetOptions` in JSON.
+#[pyfunction]
+#[pyo3(signature = (drop, options="{}"))]
+fn equal_budget(py: Python<'_>, drop: DropArg, options: &str) -> PyResult<String> {
+    let opts: fm::BudgetOptions =
+        py_result(serde_json::from_str(options).map_err(fm::FerroError::from))?;
+    to_json(&py_result(py.detach(|| fm::equal_budget(&drop.0, &opts)))?)
+}
+
 /// One law rolled out from the experiment's initial state with the library's step; a step
 /// that fails raises (Unstable, ContactSolveFailed). `stiffness` None is the rigid law;
 /// `steps` None is the configuration's horizon at its dt.
@@ -772,6 +782,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_fixture, m)?)?;
     m.add_function(wrap_pyfunction!(conditioning, m)?)?;
     m.add_function(wrap_pyfunction!(quadruped, m)?)?;
+    m.add_function(wrap_pyfunction!(equal_budget, m)?)?;
     m.add_function(wrap_pyfunction!(quadruped_rollout, m)?)?;
     m.add_class::<PyReceipt>()?;
     m.add_class::<PyQuadrupedRun>()?;

@@ -167,6 +167,7 @@ pub fn route_tolerance(
         events,
         eps,
         max_steps: steps(max_steps)?,
+        ..ToleranceOptions::default()
     };
     route(fm::tolerance(&drop_from(drop)?, k, &opts))
 }

@@ -1,6 +1,8 @@
 //! Experiments built on the physics and the checker: gradient descent through the drop,
-//! hybrid systems qualified with saltation matrices, and the planar quadruped.
+//! hybrid systems qualified with saltation matrices, the planar quadruped, and the
+//! equal-budget comparison of the routes ([`budget`]).
 
+pub mod budget;
 pub mod descent;
 pub mod hybrid;
 pub mod quadruped;

@@ -31,7 +31,10 @@
 //! per penalty stiffness, forward fidelity (penetration, tangential violation, energy,
 //! distance to the law's own dt/100 run) and gradient accuracy (the forward-mode tangent
 //! against probe-stable central differences that keep the contact-mode sequence), with
-//! the contact-mode changes counted per foot per step. See [`experiment`].
+//! the contact-mode changes counted per foot per step, and decides which law wins each
+//! axis ([`verdict`]). The files: [`config`] (what is run), [`run`] (rollouts and the
+//! central differences of whole rollouts), [`law`] (one law's report, the measures'
+//! definitions), [`report`] (the report's structs), [`verdict`], and the text table.
 //!
 //! References: R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008;
 //! D. E. Stewart, J. C. Trinkle, IJNME 39 (1996) 2673–2691; M. Anitescu, F. A. Potra,
@@ -39,18 +42,26 @@
 //! K. Werling et al., "Fast and feature-complete differentiable physics for articulated
 //! rigid bodies with contact", RSS 2021 (differentiating the LCP at its active set).
 
-pub mod experiment;
+pub mod config;
+pub mod law;
 pub mod lcp;
 pub mod model;
+pub mod report;
+pub mod run;
 pub mod step;
+mod table;
+pub mod verdict;
 
-pub use experiment::{
-    count_modes, event_sequence, quadruped_experiment, rollout, Forward, Gradient, LawReport,
-    LcpSummary, ModeCounts, ProbeColumn, QuadrupedExperiment, QuadrupedReport, Trajectory, INPUTS,
-    OUTPUTS,
-};
+pub use config::{QuadrupedExperiment, INPUTS, OUTPUTS};
+pub use law::quadruped_experiment;
 pub use model::{QuadState, Quadruped, FOOT_NAMES, NDOF, NFEET};
+pub use report::{
+    count_modes, event_sequence, Forward, Gradient, LawReport, LcpSummary, ModeCounts, ProbeColumn,
+    QuadrupedReport, Trajectory,
+};
+pub use run::rollout;
 pub use step::{
     penalty_step, propagate_tangent, rigid_step, step, ContactLaw, ContactMode, FootContact,
     LcpCheck, PenaltyContact, Step, Tangent,
 };
+pub use verdict::{verdict, ForwardVerdict, MeasureVerdict, Outcome, Verdict, FAR_FACTOR};

@@ -141,6 +141,151 @@ fn first_switch(
     None
 }
 
+/// Whether q0 + q1·s + q2·s² keeps the strict sign of q0 on all of [0, h], with a
+/// margin of 1e-9 of its terms' magnitudes: far above the few ulps by which
+/// [`first_switch`]'s evaluations of the same coefficients can differ from the exact
+/// polynomial, so wherever this holds, `first_switch` finds no switch either.
+#[inline]
+fn keeps_sign_robustly(q0: f64, q1: f64, q2: f64, h: f64) -> bool {
+    let spread = h * q1.abs() + h * h * q2.abs();
+    q0.abs() - spread > 1e-9 * (q0.abs() + spread)
+}
+
+/// Whether a full step of length `h` from (y, v) with acceleration `a` cannot switch the
+/// push-only law's branch: in flight, the height stays positive or the force negative;
+/// in contact, the height stays negative and the force positive. The coefficients are
+/// those [`first_switch`] would be given.
+#[inline]
+fn stays_on_branch(y: f64, v: f64, a: f64, kk: f64, c: f64, pushing: bool, h: f64) -> bool {
+    let height = |sign: f64| y * sign > 0.0 && keeps_sign_robustly(y, v, a, h);
+    let force = |sign: f64| {
+        let f0 = y * -kk - v * c;
+        f0 * sign > 0.0 && keeps_sign_robustly(f0, v * -kk - a * c, a * -kk, h)
+    };
+    if pushing {
+        height(-1.0) && force(1.0)
+    } else {
+        height(1.0) || force(-1.0)
+    }
+}
+
+/// Full steps of length `dt` on the branch `pushing`, at most `budget` of them, for as
+/// long as [`stays_on_branch`] proves the next one cannot switch and it is not the last
+/// step before `t_final`; returns how many it took.
+///
+/// Bit for bit the general path's arithmetic: each line below is one `Dual` operation of
+/// `acceleration` and `v + h·a`, `y + h·v`, `t + h` with `h = Dual::constant(dt)`, written
+/// out on scalars, its zero products (`0·a`, `dt·0`) included, since they fix the sign of
+/// zero derivatives (tests/corrected_fast_identity.rs keeps the loop as first written).
+/// Written out so that the state stays in registers and no switch search is set up.
+/// Steps per block of [`fast_steps`]' flight loop (64 steps' rounding is far below its margin).
+const BLOCK: u64 = 64;
+
+#[inline(never)]
+fn fast_steps(
+    law: &Penalty,
+    g: f64,
+    pushing: bool,
+    dt: f64,
+    t_final: f64,
+    budget: u64,
+    [y, v, t]: [&mut Dual; 3],
+) -> u64 {
+    let (kk, c, inv_m) = (law.stiffness, law.damping, 1.0 / law.mass);
+    let (mut yv, [mut y0, mut y1]) = (y.v, y.d);
+    let (mut vv, [mut v0, mut v1]) = (v.v, v.d);
+    let (mut tv, [mut t0, mut t1]) = (t.v, t.d);
+    let limit = dt * (1.0 + 1e-9);
+    let mut taken = 0;
+    while taken < budget {
+        let remaining = t_final - tv;
+        if remaining <= 0.0 || remaining <= limit {
+            break;
+        }
+        // a = acceleration(law, g, pushing, y, v), value and derivatives.
+        let (av, a0, a1) = if pushing {
+            (
+                (yv * -kk - vv * c) * inv_m - g,
+                (y0 * -kk - v0 * c) * inv_m - 0.0,
+                (y1 * -kk - v1 * c) * inv_m - 0.0,
+            )
+        } else {
+            (-g, 0.0, 0.0)
+        };
+        if !stays_on_branch(yv, vv, av, kk, c, pushing, dt) {
+            break;
+        }
+        // v = v + h·a
+        vv += dt * av;
+        v0 += 0.0 * av + dt * a0;
+        v1 += 0.0 * av + dt * a1;
+        // y = y + h·v
+        yv += dt * vv;
+        y0 += 0.0 * vv + dt * v0;
+        y1 += 0.0 * vv + dt * v1;
+        // t = t + h
+        tv += dt;
+        t0 += 0.0;
+        t1 += 0.0;
+        taken += 1;
+        if pushing {
+            continue;
+        }
+        // Flight, after one full step: `v.d + 0.0` and `t.d + 0.0` are now identities (a
+        // sum is -0.0 only if both terms are), and `y.d + (0·v + dt·v.d)` adds exactly
+        // dt·v.d, a constant, when that is nonzero, and leaves y.d alone when y.d is
+        // nonzero. Where both hold the step is five additions and one product, and the
+        // branch test a bound on the height alone: y > (dt·|v| + dt²·g)·(1 + 3e-9)
+        // keeps a margin of 1e-9 of the terms' size, as `keeps_sign_robustly` does.
+        let (p0, p1) = (dt * v0, dt * v1);
+        if !((p0 != 0.0 || y0 != 0.0) && (p1 != 0.0 || y1 != 0.0)) {
+            continue;
+        }
+        let (dv, dt2g) = (dt * -g, dt * dt * g);
+        while taken < budget {
+            let remaining = t_final - tv;
+            if remaining <= 0.0 || remaining <= limit {
+                break;
+            }
+            // Far from the ground, a block of m steps at once: over it |v| stays below
+            // |v| + m·dt·g and y within m·dt of that of y, so a margin on those bounds
+            // (2e-9 of the terms, far above m ulps of accumulated rounding) gives every
+            // step of the block the per-step test's margin, and m + 3 steps of room
+            // before t_final keep every step of it short of the last one.
+            let m = BLOCK.min(budget - taken);
+            if remaining / dt - 3.0 > m as f64 {
+                let md = m as f64 * dt;
+                let vmax = vv.abs() + md * g;
+                let spread = dt * vmax + dt2g;
+                if (yv - md * vmax) - spread > 2e-9 * (yv + md * vmax + spread) {
+                    for _ in 0..m {
+                        vv += dv;
+                        yv += dt * vv;
+                        y0 += p0;
+                        y1 += p1;
+                        tv += dt;
+                    }
+                    taken += m;
+                    continue;
+                }
+            }
+            if !(yv > (dt * vv.abs() + dt2g) * (1.0 + 3e-9)) {
+                break;
+            }
+            vv += dv;
+            yv += dt * vv;
+            y0 += p0;
+            y1 += p1;
+            tv += dt;
+            taken += 1;
+        }
+    }
+    *y = Dual { v: yv, d: [y0, y1] };
+    *v = Dual { v: vv, d: [v0, v1] };
+    *t = Dual { v: tv, d: [t0, t1] };
+    taken
+}
+
 /// One semi-implicit Euler sub-step of dual length `s` with the branch `pushing`.
 #[inline]
 fn sub_step(law: &Penalty, g: f64, pushing: bool, s: Dual, y: &mut Dual, v: &mut Dual) {
@@ -198,6 +343,24 @@ pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Resul
                 break;
             }
             let last = remaining <= dt * (1.0 + 1e-9);
+            // Fast path (all but a few steps): full steps that provably stay on their
+            // branch, run in a tight loop until one might not (see `fast_steps`).
+            if !last && steps < cap {
+                let run = fast_steps(
+                    &law,
+                    g,
+                    pushing,
+                    dt,
+                    t_final,
+                    cap - steps,
+                    [&mut y, &mut v, &mut t],
+                );
+                evals += run;
+                steps += run;
+                if run > 0 {
+                    continue;
+                }
+            }
             let h = if last {
                 Dual::constant(t_final) - t
             } else {

@@ -1,0 +1,286 @@
+//! Equal budget: which buys the right gradient, a higher order, adaptivity or located events?
+//!
+//! Every route gets the same number of force evaluations `B` for one Jacobian of the drop
+//! at stiffness k, and is scored against the `flow` route (the penalty law's exact
+//! continuous derivative, docs/model.md §3):
+//!
+//! ```text
+//! Euler uniform      N = B steps of semi-implicit Euler,   dt = T/B      (the `fixed` route)
+//! RK4 uniform        N = B/4 steps of classical RK4,       dt = 4T/B     (the `rk4` route)
+//! adaptive           Dormand–Prince at the tightest rtol on a half-decade grid whose
+//! adaptive + events  evaluations (all probe rollouts counted) stay within B (`tolerance`)
+//! corrected          N = B steps with the switches located, dt = T/B (+1 evaluation per switch)
+//! ```
+//!
+//! The probe-size trap: central differences of a uniform-step rollout's x(T), the
+//! simulator user's usual fallback, at probes 1e-2 .. 1e-8 (m, m/s). The discrete map is
+//! piecewise smooth with jumps wherever the first contact step changes, so each probe size
+//! gives a different Jacobian and none is the flow's: large probes average over the jumps,
+//! small ones see the branch-wise derivative (the fixed route's wrong answer).
+
+use crate::contact::penalty::{flow, FlowOptions};
+use crate::error::{positive, FerroError, Result};
+use crate::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::integrate::corrected::{corrected, CorrectedOptions};
+use crate::integrate::fixed::{fixed, fixed_state, FixedOptions};
+use crate::integrate::rk4::{rk4, rk4_state, Rk4Options};
+use crate::model::Drop;
+use crate::readout::compare;
+use crate::state::{to_row_major, Jacobian, RouteResult, State};
+use serde::{Deserialize, Serialize};
+
+/// Options of [`equal_budget`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetOptions {
+    /// Contact stiffness, N/m.
+    pub k: f64,
+    /// Force evaluations per Jacobian, shared by every route (a multiple of 4, so that
+    /// RK4 gets a whole number of steps).
+    pub budget: u64,
+    /// Probe sizes of the central differences (m for y0, m/s for v0).
+    pub probes: Vec<f64>,
+}
+
+impl Default for BudgetOptions {
+    /// k = 1e6 N/m and B = 32,000: Euler at dt = 2.5e-5 s, RK4 at the lab's dt = 1e-4 s.
+    fn default() -> Self {
+        BudgetOptions {
+            k: 1e6,
+            budget: 32_000,
+            probes: vec![1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
+        }
+    }
+}
+
+/// One route at the shared budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetRow {
+    /// Route name.
+    pub route: String,
+    /// Its setting at this budget ("dt = 2.5e-5 s", "rtol = 1e-7").
+    pub setting: String,
+    /// Force evaluations it spent on the Jacobian.
+    pub force_evals: u64,
+    /// max_ij |J - J_flow| / max_ij |J_flow|.
+    pub gradient_error: f64,
+    /// Larger of |y - y_flow| (m) and |v - v_flow| (m/s) at T.
+    pub state_error: f64,
+    /// dv(T)/dy0 has the flow's sign.
+    pub right_sign: bool,
+    /// dv(T)/dy0.
+    pub dv_dy0: f64,
+}
+
+/// Central differences of uniform-step rollouts at one probe size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeRow {
+    /// The probe (m for y0, m/s for v0).
+    pub probe: f64,
+    /// Semi-implicit Euler at the budget's dt: dv(T)/dy0 from the central difference.
+    pub euler_dv_dy0: f64,
+    /// Its whole Jacobian's error against the flow's (relative, max entry).
+    pub euler_error: f64,
+    /// RK4 at the budget's dt: dv(T)/dy0 from the central difference.
+    pub rk4_dv_dy0: f64,
+    /// Its whole Jacobian's error against the flow's.
+    pub rk4_error: f64,
+}
+
+/// The equal-budget table and the probe-size trap (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EqualBudget {
+    /// Stiffness, N/m.
+    pub k: f64,
+    /// Force evaluations per Jacobian.
+    pub budget: u64,
+    /// The flow route's Jacobian, row-major, and its dv(T)/dy0 (the reference).
+    pub flow_jacobian: [f64; 4],
+    /// One row per route.
+    pub rows: Vec<BudgetRow>,
+    /// One row per probe size.
+    pub probe_trap: Vec<ProbeRow>,
+    /// Largest over smallest dv(T)/dy0 across the probe sizes for Euler and for RK4: how
+    /// much the answer moves with the probe alone.
+    pub probe_spread: [f64; 2],
+}
+
+fn row(route: &str, setting: String, r: &RouteResult, reference: &RouteResult) -> BudgetRow {
+    let e = compare(r, reference);
+    BudgetRow {
+        route: route.into(),
+        setting,
+        force_evals: r.cost.force_evals,
+        gradient_error: e.gradient,
+        state_error: e.forward,
+        right_sign: e.right_sign,
+        dv_dy0: e.dv_dy0,
+    }
+}
+
+/// Central-difference Jacobian of the map `x0 -> x(T)` with probe `eps` on both inputs.
+fn central(map: &dyn Fn(&State) -> Result<State>, x0: &State, eps: f64) -> Result<Jacobian> {
+    let mut j = Jacobian::zeros();
+    for c in 0..2 {
+        let mut e = State::zeros();
+        e[c] = eps;
+        j.set_column(c, &((map(&(x0 + e))? - map(&(x0 - e))?) / (2.0 * eps)));
+    }
+    Ok(j)
+}
+
+/// The tightest rtol on the half-decade grid 1e-2 .. 1e-12 whose route stays within `budget`.
+fn within_budget(
+    drop: &Drop,
+    k: f64,
+    events: bool,
+    budget: u64,
+) -> Result<Option<(f64, RouteResult)>> {
+    let mut best = None;
+    for i in 0..=20 {
+        let rtol = 10f64.powf(-2.0 - 0.5 * i as f64);
+        let opts = ToleranceOptions {
+            rtol,
+            events,
+            ..ToleranceOptions::default()
+        };
+        match tolerance(drop, k, &opts) {
+            Ok(r) if r.cost.force_evals <= budget => best = Some((rtol, r)),
+            Ok(_) => break,
+            // A tolerance the stepper refuses (too many steps) is over budget too.
+            Err(FerroError::TooManySteps { .. }) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(best)
+}
+
+/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs).
+pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
+    drop.validate()?;
+    positive("k", opts.k)?;
+    if opts.budget < 8 || opts.budget % 4 != 0 {
+        return Err(FerroError::InvalidParameter {
+            name: "budget",
+            value: opts.budget as f64,
+            limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
+        });
+    }
+    for &p in &opts.probes {
+        positive("probes", p)?;
+    }
+    let reference = flow(drop, opts.k, &FlowOptions::default())?;
+    let b = opts.budget;
+    let t = drop.t_final;
+    let (dt_euler, dt_rk4) = (t / b as f64, t / (b / 4) as f64);
+    let mut rows = vec![
+        row(
+            "Euler uniform",
+            format!("dt = {dt_euler:.3e} s"),
+            &fixed(drop, opts.k, dt_euler, &FixedOptions::default())?,
+            &reference,
+        ),
+        row(
+            "RK4 uniform",
+            format!("dt = {dt_rk4:.3e} s"),
+            &rk4(drop, opts.k, dt_rk4, &Rk4Options::default())?,
+            &reference,
+        ),
+    ];
+    for (name, events) in [("adaptive", false), ("adaptive + events", true)] {
+        match within_budget(drop, opts.k, events, b)? {
+            Some((rtol, r)) => rows.push(row(name, format!("rtol = {rtol:.0e}"), &r, &reference)),
+            None => rows.push(BudgetRow {
+                route: name.into(),
+                setting: "no rtol on the grid fits the budget".into(),
+                force_evals: 0,
+                gradient_error: f64::NAN,
+                state_error: f64::NAN,
+                right_sign: false,
+                dv_dy0: f64::NAN,
+            }),
+        }
+    }
+    rows.push(row(
+        "corrected",
+        format!("dt = {dt_euler:.3e} s"),
+        &corrected(drop, opts.k, dt_euler, &CorrectedOptions::default())?,
+        &reference,
+    ));
+    let x0 = drop.x0();
+    let euler_map =
+        |x: &State| fixed_state(&drop.with_x0(x), opts.k, dt_euler, &FixedOptions::default());
+    let rk4_map = |x: &State| rk4_state(&drop.with_x0(x), opts.k, dt_rk4, &Rk4Options::default());
+    let scale = crate::state::max_abs(&reference.jacobian);
+    let err = |j: &Jacobian| crate::state::max_abs(&(j - reference.jacobian)) / scale;
+    let mut probe_trap = vec![];
+    for &eps in &opts.probes {
+        let je = central(&euler_map, &x0, eps)?;
+        let jr = central(&rk4_map, &x0, eps)?;
+        probe_trap.push(ProbeRow {
+            probe: eps,
+            euler_dv_dy0: je[(1, 0)],
+            euler_error: err(&je),
+            rk4_dv_dy0: jr[(1, 0)],
+            rk4_error: err(&jr),
+        });
+    }
+    let spread = |f: fn(&ProbeRow) -> f64| {
+        let (lo, hi) = probe_trap
+            .iter()
+            .map(f)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+        hi - lo
+    };
+    Ok(EqualBudget {
+        k: opts.k,
+        budget: b,
+        flow_jacobian: to_row_major(&reference.jacobian),
+        probe_spread: [spread(|r| r.euler_dv_dy0), spread(|r| r.rk4_dv_dy0)],
+        rows,
+        probe_trap,
+    })
+}
+
+impl EqualBudget {
+    /// The two tables as fixed-width text.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "Equal budget: {} force evaluations per Jacobian at k = {:.0e} N/m; flow's dv(T)/dy0 = {:.4}\n",
+            self.budget, self.k, self.flow_jacobian[2]
+        );
+        s.push_str(&format!(
+            "  {:<18} {:<26} {:>10} {:>11} {:>11} {:>11} {:>5}\n",
+            "route", "setting", "evals", "grad err", "state err", "dv/dy0", "sign"
+        ));
+        for r in &self.rows {
+            s.push_str(&format!(
+                "  {:<18} {:<26} {:>10} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
+                r.route,
+                r.setting,
+                r.force_evals,
+                r.gradient_error,
+                r.state_error,
+                r.dv_dy0,
+                if r.right_sign { "ok" } else { "WRONG" }
+            ));
+        }
+        s.push_str(&format!(
+            "Probe-size trap: central differences of uniform-step rollouts (dv/dy0 moves by {:.3} for Euler, {:.3} for RK4)\n",
+            self.probe_spread[0], self.probe_spread[1]
+        ));
+        s.push_str(&format!(
+            "  {:>8} {:>13} {:>11} {:>13} {:>11}\n",
+            "probe", "Euler dv/dy0", "error", "RK4 dv/dy0", "error"
+        ));
+        for p in &self.probe_trap {
+            s.push_str(&format!(
+                "  {:>8.0e} {:>13.4} {:>11.3e} {:>13.4} {:>11.3e}\n",
+                p.probe, p.euler_dv_dy0, p.euler_error, p.rk4_dv_dy0, p.rk4_error
+            ));
+        }
+        s
+    }
+}

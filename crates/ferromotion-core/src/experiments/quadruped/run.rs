@@ -1,0 +1,309 @@
+//! Rollouts of one law and the probe-stable central differences of whole rollouts.
+
+use super::model::{QuadState, Quadruped, NDOF, NFEET};
+use super::report::ProbeColumn;
+use super::report::{event_sequence, LcpSummary, Trajectory};
+use super::step::{propagate_tangent, step, ContactLaw, ContactMode, Tangent};
+use crate::error::{FerroError, Result};
+use nalgebra::DMatrix;
+
+#[derive(Clone, Copy)]
+pub(super) struct RunOptions {
+    pub(super) tangent: bool,
+    pub(super) trajectory: bool,
+    pub(super) sample_every: usize,
+}
+
+/// What a rollout yields.
+pub(super) struct Run {
+    pub(super) final_state: QuadState,
+    pub(super) modes: Vec<[ContactMode; NFEET]>,
+    /// Trunk (x, z) every `sample_every` steps from t = 0.
+    pub(super) samples: Vec<[f64; 2]>,
+    pub(super) max_penetration: f64,
+    pub(super) max_creep: f64,
+    pub(super) contact_work: f64,
+    pub(super) lcp: Option<LcpSummary>,
+    pub(super) tangent: Option<Tangent>,
+    pub(super) trajectory: Option<Trajectory>,
+}
+
+pub(super) fn drawing_points(robot: &Quadruped, q: &nalgebra::DVector<f64>, out: &mut Vec<f64>) {
+    let k = robot.kin(&super::model::arr(q));
+    for p in k.hip.iter().chain(k.knee.iter()).chain(k.foot.iter()) {
+        out.extend_from_slice(p);
+    }
+}
+
+pub(super) fn run(
+    robot: &Quadruped,
+    law: &ContactLaw,
+    x0: &QuadState,
+    dt: f64,
+    n: usize,
+    opts: RunOptions,
+) -> Result<Run> {
+    let mut x = x0.clone();
+    let mut modes = Vec::with_capacity(n);
+    let mut samples = vec![[x.q[0], x.q[1]]];
+    let (mut max_pen, mut max_creep, mut work) = (0.0_f64, 0.0_f64, 0.0);
+    let mut lcp: Option<LcpSummary> = None;
+    let mut tan = opts.tangent.then(|| {
+        let mut dq = DMatrix::zeros(NDOF, 3);
+        let mut dv = DMatrix::zeros(NDOF, 3);
+        dq[(1, 0)] = 1.0;
+        dv[(0, 1)] = 1.0;
+        Tangent {
+            dq,
+            dv,
+            dkp: vec![0.0, 0.0, 1.0],
+        }
+    });
+    let mut traj = opts.trajectory.then(|| {
+        let mut tr = Trajectory {
+            t: Vec::with_capacity(n + 1),
+            state: Vec::with_capacity((n + 1) * 2 * NDOF),
+            modes: Vec::with_capacity(n),
+            points: Vec::with_capacity((n + 1) * 24),
+        };
+        tr.t.push(x.t);
+        tr.state.extend(x.to_vec());
+        drawing_points(robot, &x.q, &mut tr.points);
+        tr
+    });
+    for i in 0..n {
+        let st = step(robot, law, &x, dt)?;
+        if let Some(t) = tan.as_mut() {
+            propagate_tangent(robot, law, &x, &st, dt, t)?;
+        }
+        let mut m = [ContactMode::Separated; NFEET];
+        for (f, fc) in st.feet.iter().enumerate() {
+            m[f] = fc.mode;
+            max_pen = max_pen.max(-fc.gap);
+            if fc.mode == ContactMode::Sticking {
+                max_creep = max_creep.max(fc.slip_velocity.abs());
+            }
+        }
+        work += st.contact_work;
+        if let Some(c) = &st.lcp {
+            let s = lcp.get_or_insert_with(LcpSummary::default);
+            s.steps += 1;
+            s.max_pivots = s.max_pivots.max(c.pivots);
+            s.max_negativity = s
+                .max_negativity
+                .max(c.residuals.z_negativity.max(c.residuals.w_negativity));
+            s.max_complementarity = s.max_complementarity.max(c.residuals.complementarity);
+            s.max_cone_violation = s.max_cone_violation.max(c.cone_violation);
+            s.max_dissipation_violation = s.max_dissipation_violation.max(c.dissipation_violation);
+            s.max_stick_slip = s.max_stick_slip.max(c.stick_slip);
+            s.max_normal_residual = s.max_normal_residual.max(c.normal_residual);
+        }
+        modes.push(m);
+        x = st.state;
+        if (i + 1) % opts.sample_every == 0 {
+            samples.push([x.q[0], x.q[1]]);
+        }
+        if let Some(tr) = traj.as_mut() {
+            tr.t.push(x.t);
+            tr.state.extend(x.to_vec());
+            tr.modes.push(m);
+            drawing_points(robot, &x.q, &mut tr.points);
+        }
+    }
+    let feet = robot.foot_positions(&x.q)?;
+    for f in feet {
+        max_pen = max_pen.max(-f[1]);
+    }
+    if lcp.is_none() && matches!(law, ContactLaw::Rigid) {
+        lcp = Some(LcpSummary::default());
+    }
+    Ok(Run {
+        final_state: x,
+        modes,
+        samples,
+        max_penetration: max_pen,
+        max_creep,
+        contact_work: work,
+        lcp,
+        tangent: tan,
+        trajectory: traj,
+    })
+}
+
+/// Roll a law out for `steps` steps of `dt` from `x0`, calling the library's step (for
+/// the rigid law, [`super::step::rigid_step`]) each time; returns the trajectory.
+pub fn rollout(
+    robot: &Quadruped,
+    law: &ContactLaw,
+    x0: &QuadState,
+    dt: f64,
+    steps: usize,
+) -> Result<Trajectory> {
+    // The trajectory is kept in memory: refuse what would not fit rather than abort.
+    if steps as u64 > crate::integrate::DEFAULT_MAX_STEPS {
+        return Err(FerroError::TooManySteps {
+            route: "quadruped rollout",
+            max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+            detail: format!("{steps} steps would be needed"),
+        });
+    }
+    let r = run(
+        robot,
+        law,
+        x0,
+        dt,
+        steps,
+        RunOptions {
+            tangent: false,
+            trajectory: true,
+            sample_every: 1,
+        },
+    )?;
+    Ok(r.trajectory.expect("trajectory was requested"))
+}
+
+pub(super) fn outputs(x: &QuadState) -> [f64; 6] {
+    [x.q[0], x.q[1], x.q[2], x.v[0], x.v[1], x.v[2]]
+}
+
+/// Input `j` moved by `eps` (in its unit): robot and initial state.
+pub(super) fn perturb(
+    robot: &Quadruped,
+    x0: &QuadState,
+    j: usize,
+    eps: f64,
+) -> (Quadruped, QuadState) {
+    let (mut r, mut x) = (*robot, x0.clone());
+    match j {
+        0 => x.q[1] += eps,
+        1 => x.v[0] += eps,
+        _ => r.kp += eps,
+    }
+    (r, x)
+}
+
+/// Distance between two points in the plane (sqrt is correctly rounded on every target,
+/// so native and wasm agree).
+pub(super) fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    let (dx, dz) = (a[0] - b[0], a[1] - b[1]);
+    (dx * dx + dz * dz).sqrt()
+}
+
+pub(super) fn norm(x: &[f64]) -> f64 {
+    x.iter().map(|a| a * a).sum::<f64>().sqrt()
+}
+
+pub(super) fn col_err(a: &[f64], b: &[f64]) -> f64 {
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    norm(&d) / norm(b)
+}
+
+/// Which sequence a probe must keep.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Keep {
+    /// The per-step mode of every foot.
+    Steps,
+    /// The ordered list of mode changes.
+    Events,
+}
+
+/// A central difference of input `j` at probe `eps`, and whether both probes kept the
+/// nominal sequence.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn central(
+    robot: &Quadruped,
+    law: &ContactLaw,
+    x0: &QuadState,
+    dt: f64,
+    n: usize,
+    j: usize,
+    eps: f64,
+    keep: Keep,
+    nominal: &[[ContactMode; NFEET]],
+) -> (Option<[f64; 6]>, bool) {
+    let opts = RunOptions {
+        tangent: false,
+        trajectory: false,
+        sample_every: usize::MAX,
+    };
+    let mut ys = [[0.0; 6]; 2];
+    let mut same = true;
+    for (k, s) in [1.0, -1.0].into_iter().enumerate() {
+        let (r, x) = perturb(robot, x0, j, s * eps);
+        match run(&r, law, &x, dt, n, opts) {
+            Ok(out) => {
+                ys[k] = outputs(&out.final_state);
+                same &= match keep {
+                    Keep::Steps => out.modes == nominal,
+                    Keep::Events => event_sequence(&out.modes) == event_sequence(nominal),
+                };
+            }
+            Err(_) => return (None, false),
+        }
+    }
+    (Some(crate::check::fd::quotients(&ys[0], &ys[1], eps)), same)
+}
+
+/// Probe-stable central differences for input `j`: halve the probe until two consecutive
+/// probes both keep the sequence and agree to `tol`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn probe_stable(
+    robot: &Quadruped,
+    law: &ContactLaw,
+    x0: &QuadState,
+    dt: f64,
+    n: usize,
+    j: usize,
+    scale: f64,
+    keep: Keep,
+    nominal: &[[ContactMode; NFEET]],
+    tol: f64,
+    min_probe: f64,
+) -> ProbeColumn {
+    // Quarter the probe while the sequence breaks (cheap levels), halve once it holds so
+    // that consecutive probes form the (ε, ε/2) pair the agreement test needs.
+    let mut h = 1e-3;
+    let mut prev: Option<[f64; 6]> = None;
+    let mut best: Option<ProbeColumn> = None;
+    let mut rollouts = 0;
+    while h >= min_probe {
+        let eps = h * scale;
+        let (d, same) = central(robot, law, x0, dt, n, j, eps, keep, nominal);
+        rollouts += 2;
+        match (d, same) {
+            (Some(d), true) => {
+                if let Some(p) = prev {
+                    let agreement = col_err(&p, &d);
+                    let cand = ProbeColumn {
+                        column: d.to_vec(),
+                        probe: eps,
+                        agreement,
+                        certified: agreement <= tol,
+                        rollouts,
+                    };
+                    if cand.certified {
+                        return cand;
+                    }
+                    if best.as_ref().is_none_or(|b| agreement < b.agreement) {
+                        best = Some(cand);
+                    }
+                }
+                prev = Some(d);
+                h *= 0.5;
+            }
+            _ => {
+                prev = None;
+                h *= 0.25;
+            }
+        }
+    }
+    let mut b = best.unwrap_or(ProbeColumn {
+        column: vec![f64::NAN; 6],
+        probe: f64::NAN,
+        agreement: f64::INFINITY,
+        certified: false,
+        rollouts,
+    });
+    b.rollouts = rollouts;
+    b
+}
