@@ -66,7 +66,8 @@ fn check_drop_like(gravity: f64, restitution: f64) -> Result<()> {
 }
 
 /// Options of [`hybrid_jacobian`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct HybridOptions {
     /// Fixed step, s.
     pub dt: f64,

@@ -24,7 +24,8 @@ use serde::Serialize;
 pub const LANDS_BELOW: f64 = 1e-2;
 
 /// The lab's controls.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkbenchConfig {
     /// The drop.
     pub drop: Drop,

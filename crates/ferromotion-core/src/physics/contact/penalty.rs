@@ -190,7 +190,8 @@ impl ContactPhase {
 }
 
 /// Options of the `flow` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct FlowOptions {
     /// Root-finding tolerance on event times, relative to the event's absolute time.
     pub root_rtol: f64,

@@ -336,7 +336,8 @@ impl Dopri5 {
 }
 
 /// Options of the `tolerance` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ToleranceOptions {
     /// Relative tolerance of each rollout.
     pub rtol: f64,
@@ -436,6 +437,7 @@ pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteRe
         },
         probe_gap: Some(gap),
         probe_dependent: gap > PROBE_DEPENDENCE * max_abs(&jac),
+        step_stability: None,
     })
 }
 

@@ -1,0 +1,110 @@
+//! The lab's readouts (core: `lab/readout.rs`), each as the core's serde document.
+
+use crate::convert::{document, DropArg};
+use crate::errors::py_result;
+use ferromotion_core::{self as fm, readout};
+use numpy::PyArray1;
+use pyo3::prelude::*;
+
+#[pyfunction]
+fn blame<'py>(py: Python<'py>, drop: DropArg, k: f64, dt: f64) -> PyResult<Bound<'py, PyAny>> {
+    document(py, &py_result(py.detach(|| fm::blame(&drop.0, k, dt)))?)
+}
+
+#[pyfunction]
+fn divergence_exponent<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    dt: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    document(
+        py,
+        &py_result(py.detach(|| fm::divergence_exponent(&drop.0, dt)))?,
+    )
+}
+
+#[pyfunction]
+fn contact_share_exponent<'py>(py: Python<'py>, drop: DropArg) -> PyResult<Bound<'py, PyAny>> {
+    document(
+        py,
+        &py_result(py.detach(|| readout::contact_share_exponent(&drop.0)))?,
+    )
+}
+
+#[pyfunction]
+fn dt_refinement<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    base_dt: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    document(
+        py,
+        &py_result(py.detach(|| fm::dt_refinement(&drop.0, k, base_dt)))?,
+    )
+}
+
+/// Whether the fixed route's contact-phase step is stable at (k, dt) (`StepStability`).
+#[pyfunction]
+fn step_stability<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    dt: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let s = py_result(fm::integrate::fixed::drop_step_stability(&drop.0, k, dt))?;
+    document(py, &s)
+}
+
+#[pyfunction]
+fn limit_restitution(drop: DropArg) -> PyResult<f64> {
+    py_result(fm::limit_restitution(drop.0.zeta))
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, speed=None))]
+fn realised_restitution(
+    py: Python<'_>,
+    drop: DropArg,
+    k: f64,
+    speed: Option<f64>,
+) -> PyResult<Option<f64>> {
+    let speed = speed.unwrap_or_else(|| drop.0.impact_speed());
+    py_result(py.detach(|| fm::realised_restitution(&drop.0, k, speed)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, speed=None))]
+fn time_of_impact_term(drop: DropArg, speed: Option<f64>) -> PyResult<f64> {
+    let d = drop.0;
+    py_result(d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed())))
+}
+
+#[pyfunction]
+fn matched_dt(drop: DropArg, k: f64) -> PyResult<f64> {
+    py_result(readout::matched_dt(&drop.0, k))
+}
+
+#[pyfunction]
+fn log_grid(
+    py: Python<'_>,
+    lo: f64,
+    hi: f64,
+    per_decade: u32,
+) -> PyResult<Bound<'_, PyArray1<f64>>> {
+    let grid = py_result(readout::log_grid(lo, hi, per_decade))?;
+    Ok(PyArray1::from_vec(py, grid))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(blame, m)?)?;
+    m.add_function(wrap_pyfunction!(divergence_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(contact_share_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(dt_refinement, m)?)?;
+    m.add_function(wrap_pyfunction!(step_stability, m)?)?;
+    m.add_function(wrap_pyfunction!(limit_restitution, m)?)?;
+    m.add_function(wrap_pyfunction!(realised_restitution, m)?)?;
+    m.add_function(wrap_pyfunction!(time_of_impact_term, m)?)?;
+    m.add_function(wrap_pyfunction!(matched_dt, m)?)?;
+    m.add_function(wrap_pyfunction!(log_grid, m)?)
+}

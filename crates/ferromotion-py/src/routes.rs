@@ -1,0 +1,109 @@
+//! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
+//! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
+//! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed).
+
+use crate::convert::{document, json_document, options, DropArg, Options};
+use crate::errors::py_result;
+use ferromotion_core as fm;
+use pyo3::prelude::*;
+
+#[pyfunction]
+fn validate_drop(drop: DropArg) {
+    // Extracting a `DropArg` runs the core's validation; nothing else to do.
+    let _ = drop;
+}
+
+#[pyfunction]
+fn impact_speed(drop: DropArg) -> f64 {
+    drop.0.impact_speed()
+}
+
+#[pyfunction]
+fn first_impact_time(drop: DropArg) -> f64 {
+    drop.0.first_impact_time()
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, options=None))]
+fn exact<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    options: Option<Options<fm::ExactOptions>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = self::options(options);
+    document(py, &py_result(py.detach(|| fm::exact(&drop.0, &o)))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, dt, options=None))]
+fn fixed<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    dt: f64,
+    options: Option<Options<fm::FixedOptions>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = self::options(options);
+    document(py, &py_result(py.detach(|| fm::fixed(&drop.0, k, dt, &o)))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, dt, options=None))]
+fn corrected<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    dt: f64,
+    options: Option<Options<fm::CorrectedOptions>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = self::options(options);
+    document(
+        py,
+        &py_result(py.detach(|| fm::corrected(&drop.0, k, dt, &o)))?,
+    )
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, options=None))]
+fn flow<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    options: Option<Options<fm::FlowOptions>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = self::options(options);
+    document(py, &py_result(py.detach(|| fm::flow(&drop.0, k, &o)))?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (drop, k, options=None))]
+fn tolerance<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    k: f64,
+    options: Option<Options<fm::ToleranceOptions>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = self::options(options);
+    document(py, &py_result(py.detach(|| fm::tolerance(&drop.0, k, &o)))?)
+}
+
+/// Every route on one scenario document (JSON text: the golden files' format).
+#[pyfunction]
+fn evaluate<'py>(py: Python<'py>, scenario: &str) -> PyResult<Bound<'py, PyAny>> {
+    let e = py_result(py.detach(|| {
+        fm::scenario::Scenario::from_json(scenario).and_then(|sc| fm::scenario::evaluate(&sc))
+    }))?;
+    json_document(py, &e)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate_drop, m)?)?;
+    m.add_function(wrap_pyfunction!(impact_speed, m)?)?;
+    m.add_function(wrap_pyfunction!(first_impact_time, m)?)?;
+    m.add_function(wrap_pyfunction!(exact, m)?)?;
+    m.add_function(wrap_pyfunction!(fixed, m)?)?;
+    m.add_function(wrap_pyfunction!(corrected, m)?)?;
+    m.add_function(wrap_pyfunction!(flow, m)?)?;
+    m.add_function(wrap_pyfunction!(tolerance, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)
+}
