@@ -223,9 +223,9 @@ class Workbench:
     def curve(self, ks: npt.NDArray[np.float64]) -> SweepRun: ...
 
 # --- gradient qualification -------------------------------------------------------------
-# `system` of hybrid_jacobian: a public dataclass whose class attribute `_system` names a
-# shipped system ("bouncing_drop", "warm_started_drop": gravity, restitution; "slope_ball":
-# gravity, restitution, angle), or any object with `dim` and the methods of the core's
+# `system` of hybrid_jacobian: a shipped system's document {"system": "bouncing_drop" or
+# "warm_started_drop", "gravity", "restitution"} or {"system": "slope_ball", "gravity",
+# "restitution", "angle"} (the public dataclasses' to_dict()), or any object with `dim` and the methods of the core's
 # HybridSystem trait (rhs, rhs_jacobian, guard_count, guard, guard_gradient, reset,
 # reset_jacobian; optional `name` and hidden_state()), called back with the GIL held.
 
@@ -245,9 +245,9 @@ class _Hybrid(TypedDict):
     probe_gap: float
 
 class _Conditioning(TypedDict):
-    singular_values: _F64  # (n_in,), descending
+    singular_values: list[float]  # n_in, descending
     condition_number: float
-    weak_directions: _F64  # (m, n_in)
+    weak_directions: list[list[float]]  # m rows of n_in
 
 class _Trajectory(TypedDict):
     t: _F64  # (n + 1,)

@@ -446,6 +446,8 @@ def conditioning(jacobian: Any, rel: float = 1e-8) -> Conditioning:
     >>> c.weak_directions.shape, round(abs(float(c.weak_directions[0, 0])), 3)
     ((1, 2), 0.707)
     """
-    d = _core.conditioning(float_array(jacobian, "jacobian"), rel)
-    return Conditioning(singular_values=frozen(d["singular_values"]), condition_number=d["condition_number"],
-                        weak_directions=frozen(d["weak_directions"]))
+    jac = float_array(jacobian, "jacobian")
+    d = _core.conditioning(jac, rel)
+    weak = np.array(d["weak_directions"], dtype=np.float64).reshape(-1, jac.shape[-1] if jac.ndim == 2 else 0)
+    return Conditioning(singular_values=frozen(np.array(d["singular_values"], dtype=np.float64)),
+                        condition_number=d["condition_number"], weak_directions=frozen(weak))

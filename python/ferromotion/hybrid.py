@@ -254,6 +254,8 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     (the time-of-impact term would be 1.8...e4 1/s)
     """
     options = {"dt": dt, "graze_speed": graze_speed, "probe_rtol": probe_rtol, "max_steps": max_steps}
-    d = _core.hybrid_jacobian(system, float_array(x0, "x0"), t0, t1, mode=mode, options=options)
+    shipped = isinstance(system, (BouncingDrop, SlopeBall, WarmStartedDrop))
+    d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
+                              mode=mode, options=options)
     return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=frozen(d["jacobian"]),
                           events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"])

@@ -2,14 +2,13 @@
 //! the core's `CheckOptions` and `ObjectiveInfo`; a receipt stays a core value behind a
 //! handle (`Receipt`), serialised by the core.
 
-use crate::convert::{floats, matrix_array, matrix_from, options, to_json, Options, Raised};
+use crate::convert::{document, floats, matrix_from, options, to_json, Options, Raised};
 use crate::errors::py_result;
 use ferromotion_core::check::{self, CheckOptions, EventSignature, ObjectiveInfo, Receipt};
 use ferromotion_core::{self as fm, fixtures};
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 /// A gradient check's receipt, as the core wrote it.
 #[pyclass(module = "ferromotion._core", name = "Receipt", frozen)]
@@ -90,28 +89,17 @@ fn check_fixture(
     Ok(receipt(r, extra))
 }
 
-/// Singular values (k,), condition number and weak input combinations as rows of an
-/// (m, n_in) array, of a sensitivity matrix (n_out, n_in), row-major.
+/// Singular values, condition number and weak input combinations of a sensitivity matrix
+/// (n_out, n_in), row-major, as the core's `Conditioning` document.
 #[pyfunction]
 #[pyo3(signature = (jacobian, rel=1e-8))]
 fn conditioning<'py>(
     py: Python<'py>,
     jacobian: &Bound<'py, PyAny>,
     rel: f64,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let j = matrix_from(jacobian, "jacobian")?;
-    let c = py_result(check::conditioning(&j, rel))?;
-    let weak = nalgebra::DMatrix::from_fn(c.weak_directions.len(), j.ncols(), |r, col| {
-        c.weak_directions[r][col]
-    });
-    let out = PyDict::new(py);
-    out.set_item(
-        "singular_values",
-        PyArray1::from_slice(py, &c.singular_values),
-    )?;
-    out.set_item("condition_number", c.condition_number)?;
-    out.set_item("weak_directions", matrix_array(py, &weak)?)?;
-    Ok(out)
+    document(py, &py_result(check::conditioning(&j, rel))?)
 }
 
 /// What an `events` callable returned: a sequence of ints, one int, or

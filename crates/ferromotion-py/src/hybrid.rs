@@ -3,7 +3,6 @@
 //! `HybridSystem` methods is called back with the GIL held (`PySystem`).
 
 use crate::convert::{document, floats, matrix_array, options, Options, Raised};
-use crate::errors::invalid_parameter;
 use ferromotion_core::hybrid::{
     self, BouncingDrop, HybridOptions, HybridSystem, SlopeBall, WarmStartedDrop,
 };
@@ -29,11 +28,13 @@ fn hybrid_jacobian<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = self::options(options);
     let x0 = DVector::from_vec(floats(x0, "x0", &[None])?);
-    let s = match Shipped::from_tagged(system)? {
-        Some(s) => crate::errors::py_result(
-            py.detach(|| hybrid::hybrid_jacobian(s.system(), &x0, mode, t0, t1, &opts)),
-        )?,
-        None => {
+    let s = match system.cast::<PyDict>() {
+        Ok(doc) => {
+            let s = doc.extract::<Options<Shipped>>()?.0;
+            let r = py.detach(|| hybrid::hybrid_jacobian(s.system(), &x0, mode, t0, t1, &opts));
+            crate::errors::py_result(r)?
+        }
+        Err(_) => {
             let s = PySystem::new(system)?;
             let r = hybrid::hybrid_jacobian(&s, &x0, mode, t0, t1, &opts);
             s.raised.finish(r)?
@@ -52,55 +53,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hybrid_jacobian, m)?)
 }
 
-/// One of the shipped hybrid systems, read from the public dataclass whose `_system`
-/// class attribute names it (`"bouncing_drop"`, `"slope_ball"`, `"warm_started_drop"`).
-#[derive(Clone, Copy)]
+/// One of the shipped hybrid systems, read from its document `{"system": "bouncing_drop",
+/// "gravity": .., "restitution": ..}` (`slope_ball` adds `angle`; the public dataclasses'
+/// `to_dict`).
+#[derive(serde::Deserialize)]
+#[serde(tag = "system", rename_all = "snake_case")]
 enum Shipped {
-    /// `BouncingDrop(gravity, restitution)`.
-    Drop(BouncingDrop),
-    /// `SlopeBall(gravity, restitution, angle)`.
-    Slope(SlopeBall),
-    /// `WarmStartedDrop(gravity, restitution)`.
-    Warm(WarmStartedDrop),
+    BouncingDrop(BouncingDrop),
+    SlopeBall(SlopeBall),
+    WarmStartedDrop(WarmStartedDrop),
 }
 
 impl Shipped {
-    /// The core's system.
     fn system(&self) -> &dyn HybridSystem {
         match self {
-            Shipped::Drop(s) => s,
-            Shipped::Slope(s) => s,
-            Shipped::Warm(s) => s,
+            Shipped::BouncingDrop(s) => s,
+            Shipped::SlopeBall(s) => s,
+            Shipped::WarmStartedDrop(s) => s,
         }
-    }
-
-    /// Read a shipped system, or `None` when `obj` has no `_system` tag.
-    fn from_tagged(obj: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
-        let Ok(tag) = obj.getattr("_system") else {
-            return Ok(None);
-        };
-        let num = |name: &str| -> PyResult<f64> { obj.getattr(name)?.extract() };
-        let drop = || -> PyResult<BouncingDrop> {
-            Ok(BouncingDrop {
-                gravity: num("gravity")?,
-                restitution: num("restitution")?,
-            })
-        };
-        Ok(Some(match tag.extract::<String>()?.as_str() {
-            "bouncing_drop" => Shipped::Drop(drop()?),
-            "warm_started_drop" => Shipped::Warm(WarmStartedDrop(drop()?)),
-            "slope_ball" => Shipped::Slope(SlopeBall {
-                gravity: num("gravity")?,
-                restitution: num("restitution")?,
-                angle: num("angle")?,
-            }),
-            other => {
-                return Err(invalid_parameter(
-                    obj.py(),
-                    format!("invalid parameter `system`: unknown shipped system {other:?}"),
-                ))
-            }
-        }))
     }
 }
 
@@ -176,6 +146,27 @@ impl<'py> PySystem<'py> {
         }
     }
 
+    /// `method`'s answer as numbers of shape (dim,) or (dim, dim) (`square`); NaN once a
+    /// callback raised.
+    fn numbers(
+        &self,
+        method: &str,
+        mode: usize,
+        i: Option<usize>,
+        x: &DVector<f64>,
+        square: bool,
+    ) -> Vec<f64> {
+        let (n, what) = (self.dim, format!("system.{method}"));
+        let shape = if square {
+            vec![Some(n), Some(n)]
+        } else {
+            vec![Some(n)]
+        };
+        let read = || floats(&self.call(method, mode, i, x)?, &what, &shape);
+        let nan = vec![f64::NAN; if square { n * n } else { n }];
+        self.raised.call(read).unwrap_or(nan)
+    }
+
     fn vector(
         &self,
         method: &str,
@@ -183,17 +174,7 @@ impl<'py> PySystem<'py> {
         i: Option<usize>,
         x: &DVector<f64>,
     ) -> DVector<f64> {
-        let n = self.dim;
-        self.raised
-            .call(|| {
-                let v = floats(
-                    &self.call(method, mode, i, x)?,
-                    &format!("system.{method}"),
-                    &[Some(n)],
-                )?;
-                Ok(DVector::from_vec(v))
-            })
-            .unwrap_or_else(|| DVector::from_element(n, f64::NAN))
+        DVector::from_vec(self.numbers(method, mode, i, x, false))
     }
 
     fn matrix(
@@ -203,14 +184,7 @@ impl<'py> PySystem<'py> {
         i: Option<usize>,
         x: &DVector<f64>,
     ) -> DMatrix<f64> {
-        let n = self.dim;
-        self.raised
-            .call(|| {
-                let out = self.call(method, mode, i, x)?;
-                let v = floats(&out, &format!("system.{method}"), &[Some(n), Some(n)])?;
-                Ok(DMatrix::from_row_slice(n, n, &v))
-            })
-            .unwrap_or_else(|| DMatrix::from_element(n, n, f64::NAN))
+        DMatrix::from_row_slice(self.dim, self.dim, &self.numbers(method, mode, i, x, true))
     }
 }
 

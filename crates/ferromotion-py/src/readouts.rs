@@ -6,55 +6,21 @@ use ferromotion_core::{self as fm, readout};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 
-#[pyfunction]
-fn blame<'py>(py: Python<'py>, drop: DropArg, k: f64, dt: f64) -> PyResult<Bound<'py, PyAny>> {
-    document(py, &py_result(py.detach(|| fm::blame(&drop.0, k, dt)))?)
+/// A readout: `name(drop, <args>)`, the answer the core's document.
+macro_rules! readout {
+    ($name:ident($($arg:ident),*) = $core:path) => {
+        #[pyfunction]
+        fn $name<'py>(py: Python<'py>, drop: DropArg, $($arg: f64),*) -> PyResult<Bound<'py, PyAny>> {
+            document(py, &py_result(py.detach(|| $core(&drop.0, $($arg),*)))?)
+        }
+    };
 }
 
-#[pyfunction]
-fn divergence_exponent<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    dt: f64,
-) -> PyResult<Bound<'py, PyAny>> {
-    document(
-        py,
-        &py_result(py.detach(|| fm::divergence_exponent(&drop.0, dt)))?,
-    )
-}
-
-#[pyfunction]
-fn contact_share_exponent<'py>(py: Python<'py>, drop: DropArg) -> PyResult<Bound<'py, PyAny>> {
-    document(
-        py,
-        &py_result(py.detach(|| readout::contact_share_exponent(&drop.0)))?,
-    )
-}
-
-#[pyfunction]
-fn dt_refinement<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    base_dt: f64,
-) -> PyResult<Bound<'py, PyAny>> {
-    document(
-        py,
-        &py_result(py.detach(|| fm::dt_refinement(&drop.0, k, base_dt)))?,
-    )
-}
-
-/// Whether the fixed route's contact-phase step is stable at (k, dt) (`StepStability`).
-#[pyfunction]
-fn step_stability<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    dt: f64,
-) -> PyResult<Bound<'py, PyAny>> {
-    let s = py_result(fm::integrate::fixed::drop_step_stability(&drop.0, k, dt))?;
-    document(py, &s)
-}
+readout!(blame(k, dt) = fm::blame);
+readout!(divergence_exponent(dt) = fm::divergence_exponent);
+readout!(contact_share_exponent() = readout::contact_share_exponent);
+readout!(dt_refinement(k, base_dt) = fm::dt_refinement);
+readout!(step_stability(k, dt) = fm::integrate::fixed::drop_step_stability);
 
 #[pyfunction]
 fn limit_restitution(drop: DropArg) -> PyResult<f64> {

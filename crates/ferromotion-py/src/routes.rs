@@ -2,7 +2,7 @@
 //! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
 //! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed).
 
-use crate::convert::{document, json_document, options, DropArg, Options};
+use crate::convert::{document, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
@@ -23,69 +23,29 @@ fn first_impact_time(drop: DropArg) -> f64 {
     drop.0.first_impact_time()
 }
 
-#[pyfunction]
-#[pyo3(signature = (drop, options=None))]
-fn exact<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    options: Option<Options<fm::ExactOptions>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let o = self::options(options);
-    document(py, &py_result(py.detach(|| fm::exact(&drop.0, &o)))?)
+/// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
+/// core options struct, the answer the core's document.
+macro_rules! route {
+    ($name:ident($($arg:ident),*), $options:ty) => {
+        #[pyfunction]
+        #[pyo3(signature = (drop, $($arg,)* options=None))]
+        fn $name<'py>(
+            py: Python<'py>,
+            drop: DropArg,
+            $($arg: f64,)*
+            options: Option<Options<$options>>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let o = crate::convert::options(options);
+            document(py, &py_result(py.detach(|| fm::$name(&drop.0, $($arg,)* &o)))?)
+        }
+    };
 }
 
-#[pyfunction]
-#[pyo3(signature = (drop, k, dt, options=None))]
-fn fixed<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    dt: f64,
-    options: Option<Options<fm::FixedOptions>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let o = self::options(options);
-    document(py, &py_result(py.detach(|| fm::fixed(&drop.0, k, dt, &o)))?)
-}
-
-#[pyfunction]
-#[pyo3(signature = (drop, k, dt, options=None))]
-fn corrected<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    dt: f64,
-    options: Option<Options<fm::CorrectedOptions>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let o = self::options(options);
-    document(
-        py,
-        &py_result(py.detach(|| fm::corrected(&drop.0, k, dt, &o)))?,
-    )
-}
-
-#[pyfunction]
-#[pyo3(signature = (drop, k, options=None))]
-fn flow<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    options: Option<Options<fm::FlowOptions>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let o = self::options(options);
-    document(py, &py_result(py.detach(|| fm::flow(&drop.0, k, &o)))?)
-}
-
-#[pyfunction]
-#[pyo3(signature = (drop, k, options=None))]
-fn tolerance<'py>(
-    py: Python<'py>,
-    drop: DropArg,
-    k: f64,
-    options: Option<Options<fm::ToleranceOptions>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let o = self::options(options);
-    document(py, &py_result(py.detach(|| fm::tolerance(&drop.0, k, &o)))?)
-}
+route!(exact(), fm::ExactOptions);
+route!(fixed(k, dt), fm::FixedOptions);
+route!(corrected(k, dt), fm::CorrectedOptions);
+route!(flow(k), fm::FlowOptions);
+route!(tolerance(k), fm::ToleranceOptions);
 
 /// Every route on one scenario document (JSON text: the golden files' format).
 #[pyfunction]
