@@ -5,6 +5,7 @@
 #   - rustup components rustfmt and clippy
 #   - wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock
 #   - .venv with requirements-dev.txt (re-installed when that file changes)
+#   - node_modules/ from package-lock.json (axe-core, injected offline by the browser tests)
 # Nothing is fetched except through apt, crates.io and PyPI. Never run `playwright install`:
 # the tests use /usr/bin/chromium.
 set -euo pipefail
@@ -60,6 +61,15 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
     echo "bootstrap: pip install -r requirements-dev.txt"
     "$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
     echo "$want" > "$STAMP"
+fi
+
+# --- Node tools (package-lock.json pins them; the browser tests read node_modules/ offline) ---
+STAMP_NODE="node_modules/.package-lock.sha256"
+want_node="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ "$(cat "$STAMP_NODE" 2>/dev/null || true)" != "$want_node" ]; then
+    echo "bootstrap: npm ci (package-lock.json)"
+    npm ci --no-audit --no-fund --ignore-scripts
+    echo "$want_node" > "$STAMP_NODE"
 fi
 
 echo "bootstrap: ok"

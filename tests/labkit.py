@@ -121,7 +121,7 @@ def commit_prediction(page: Page, choice: str = "flat") -> None:
     """Pick a prediction and commit it, by clicks."""
     page.locator(f'#predict-form input[value="{choice}"]').click()
     page.locator("#predict-commit").click()
-    expect(page.locator("#bench-output")).to_be_visible()
+    expect(page.locator("#workbench-output")).to_be_visible()
 
 
 def settle(page: Page) -> None:
@@ -134,7 +134,7 @@ def updates(page: Page) -> int:
 
 
 def press(page: Page, key: str, times: int = 1) -> None:
-    """Press a key on the focused control, waiting for each bench update it causes."""
+    """Press a key on the focused control, waiting for each workbench update it causes."""
     for _ in range(times):
         n = updates(page)
         page.keyboard.press(key)
@@ -153,7 +153,7 @@ def slide_to(page: Page, log10k: float) -> None:
 
 
 def click_and_wait(page: Page, selector: str) -> None:
-    """Click a bench control and wait for the readout it causes."""
+    """Click a workbench control and wait for the readout it causes."""
     n = updates(page)
     page.locator(selector).click()
     page.wait_for_function(f"window.ferromotionLab.updates > {n}", polling=1)

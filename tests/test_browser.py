@@ -36,7 +36,7 @@ def test_page_loads_locked_until_a_prediction_is_committed(page: Page, lab: str)
     kind, text = status(page)
     assert kind == "ok" and text.startswith("Ready"), text
     # Readouts are covered and the controls locked until the learner predicts.
-    expect(page.locator("#bench-output")).to_be_hidden()
+    expect(page.locator("#workbench-output")).to_be_hidden()
     expect(page.locator("#lock-note")).to_be_visible()
     expect(page.locator("#stiffness")).to_be_disabled()
     expect(page.locator("#predict-commit")).to_be_disabled()
@@ -45,9 +45,14 @@ def test_page_loads_locked_until_a_prediction_is_committed(page: Page, lab: str)
     expect(page.locator("#lock-note")).to_be_hidden()
     expect(page.locator("#stiffness")).to_be_enabled()
     expect(page.locator("#predict-committed")).to_contain_text("it falls about tenfold each time")
-    # The prediction is set beside the measured refinement.
+    # The prediction waits for the measurement: nothing is set beside it before dt ÷ 10 and ÷ 100.
+    assert readout(page, "refine-prediction") == ""
+    assert readout(page, "refine") == "not measured yet"
+    click_and_wait(page, dt_button(10))
+    click_and_wait(page, dt_button(100))
     echo = readout(page, "refine-prediction")
     assert echo.startswith("You predicted it falls about tenfold each time") and "Not what you predicted" in echo, echo
+    click_and_wait(page, dt_button(1))
     assert page.locator("#k-label").inner_text() == "k = 1.0e6 N/m"
     assert readout(page, "sign") == "WRONG SIGN"
     for name in ("forward", "gradient", "exponent", "refine", "blame-integrator", "blame-contact", "impact-term"):
@@ -160,16 +165,17 @@ def test_url_carries_the_view_and_a_link_reproduces_it(browser, lab: str) -> Non
 
 
 def test_refused_input_is_a_sentence_in_the_status_line(page: Page, lab: str) -> None:
+    lead = "This link could not be followed entirely: "
     cases = {
-        "?k=abc": "Invalid parameter `log10_k` = NaN: must be finite.",
-        "?dt=3e-5": "Invalid parameter `dt_divisor` = 3: must be 1, 10 or 100.",
-        "?tol=-1": "Invalid parameter `rtol` = -1: must be finite and > 0.",
+        "?k=abc": "the stiffness k = “abc” is not a number of N/m",
+        "?dt=3e-5": "the time step dt = “3e-5” s is not one of this workbench's three (1e-4, 1e-5, 1e-6 s)",
+        "?tol=-1": "the tolerance rtol = “-1” is outside what the tolerance route can run here (1e-14 to 1e-2), so that route stays off",
     }
     for query, sentence in cases.items():
         open_lab(page, lab, query)
         kind, text = status(page)
-        assert kind == "error" and text == sentence, (query, text)
-        # The bench stays usable at its previous (default) setting.
+        assert kind == "error" and text.startswith(lead + sentence + "."), (query, text)
+        # The workbench stays usable at its previous (default) setting.
         assert page.locator("#k-label").inner_text() == "k = 1.0e6 N/m"
     commit_prediction(page)
     assert readout(page, "sign") == "WRONG SIGN"
@@ -206,7 +212,7 @@ def test_screenshots_at_desktop_and_375px(browser, lab: str) -> None:
         try:
             open_lab(pg, lab, "?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1")
             commit_prediction(pg)
-            pg.locator("#bench").screenshot(path=str(SCREENSHOTS / f"lab-{name}-bench.png"))
+            pg.locator("#workbench").screenshot(path=str(SCREENSHOTS / f"lab-{name}-workbench.png"))
             for d in ("audit", "blame-panel", "descent", "impact"):
                 pg.locator(f"#{d} > summary").click()
             pg.locator("#descent-run").click()

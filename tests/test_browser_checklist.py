@@ -44,7 +44,9 @@ def type_exponent(page: Page, text: str) -> str:
 def test_a_scripted_learner_passes_with_keyboard_and_clicks(page: Page, lab: str) -> None:
     open_lab(page, lab)
     commit_prediction(page, "falls-fast")
-    assert done(page) == dict.fromkeys(ITEMS, False)
+    # The page opens on k = 1e6, whose sign line already reads WRONG SIGN: that counts.
+    assert readout(page, "sign") == "WRONG SIGN"
+    assert done(page) == {**dict.fromkeys(ITEMS, False), "wrongSign": True}
 
     # A: the soft end (right sign), B: 1e6, C: a wrong sign in 1e3..1e7.
     page.locator("#stiffness").focus()
@@ -52,19 +54,18 @@ def test_a_scripted_learner_passes_with_keyboard_and_clicks(page: Page, lab: str
     assert readout(page, "sign") == "RIGHT SIGN"
     assert page.locator('.steps li[data-step="A"]').get_attribute("data-done") == "true"
     assert page.locator('[data-hint="soft"]').is_visible()
-    assert not item_done(page, "wrongSign")
     slide_to(page, 6.0)
     assert readout(page, "sign") == "WRONG SIGN"
-    assert item_done(page, "wrongSign")
     for step in "BC":
         assert page.locator(f'.steps li[data-step="{step}"]').get_attribute("data-done") == "true"
 
     # D: refine dt ten- and a hundredfold right here.
     click_and_wait(page, dt_button(10))
-    assert page.locator('[data-hint="dt"]').is_visible()
-    assert "You expected it to fall" in page.locator('[data-hint="dt"]').inner_text()
+    assert page.locator('[data-hint="dt"]').count() == 0  # not before both are pressed
     assert not item_done(page, "refined")
     click_and_wait(page, dt_button(100))
+    assert page.locator('[data-hint="dt"]').is_visible()
+    assert "You expected it to fall" in page.locator('[data-hint="dt"]').inner_text()
     assert item_done(page, "refined")
     assert "You had predicted it falls about tenfold each time" in page.locator('#checklist li[data-item="refined"]').inner_text()
 
@@ -113,7 +114,8 @@ def test_refining_where_the_sign_is_right_ticks_nothing(page: Page, lab: str) ->
     for divisor in (10, 100, 1):
         click_and_wait(page, dt_button(divisor))
     assert readout(page, "sign") == "RIGHT SIGN"
-    assert done(page) == dict.fromkeys(ITEMS, False)
+    # Only the opening view's wrong sign (k = 1e6) is ticked.
+    assert done(page) == {**dict.fromkeys(ITEMS, False), "wrongSign": True}
     # At 1e8 the sign is right at dt (the explicit step is unstable there): still nothing.
     press_to_end = page.locator("#stiffness")
     press_to_end.focus()
@@ -137,10 +139,10 @@ def test_refining_only_tenfold_is_not_enough(page: Page, lab: str) -> None:
     assert not item_done(page, "refined")
 
 
-def test_the_exponent_must_be_the_one_the_bench_prints(page: Page, lab: str) -> None:
+def test_the_exponent_must_be_the_one_the_workbench_prints(page: Page, lab: str) -> None:
     open_lab(page, lab)
     commit_prediction(page)
-    assert "the checklist asks for what this bench measured" in type_exponent(page, "0.5")
+    assert "the checklist asks for what this workbench measured" in type_exponent(page, "0.5")
     assert "Not quite" in type_exponent(page, "1")
     assert "Type a number" in type_exponent(page, "half")
     assert not item_done(page, "exponent")
@@ -179,13 +181,13 @@ def test_reload_keeps_the_checklist_and_start_over_clears_it(page: Page, lab: st
     page.reload()
     page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
     assert item_done(page, "wrongSign")
-    # The prediction survived too: the bench is unlocked and the state came back from the URL.
-    expect(page.locator("#bench-output")).to_be_visible()
+    # The prediction survived too: the workbench is unlocked and the state came back from the URL.
+    expect(page.locator("#workbench-output")).to_be_visible()
     assert page.locator("#k-label").inner_text() == "k = 3.2e5 N/m"
 
     page.locator("#reset-progress").click()
     assert done(page) == dict.fromkeys(ITEMS, False)
-    expect(page.locator("#bench-output")).to_be_hidden()
+    expect(page.locator("#workbench-output")).to_be_hidden()
     expect(page.locator("#predict-form")).to_be_visible()
     expect(page.locator("#stiffness")).to_be_disabled()
     page.reload()

@@ -37,3 +37,12 @@ export function short(x) {
   const s = exp(x, 2).replace(/\.?0+e/, "e");
   return s;
 }
+
+/**
+ * A sentence from the core with its long numbers cut to about three figures:
+ * "at t = 0.00005096839959225287 s" -> "at t = 5.10e-5 s". Version numbers such as 0.1.0
+ * and whole numbers are left alone.
+ */
+export function tidy(text) {
+  return String(text).replace(/(?<![\d.])-?\d+\.\d{4,}(?:e[+-]?\d+)?(?![\d.])/g, (m) => num(Number(m)).replace(/^−/, "-"));
+}

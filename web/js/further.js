@@ -3,7 +3,7 @@
 // (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
 // panels compute only when opened.
 // Presentation only: every number comes from the core through sim.js.
-import { dtText, exp, int, kText, num, share, signText, signed, slope } from "./format.js";
+import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy } from "./format.js";
 import { Heatmap, LogPlot } from "./plots.js";
 import { QuadrupedPanel } from "./quadruped.js";
 
@@ -285,7 +285,7 @@ export class Further {
     const term = this.#bench.timeOfImpactTerm(speed);
     $("impact-term").textContent = term.ok
       ? `(1+e)·g/|v| = ${num(term.value)} 1/s at ${label}`
-      : term.message;
+      : tidy(term.message);
     const h = this.#bench.hybridAtSpeed(speed);
     const out = $("impact-hybrid");
     if (h.ok) {
@@ -295,7 +295,7 @@ export class Further {
       out.textContent = `hybrid_jacobian answers: released from ${num(v.height)} m, one impact at t = ${num(ev.t)} s (guard speed ${num(Math.abs(ev.guard_speed))} m/s), followed to t = ${num(v.t1)} s. dv/dy₀ = ${num(v.jacobian[2])} 1/s, the time-of-impact term carried through; the half-step recomputation moved J by ${num(v.probe_gap)}.`;
     } else {
       out.dataset.kind = "refused";
-      out.textContent = `hybrid_jacobian refuses (${h.kind}): ${h.message}`;
+      out.textContent = `hybrid_jacobian refuses (${h.kind}): ${tidy(h.message)}`;
     }
 
     if (!this.#termCurve) {

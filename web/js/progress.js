@@ -2,10 +2,15 @@
 // steps, the contextual hints and the retrieval quiz. Everything here is graded from what
 // the learner did on this page (trusted input events reported by ui.js) against the core's
 // readouts; nothing is graded from the URL the page was opened with. Progress lives in
-// localStorage under one key, and "Start over" clears it.
+// localStorage under one key per copy of the lab (the key carries the page's path, so two
+// course copies on one host keep separate progress); "Start over" clears it and "Export my
+// progress" downloads it as JSON (schema: web/progress.schema.json).
 import { dtText, exp, int, kText, num, signText, slope, times } from "./format.js";
 
-const STORE = "ferromotion-lab/v1";
+/** This copy's storage key: the page's folder, so /course-a/lab/ and /course-b/lab/ differ. */
+const STORE = `ferromotion-lab/v1:${location.pathname.replace(/[^/]*$/, "")}`;
+/** The export's schema name (web/progress.schema.json describes it). */
+const EXPORT_SCHEMA = "ferromotion-lab-progress/1";
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Gradient error ratios above this after a ten- and hundredfold refinement mean "did not fall". */
@@ -14,6 +19,7 @@ const NOT_FALLING = 0.5;
 const TOLERANCE_K = 1e5;
 
 const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];
+const STEPS = ["A", "B", "C", "D", "E", "F"];
 
 const PREDICTIONS = {
   "falls-fast": "it falls about tenfold each time",
@@ -69,7 +75,7 @@ const QUIZ = {
       return Number.isFinite(x) && x >= 0.45 && x <= 0.55;
     },
     answer: "one half",
-    why: "At contact entry the push-only force jumps from zero to c·|v|, with damping c = 2ζ√(km). The fixed-step tangent never sees that jump, and what it misses scales with c, so like √k. The bench's fit over 10⁴…10⁸ N/m lands near 0.5.",
+    why: "At contact entry the push-only force jumps from zero to c·|v|, with damping c = 2ζ√(km). The fixed-step tangent never sees that jump, and what it misses scales with c, so like √k. The workbench's fit over 10⁴…10⁸ N/m approaches one half as dt shrinks (the exponent card prints it at each dt).",
   },
   refine: {
     grade: (f) => f.a1.value === "b",
@@ -79,7 +85,7 @@ const QUIZ = {
   blame: {
     grade: (f) => f.a1.value === "b",
     answer: "the integrator",
-    why: "Against the continuous penalty flow, the integrator's share at 10⁶ N/m is about 10² and the contact model's about 10⁻²; the blame card prints both. The contact share also shrinks like k^(−1/2) as the floor stiffens: the spring's own derivative approaches the rigid one.",
+    why: "Against the continuous penalty flow, the integrator's share at 10⁶ N/m is thousands of times the contact model's; the blame card prints both and their ratio. The contact share also shrinks as the floor stiffens (the card prints its fitted slope): the spring's own derivative approaches the rigid one.",
   },
   term: {
     grade: (f) => /time[\s-]*of[\s-]*impact|impact[\s-]*time|time[\s-]*to[\s-]*impact|event[\s-]*time/.test(words(f.a1.value)),
@@ -89,7 +95,7 @@ const QUIZ = {
   cost: {
     grade: (f) => f.a1.value === "b",
     answer: "more force evaluations",
-    why: "One adaptive rollout takes few steps, but central differences need eight rollouts, so the total force evaluations exceed the fixed route's (the cost card prints the ratio). The extra work pays for correctness; it is no saving. Event location changes the bill: try it with a loose rtol.",
+    why: "One adaptive rollout takes few steps, but central differences need a rollout per probe, so the total force evaluations exceed the fixed route's at dt (the cost card prints the ratio). The extra work pays for correctness; it is no saving.",
   },
 };
 
@@ -102,7 +108,7 @@ export class Progress {
   #announce;
 
   /**
-   * onLock(locked): the bench must lock (no prediction yet) or unlock.
+   * onLock(locked): the workbench must lock (no prediction yet) or unlock.
    * announce(text): a short sentence for the page's live region.
    */
   constructor({ onLock = () => {}, announce = () => {} } = {}) {
@@ -112,8 +118,12 @@ export class Progress {
     this.#wireExponent();
     this.#wireQuiz();
     $("reset-progress").addEventListener("click", () => this.reset());
+    $("export-progress").addEventListener("click", () => this.download());
     this.#paintAll();
   }
+
+  /** The core's version, set by the page once the core has loaded (goes into the export). */
+  coreVersion = null;
 
   get locked() {
     return !this.#s.prediction;
@@ -151,6 +161,56 @@ export class Progress {
     this.#announce("Progress cleared: commit a new prediction to start again.");
   }
 
+  /** Repaint the steps and the next-step panel (the lesson's numbers have arrived). */
+  repaint() {
+    this.#paintSteps();
+  }
+
+  // ---- export -----------------------------------------------------------------------------
+
+  /** The learner's progress as plain data (web/progress.schema.json). */
+  exportData() {
+    const iso = (ms) => new Date(ms).toISOString();
+    const c = this.#s.checklist;
+    const p = this.#s.prediction;
+    const checklist = {};
+    for (const item of ITEMS) {
+      const d = c[item];
+      if (!d) {
+        checklist[item] = { done: false };
+        continue;
+      }
+      const { at, ...detail } = d;
+      checklist[item] = { done: true, at: iso(at), detail };
+    }
+    const steps = {};
+    for (const id of STEPS) steps[id] = this.#s.steps[id] ? iso(this.#s.steps[id]) : null;
+    const quiz = {};
+    for (const [id, q] of Object.entries(this.#s.quiz)) quiz[id] = { correct: q.correct, at: iso(q.at) };
+    return {
+      schema: EXPORT_SCHEMA,
+      exported_at: new Date().toISOString(),
+      lab: { page: location.origin + location.pathname, storage_key: STORE, core_version: this.coreVersion },
+      prediction: p ? { choice: p.choice, text: PREDICTIONS[p.choice], committed_at: iso(p.at) } : null,
+      checklist,
+      passed: ITEMS.every((i) => c[i]),
+      steps,
+      quiz,
+    };
+  }
+
+  /** Save the export as a file (ferromotion-lab-progress.json). */
+  download() {
+    const blob = new Blob([`${JSON.stringify(this.exportData(), null, 2)}\n`], { type: "application/json" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = "ferromotion-lab-progress.json";
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  }
+
   // ---- prediction -----------------------------------------------------------------------
 
   #wirePrediction() {
@@ -166,7 +226,9 @@ export class Progress {
       this.#s.prediction = { choice: choice.value, at: Date.now() };
       this.#save();
       this.#paintPrediction();
-      this.#announce(`Prediction committed: ${PREDICTIONS[choice.value]}. The bench is unlocked.`);
+      this.#announce(`Prediction committed: ${PREDICTIONS[choice.value]}. The workbench is unlocked.`);
+      // The workbench's top (next step, checklist, controls) into view, then the slider's focus.
+      $("workbench").scrollIntoView({ block: "start" });
       $("stiffness").focus();
     });
   }
@@ -182,6 +244,7 @@ export class Progress {
     $("predict-commit").disabled = Boolean(p) || !form.querySelector("input:checked");
     form.hidden = Boolean(p);
     shown.hidden = !p;
+    $("predict-note").hidden = Boolean(p);
     if (p) shown.textContent = `Your prediction, committed ${new Date(p.at).toLocaleString()}: ${PREDICTIONS[p.choice]}.`;
     this.#onLock(!p);
   }
@@ -199,7 +262,8 @@ export class Progress {
 
   /**
    * Hear a new readout. `learner` is true only when a trusted input event of the learner's
-   * produced it; `source` names the control ("slider", "dt", "tolerance", "corrected").
+   * produced it; `source` names the control ("slider" for a committed slider value,
+   * "slider-move" for one passed through, "dt", "tolerance", "corrected", "open").
    */
   observe(r, { learner = false, source = "init", divisor = 1 } = {}) {
     this.#r = r;
@@ -213,26 +277,38 @@ export class Progress {
     }
     if (divisor === 1) t.wrongAtBase = wrong;
     if (learner && !this.locked) {
-      t.seen.add(divisor);
-      if (source === "slider") {
+      if (source === "dt") t.seen.add(divisor);
+      // Graded on committed values only: a released slider or a key step ("slider"), or the
+      // view the workbench opened on ("open"); never on a value passed through mid-drag.
+      if (source === "slider" || source === "open") {
         if (wrong) this.#tick("wrongSign", { k: r.k, dt: r.dt });
         if (lk === 2) this.#step("A");
         if (lk === 6) this.#step("B");
         if (wrong && lk >= 3 && lk <= 7) this.#step("C");
       }
       const ref = r.refinement;
-      if ([1, 10, 100].every((d) => t.seen.has(d)) && t.wrongAtBase
+      if (this.refinedHere(r) && t.wrongAtBase
           && ref.ratio_10 > NOT_FALLING && ref.ratio_100 > NOT_FALLING) {
         this.#tick("refined", { k: r.k, ratio_10: ref.ratio_10, ratio_100: ref.ratio_100 });
         this.#step("D");
       }
       const tol = r.tolerance;
-      if (tol && tol.lands && r.k >= TOLERANCE_K * (1 - 1e-9)) {
+      if (tol && tol.lands && r.k >= TOLERANCE_K * (1 - 1e-9) && source !== "slider-move") {
         this.#tick("tolerance", { k: r.k, rtol: tol.rtol, events: tol.events, gradient: tol.errors.gradient });
+        this.#step("F");
       }
     }
     this.#paintSteps();
     this.#paintHints();
+  }
+
+  /**
+   * Whether the learner has pressed both dt ÷ 10 and dt ÷ 100 at this readout's stiffness:
+   * until then the refinement's result stays hidden (predict first, then measure).
+   */
+  refinedHere(r) {
+    const t = this.#track;
+    return t.log10k === log10k(r.k) && t.seen.has(10) && t.seen.has(100);
   }
 
   #tick(item, detail) {
@@ -268,7 +344,7 @@ export class Progress {
         this.#step("E");
         this.#paintSteps();
       } else if (Math.abs(typed - 0.5) < 1e-9) {
-        out.textContent = "0.5 is the law; the checklist asks for what this bench measured. Read the card and type its number.";
+        out.textContent = "0.5 is the law; the checklist asks for what this workbench measured. Read the card and type its number.";
       } else {
         out.textContent = `Not quite: the card prints ${slope(fit)} at ${dtText(r.dt)}.`;
       }
@@ -299,7 +375,7 @@ export class Progress {
     const banner = $("pass-banner");
     banner.hidden = !all;
     banner.textContent = all
-      ? "PASS. You broke the fixed-step gradient, showed that a smaller dt does not mend it, read the √k law off the bench, and watched the same spring land on the exact answer once the integrator changed."
+      ? "PASS. You broke the fixed-step gradient, showed that a smaller dt does not mend it, read the √k law off the workbench, and watched the same spring land on the exact answer once the integrator changed."
       : "";
   }
 
@@ -329,7 +405,10 @@ export class Progress {
       li.dataset.done = s[id] ? "true" : "false";
       li.querySelector(".step-state").textContent = s[id] ? "done" : "to do";
     }
-    if (!r || this.locked) return;
+    if (!r || this.locked) {
+      this.#paintNow();
+      return;
+    }
     const e = r.fixed.errors;
     const live = (id, text) => {
       const n = document.querySelector(`.steps [data-live="${id}"]`);
@@ -339,9 +418,46 @@ export class Progress {
     live("A", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}, ${signText(e.right_sign)}.`);
     live("B", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}.`);
     live("C", `${now}: ${signText(e.right_sign)} (fixed ${num(e.dv_dy0)} 1/s against exact ${num(e.dv_dy0_exact)} 1/s).`);
-    const seen = [1, 10, 100].filter((d) => this.#track.seen.has(d)).map((d) => (d === 1 ? "dt" : `dt ÷ ${d}`));
-    live("D", `At this k you have looked at: ${seen.length ? seen.join(", ") : "nothing yet"}; ratios ${times(r.refinement.ratio_10)} and ${times(r.refinement.ratio_100)}.`);
+    const seen = [10, 100].filter((d) => this.#track.seen.has(d)).map((d) => `dt ÷ ${d}`);
+    live("D", this.refinedHere(r)
+      ? `${now}: you pressed both; the gradient error moved to ${times(r.refinement.ratio_10)} and ${times(r.refinement.ratio_100)} of its value at dt.`
+      : `At this k you have pressed: ${seen.length ? seen.join(", ") : "neither yet"}.`);
     live("E", `Now: ${slope(r.exponent.slope)} (R² = ${r.exponent.r2.toFixed(3)}) at ${dtText(r.dt)}.`);
+    const t = r.tolerance;
+    live("F", t
+      ? `${now}: tolerance route ${t.lands ? "lands on" : "misses"} the exact answer, gradient error ${num(t.errors.gradient)}.`
+      : `${now}: tolerance route off.`);
+    this.#paintNow();
+  }
+
+  /** The first guided step not yet done, beside the controls (with its live line). */
+  #paintNow() {
+    const stepText = $("now-step");
+    const liveText = $("now-live");
+    if (this.locked) {
+      stepText.textContent = "Commit a prediction in step 2 first: the workbench opens when you do.";
+      liveText.textContent = "";
+      return;
+    }
+    const next = STEPS.find((id) => !this.#s.steps[id]);
+    if (!next) {
+      const all = ITEMS.every((i) => this.#s.checklist[i]);
+      stepText.textContent = all
+        ? "Every step is done and the checklist passes. Try the quiz (step 6) from memory, or go further (step 7)."
+        : "Every guided step is done; the checklist shows what is left.";
+      liveText.textContent = "";
+      return;
+    }
+    const li = document.querySelector(`.steps li[data-step="${next}"]`);
+    if (stepText.dataset.step !== next || stepText.dataset.facts !== document.body.dataset.facts) {
+      const clone = li.cloneNode(true);
+      for (const n of clone.querySelectorAll(".step-state, .live")) n.remove();
+      stepText.replaceChildren(...clone.childNodes);
+      stepText.dataset.step = next;
+      stepText.dataset.facts = document.body.dataset.facts || "";
+    }
+    const live = li.querySelector(".live").textContent;
+    if (liveText.textContent !== live) liveText.textContent = live;
   }
 
   #paintHints() {
@@ -351,11 +467,10 @@ export class Progress {
     if (r && !this.locked) {
       const e = r.fixed.errors;
       const lk = log10k(r.k);
-      const divisor = Math.round(r.refinement.base_dt / r.dt);
       if (lk <= 2.4 && e.right_sign) {
-        hints.push(["soft", `You are at the soft end, where the fixed-step sign happens to agree with the exact one. Check the forward error, though: ${num(e.forward)} ${e.forward_unit}. The ball is sinking into a soft floor, not bouncing off a hard one. Move right until the sign line turns red.`]);
+        hints.push(["soft", `You are at the soft end, where the fixed-step sign happens to agree with the exact one. Check the trajectory, though: at T the ball is ${num(e.dy)} m from where a rigid bounce puts it, and its velocity is off by ${num(e.dv)} m/s. A floor this soft swallows the bounce. Move right until the sign line turns red.`]);
       }
-      if (divisor > 1 && !e.right_sign && r.refinement.ratio_100 > NOT_FALLING) {
+      if (this.refinedHere(r) && !e.right_sign && r.refinement.ratio_100 > NOT_FALLING) {
         const p = this.#s.prediction;
         const tie = p && (p.choice === "falls-fast" || p.choice === "falls-some")
           ? "You expected it to fall. "
@@ -387,7 +502,7 @@ export class Progress {
     if (!hints.length) {
       const p = document.createElement("p");
       p.className = "quiet";
-      p.textContent = "No hint right now. Hints appear here when the bench shows a common trap.";
+      p.textContent = "No hint right now. Hints appear here when the workbench shows a common trap.";
       box.replaceChildren(p);
       return;
     }

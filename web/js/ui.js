@@ -1,19 +1,20 @@
-// The lab page: wires the bench's controls to the core (through sim.js, never web/pkg/
+// The lab page: wires the workbench's controls to the core (through sim.js, never web/pkg/
 // directly), writes the readouts and the error plot, keeps the view in the URL, and hands
 // each readout to the learner's progress (progress.js) and the "go further" panels
 // (further.js). Every number shown comes from the core's readout; this file only formats
 // and places it. The controls are re-synced from each readout, so what the page shows is
 // always what the core computed.
 import { Further } from "./further.js";
-import { dtText, exp, int, kText, num, share, short, signText, signed, slope, times } from "./format.js";
+import { dtText, exp, int, kText, num, share, short, signText, signed, slope, tidy, times } from "./format.js";
+import { paintFacts, readFacts, wirePrint } from "./lesson.js";
 import { LogPlot } from "./plots.js";
 import { Progress } from "./progress.js";
 import { Background, openWorkbench } from "./sim.js";
 
 const $ = (id) => document.getElementById(id);
 const el = {
-  bench: $("bench"),
-  output: $("bench-output"),
+  bench: $("workbench"),
+  output: $("workbench-output"),
   lockNote: $("lock-note"),
   status: $("status"),
   readouts: $("readouts"),
@@ -29,6 +30,7 @@ const el = {
   routeRows: $("route-rows"),
   announce: $("announce"),
   plotSub: $("error-plot-sub"),
+  strip: $("strip"),
 };
 const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.corrected];
 
@@ -43,7 +45,7 @@ const hook = (window.ferromotionLab = { timings: [], core: [], background: 0, re
 // ---- status line -------------------------------------------------------------------------
 
 function report(text, kind) {
-  el.status.textContent = text;
+  el.status.textContent = tidy(text);
   el.status.dataset.kind = kind;
 }
 
@@ -59,7 +61,8 @@ function put(name, text) {
   return n;
 }
 
-const view = { corrected: false };
+/** corrected: the corrected route is drawn; linked: the page opened on a link's view. */
+const view = { corrected: false, linked: false };
 
 function routeRow(name, row, ratio) {
   const tr = document.createElement("tr");
@@ -87,6 +90,9 @@ function render(r) {
   put("forward", `${num(e.forward)} ${e.forward_unit}`);
   put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger number.`);
   put("gradient", num(e.gradient));
+  put("gradient-words", e.gradient >= 1
+    ? `The worst entry is off by ${num(e.gradient)} times the largest entry of the exact Jacobian.`
+    : `The worst entry is off by ${num(100 * e.gradient)}% of the largest entry of the exact Jacobian.`);
   put("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
   put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.`);
 
@@ -94,10 +100,15 @@ function render(r) {
   put("exponent", `${slope(fit.slope)} (R² = ${fit.r2.toFixed(3)})`);
   put("exponent-detail", `Slope of log(gradient error) against log k over ${fit.points} stiffnesses from 1e4 to 1e8 N/m at ${dtText(r.dt)}.`);
 
+  // Predict, then measure: the card stays empty until the learner has pressed both dt ÷ 10
+  // and dt ÷ 100 at this stiffness (progress.js keeps what was pressed where).
   const ref = r.refinement;
-  put("refine", `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100`);
-  put("refine-detail", `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s; both ratios are against the base dt.`);
-  put("refine-prediction", progress.predictionEcho(ref));
+  const measured = progress.refinedHere(r);
+  put("refine", measured ? `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100` : "not measured yet");
+  put("refine-detail", measured
+    ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s; both ratios are against the base dt.`
+    : `Press dt ÷ 10 and dt ÷ 100 at this stiffness; the card then shows how the gradient error moved${progress.prediction ? ", beside your prediction" : ""}.`);
+  put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
 
   const c = r.fixed.cost;
   put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}; a rollout may take at most ${int(stepCap)} steps).`);
@@ -130,6 +141,19 @@ function render(r) {
   put("tolerance-detail", t
     ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}; probe gap ${num(t.probe_gap)} against the PROBE-DEPENDENT threshold ${num(t.probe_threshold)}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (right sign and gradient error below 1e-2).`
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
+}
+
+/** The phone's sticky strip: stiffness, sign and gradient error, always beside the slider. */
+function paintStrip(r) {
+  const e = r.fixed.errors;
+  const set = (name, text) => {
+    const n = el.strip.querySelector(`[data-s="${name}"]`);
+    if (n.textContent !== text) n.textContent = text;
+    return n;
+  };
+  set("k", kText(r.k));
+  set("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
+  set("gradient", `gradient error ${num(e.gradient)}`);
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
@@ -251,29 +275,73 @@ function drawCurves(r) {
 
 // ---- URL state ---------------------------------------------------------------------------
 
-/** The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1), as a bench change. */
+/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-11). */
+const RTOL_RANGE = [1e-14, 1e-2];
+/** The URL parameters a link may carry (README "For instructors" documents them). */
+const URL_KEYS = ["k", "dt", "tol", "ev", "cor"];
+
+/** A link's value as quoted back in a sentence: at most 12 characters. */
+const quoted = (v) => `“${v.length > 12 ? `${v.slice(0, 12)}…` : v}”`;
+
+/**
+ * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1) as a workbench change.
+ * Every value is checked here, before it reaches the core; what cannot be followed is left
+ * at its default and named in `refused`, in the learner's terms.
+ */
 function changeFromUrl(r0) {
   const q = new URLSearchParams(location.search);
   const change = {};
+  const refused = [];
+  const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
   if (q.has("k")) {
-    const lk = Math.log10(Number(q.get("k")));
-    const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
-    // Out-of-range stiffnesses go to the slider's end; non-numbers go to the core, which refuses them.
-    change.log10k = Number.isFinite(lk) ? Math.round(Math.min(hi, Math.max(lo, lk)) * 10) / 10 : lk;
-  }
-  if (q.has("dt")) change.divisor = Math.round(r0.refinement.base_dt / Number(q.get("dt")));
-  if (q.has("ev")) el.events.checked = q.get("ev") === "1";
-  if (q.has("tol")) {
-    const tol = q.get("tol");
-    if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
-    else {
-      const rtol = Number(tol);
-      if (Number.isFinite(rtol) && rtol > 0) selectRtol(rtol);
-      change.tolerance = { on: true, rtol, events: el.events.checked };
+    const k = Number(q.get("k"));
+    if (!(Number.isFinite(k) && k > 0) || q.get("k").trim() === "") {
+      refused.push(`the stiffness k = ${quoted(q.get("k"))} is not a number of N/m`);
+    } else {
+      const lk = Math.log10(k);
+      const inside = Math.min(hi, Math.max(lo, lk));
+      change.log10k = Math.round(inside * 10) / 10;
+      if (inside !== lk) refused.push(`k = ${num(k)} N/m is off the slider's scale (1e${lo} to 1e${hi} N/m), so it starts at the nearer end`);
     }
   }
-  view.corrected = q.get("cor") === "1";
-  return change;
+  if (q.has("dt")) {
+    const dt = Number(q.get("dt"));
+    const base = r0.refinement.base_dt;
+    const divisor = [1, 10, 100].find((d) => Math.abs((dt * d) / base - 1) < 1e-6);
+    if (divisor) change.divisor = divisor;
+    else refused.push(`the time step dt = ${quoted(q.get("dt"))} s is not one of this workbench's three (${[1, 10, 100].map((d) => exp(base / d, 0)).join(", ")} s)`);
+  }
+  const flag = (name, what, apply) => {
+    if (!q.has(name)) return;
+    const v = q.get(name);
+    if (v === "0" || v === "1") apply(v === "1");
+    else refused.push(`${what} must be 1 (on) or 0 (off), not ${quoted(v)}`);
+  };
+  flag("ev", "event location (ev)", (on) => {
+    el.events.checked = on;
+  });
+  if (q.has("tol")) {
+    const tol = q.get("tol");
+    const rtol = Number(tol);
+    if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
+    else if (Number.isFinite(rtol) && rtol >= RTOL_RANGE[0] && rtol <= RTOL_RANGE[1] && tol.trim() !== "") {
+      selectRtol(rtol);
+      change.tolerance = { on: true, rtol, events: el.events.checked };
+    } else {
+      refused.push(`the tolerance rtol = ${quoted(tol)} is outside what the tolerance route can run here (${exp(RTOL_RANGE[0], 0)} to ${exp(RTOL_RANGE[1], 0)}), so that route stays off`);
+    }
+  }
+  flag("cor", "the corrected route (cor)", (on) => {
+    view.corrected = on;
+  });
+  view.linked = URL_KEYS.some((key) => q.has(key));
+  return { change, refused };
+}
+
+/** The sentence for a link that could not be followed entirely. */
+function refusal(refused) {
+  const list = refused.join("; ");
+  return `This link could not be followed entirely: ${list}. Everything else is as the link asked, and the workbench works as usual.`;
 }
 
 let urlTimer = 0;
@@ -330,10 +398,13 @@ const progress = new Progress({
     el.lockNote.hidden = !locked;
     for (const c of CONTROLS) c.disabled = locked || !ready;
     if (!locked && last) {
+      // The opening view counts as the learner's own, unless a link chose it.
+      progress.observe(last, { learner: !view.linked, source: "open", divisor: divisorOf(last) });
       render(last);
+      paintStrip(last);
       drawCurves(last);
-      progress.observe(last, { learner: false, divisor: divisorOf(last) });
     }
+    el.strip.hidden = locked;
   },
   announce: say,
 });
@@ -343,15 +414,20 @@ const progress = new Progress({
  * trusted input events; `t0` is the event's timestamp (for the timing hook).
  */
 function update(change, { learner = false, source = "init", t0 = performance.now() } = {}) {
-  const taken = bench.apply(change);
-  const r = bench.readout();
+  let taken = bench.apply(change);
+  let r = bench.readout();
+  if (!r) {
+    r = recover();
+    taken = false;
+  }
   if (!r) return;
   hook.core.push(performance.now() - t0);
   last = r;
+  progress.observe(r, { learner, source, divisor: divisorOf(r) });
   render(r);
+  paintStrip(r);
   syncControls(r);
   drawCurves(r);
-  progress.observe(r, { learner, source, divisor: divisorOf(r) });
   further.onReadout(r);
   // The benchmark also counts style and layout, which the browser would do before painting.
   if (hook.forceLayout) void document.body.offsetHeight;
@@ -360,6 +436,19 @@ function update(change, { learner = false, source = "init", t0 = performance.now
   writeUrl();
   announceReadout(r);
   if (taken) report(`Ready. Core ${bench.version()}: every number on this page is computed in your browser.`, "ok");
+}
+
+/**
+ * The core could not compute a readout (the status line says why). The only control that
+ * can do that is the tolerance route (too tight an rtol for this stiffness): switch it off and
+ * read again, so the workbench never stays dead.
+ */
+function recover() {
+  const why = el.status.textContent.replace(/\.$/, "");
+  if (!bench.apply({ tolerance: toleranceSetting(false) })) return null;
+  const r = bench.readout();
+  if (r) report(`The tolerance route could not finish at rtol = ${el.rtol.value} (${why}). It is off again; a looser rtol will run.`, "error");
+  return r;
 }
 
 async function main() {
@@ -380,7 +469,15 @@ async function main() {
   $("version").textContent = `Core ${bench.version()}.`;
 
   const meta = (event, source) => ({ learner: event.isTrusted, source, t0: event.timeStamp });
-  el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider")));
+  // Every slider move recomputes; only a committed value (released, or a key step) is graded,
+  // so a stiffness merely passed through mid-drag ticks nothing.
+  el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider-move")));
+  el.stiffness.addEventListener("change", (event) => {
+    if (last) {
+      progress.observe(last, { learner: event.isTrusted, source: "slider", divisor: divisorOf(last) });
+      render(last);
+    }
+  });
   for (const button of el.dtButtons) {
     button.addEventListener("click", (event) => update({ divisor: Number(button.dataset.divisor) }, meta(event, "dt")));
   }
@@ -401,12 +498,26 @@ async function main() {
 
   const r0 = bench.readout();
   if (!r0) return;
-  update(changeFromUrl(r0), { source: "init" });
+  const { change, refused } = changeFromUrl(r0);
+  update(change, { source: "init" });
+  if (refused.length) report(refusal(refused), "error");
+  progress.coreVersion = bench.version();
   hook.timings.length = 0;
   hook.core.length = 0;
   el.readouts.setAttribute("aria-busy", "false");
   hook.ready = true;
   document.body.dataset.ready = "true";
+
+  // The lesson's numbers, read once from a second handle after the first paint.
+  setTimeout(async () => {
+    const facts = await readFacts({ report });
+    if (facts) {
+      paintFacts(facts);
+      progress.repaint();
+    }
+  }, 0);
 }
+
+wirePrint();
 
 main();
