@@ -10,24 +10,19 @@ Beyond the drop: :func:`check_gradient` qualifies any gradient (yours included) 
 :class:`Receipt`; :func:`hybrid_jacobian` differentiates a hybrid system through its events or
 refuses; :func:`quadruped` compares rigid and penalty contact on a trotting quadruped.
 
-Where things live (one module per topic of the core; everything is re-exported here):
+Where things live: one module per topic of the core, everything re-exported here.
 
-================  =========================================================  ===========================
-module            what                                                       core
-================  =========================================================  ===========================
-``routes``        :class:`Drop`, :class:`Route`, :func:`exact`, :func:`fixed`,  ``physics/``,
-                  :func:`corrected`, :func:`flow`, :func:`tolerance`,         ``lab/scenario.rs``
-                  :func:`evaluate`
-``readouts``      :class:`Fit`, :class:`Blame`, :class:`Refinement` and the    ``lab/readout.rs``
-                  readout functions
-``sweep``         :func:`sweep`, :class:`Sweep`, :class:`SweepGrid`             ``lab/sweep.rs``
-``workbench``     :class:`Workbench` (the browser lab's controls)               ``lab/workbench.rs``
-``descent``       :func:`descent`, :class:`Arm`, :class:`Descent`               ``experiments/descent.rs``
-``hybrid``        :func:`hybrid_jacobian` and the shipped hybrid systems        ``experiments/hybrid.rs``
-``check``         :func:`check_gradient`, :func:`check_fixture`,                ``check/``
-                  :class:`Receipt`, :func:`conditioning`
-``quadruped``     :func:`quadruped`, :func:`quadruped_rollout`                  ``experiments/quadruped/``
-================  =========================================================  ===========================
+- ``routes``: :class:`Drop`, :class:`Route`, :func:`exact`, :func:`fixed`, :func:`corrected`,
+  :func:`flow`, :func:`tolerance`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
+- ``readouts``: :class:`Fit`, :class:`Blame`, :class:`Refinement`, :func:`step_stability` and
+  the other readouts (``lab/readout.rs``)
+- ``sweep``: :func:`sweep`, :class:`Sweep`, :class:`SweepGrid` (``lab/sweep.rs``)
+- ``workbench``: :class:`Workbench`, the browser lab's controls (``lab/workbench.rs``)
+- ``descent``: :func:`descent`, :class:`Arm`, :class:`Descent` (``experiments/descent.rs``)
+- ``hybrid``: :func:`hybrid_jacobian` and the shipped systems (``experiments/hybrid.rs``)
+- ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
+  :func:`conditioning` (``check/``)
+- ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (``experiments/quadruped/``)
 
 Every default a signature shows comes from the core: :func:`defaults`.
 
