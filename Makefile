@@ -4,27 +4,39 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm wasm-test py lab test lint bench bench-lab fuzz clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-lab bench-study fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
 
-bootstrap: ## install what is missing (apt toolchain, wasm-bindgen-cli, .venv); fast no-op otherwise
+bootstrap: ## install what is missing (apt toolchain, chromium, wasm-bindgen-cli, .venv); fast no-op otherwise
 	@scripts/bootstrap.sh
 
 wasm: ## build the wasm32 crate (Debian toolchain) and run wasm-bindgen into web/pkg and target/wasm/node-pkg
 	@scripts/wasm.sh
 
-wasm-test: ## run crates/ferromotion-wasm's wasm_bindgen_test tests under Node
-	@scripts/wasm.sh test
-
 py: ## build the PyO3 extension into .venv (maturin develop --release)
 	@scripts/py.sh
 
-lab: ## install what is missing, build the web lab, serve web/ on 127.0.0.1:PORT (default 8000)
-	@scripts/bootstrap.sh
+lab: ## install the wasm toolchain if missing, build the web lab, serve web/ on 127.0.0.1:PORT (default 8000)
+	@scripts/bootstrap.sh lab
 	@scripts/wasm.sh
 	@PORT=$(PORT) scripts/lab.sh
+
+site: ## the lab as one static folder, dist/site/, to copy to any host under any sub-path
+	@scripts/bootstrap.sh lab
+	@scripts/wasm.sh
+	@scripts/site.sh
+
+dist: ## the wheel (abi3, manylinux2014, lab inside; auditwheel-checked) and the sdist, into dist/
+	@scripts/bootstrap.sh lab
+	@scripts/wasm.sh
+	@scripts/dist.sh
+
+dist-test: ## make dist, then pip-install the wheel in a fresh venv (no Rust on PATH) and drive its lab in Chromium
+	@$(MAKE) --no-print-directory dist
+	@scripts/bootstrap.sh
+	@.venv/bin/python -m pytest tests/test_dist.py -m dist -q
 
 test: ## every test: fmt, clippy, cargo test, wasm + Node golden parity, maturin, pytest
 	@scripts/test.sh
@@ -39,11 +51,14 @@ bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and
 	@scripts/wasm.sh
 	@.venv/bin/python benches/lab_bench.py
 
+bench-study: ## fm.study on Dask: a 10,000-point drop and a 24-point quadruped study at 1 and 2 workers, estimate for 100
+	@.venv/bin/python benches/study_bench.py
+
 fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), Python (FUZZ_PY_CASES/test, 10000), wasm (FUZZ_WASM_CALLS, 300000)
 	@scripts/fuzz.sh
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean
-	rm -rf web/pkg dist .pytest_cache
+	rm -rf web/pkg dist python/ferromotion/lab .pytest_cache
 	rm -f python/ferromotion/_core*.so
 	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -7,8 +7,9 @@ event's timestamp to the moment every readout, the error plot's marker, the hint
 checklist and the panels are written and the page's style and layout recomputed
 (``window.ferromotionLab.timings`` with ``forceLayout`` set, see web/js/ui.js); this script
 only collects them. Printed: p50, p95 and max per setting, at dt, dt/10 and
-dt/100 with the tolerance route off and on (rtol 1e-11, no event location: the lab's
-default), and the median of the part spent in the core's readout ("core p50"). The machine's
+dt/100 with the tolerance route off and on (rtol 1e-11, no event location: the library's
+default, kept so runs compare across versions; the lab itself opens at 1e-12, see
+lab/workbench.rs `LAB_RTOL`), and the median of the part spent in the core's readout ("core p50"). The machine's
 load average is printed too: other processes on a small machine move these numbers. Targets (docs/model.md §10, issue 3): p95 < 16 ms at dt with the tolerance route off,
 < 100 ms at dt/100.
 

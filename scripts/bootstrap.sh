@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Install whatever the build and the tests need and is missing; a fast no-op when all is there.
+#   scripts/bootstrap.sh lab   only what building the lab needs (`make lab`, `make site`, `make dist`):
+#                              the wasm32 toolchain and wasm-bindgen-cli
+#   scripts/bootstrap.sh       everything (`make test`):
 #   - Debian packages: the wasm32 toolchain (rustc-web, rust-web-src, lld-19, cargo-web),
 #     chromium (headless browser tests, driven by Python playwright), nodejs (if absent)
 #   - rustup components rustfmt and clippy
@@ -11,9 +14,18 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
+PART="${1:-all}"
+case "$PART" in
+    lab|all) ;;
+    *) echo "bootstrap: unknown part '$PART' (lab, or nothing for all)" >&2; exit 2 ;;
+esac
+
 # --- Debian packages ---------------------------------------------------------------------
-APT_PACKAGES=(rustc-web rust-web-src lld-19 cargo-web chromium)
-command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
+APT_PACKAGES=(rustc-web rust-web-src lld-19 cargo-web)
+if [ "$PART" = all ]; then
+    APT_PACKAGES+=(chromium)
+    command -v node >/dev/null 2>&1 || APT_PACKAGES+=(nodejs)
+fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -37,19 +49,30 @@ fi
 # `cargo fmt/clippy --version` fail through the rustup proxy when the component is missing.
 # The machine's rustup toolchain ships both; `rustup component add` downloads from rustup's own
 # server, which is not one of the package registries and may be unreachable from here.
-cargo fmt --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add rustfmt"; rustup component add rustfmt; }
-cargo clippy --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add clippy"; rustup component add clippy; }
+if [ "$PART" = all ]; then
+    cargo fmt --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add rustfmt"; rustup component add rustfmt; }
+    cargo clippy --version >/dev/null 2>&1 || { echo "bootstrap: rustup component add clippy"; rustup component add clippy; }
+fi
 
 # --- wasm-bindgen-cli --------------------------------------------------------------------
 WB_VERSION="$(wasm_bindgen_version)"
 if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSION" ]; then
-    echo "bootstrap: cargo install wasm-bindgen-cli --version =$WB_VERSION (takes ~3 min on 2 cores)"
+    echo "bootstrap: cargo install wasm-bindgen-cli --version =$WB_VERSION (the longest step of a fresh machine)"
     # No --locked: the CLI's published Cargo.lock pins webpki-roots 1.0.11, which the crates.io
     # index reachable here lacks (newest there: 1.0.10), so `--locked` fails; a fresh resolve works.
-    cargo install wasm-bindgen-cli --version "=$WB_VERSION"
+    # --no-default-features drops the TLS stack (rustls, ring's C code): only wasm-bindgen-test-runner
+    # talks to a remote WebDriver over https, and we never run it. opt-level 1 compiles much faster
+    # and still processes our ~0.5 MB wasm in well under a second. (No registry we can reach ships a
+    # prebuilt wasm-bindgen-cli: npm and PyPI have no such package, and wasm-pack's npm package
+    # downloads its binaries from GitHub at install time.)
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "=$WB_VERSION" --no-default-features
 fi
 
 # --- Python venv -------------------------------------------------------------------------
+if [ "$PART" = lab ]; then
+    echo "bootstrap: ok (lab)"
+    exit 0
+fi
 if [ ! -x "$PY" ]; then
     echo "bootstrap: python3 -m venv .venv"
     "${PYTHON:-python3}" -m venv "$VENV"

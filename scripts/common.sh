@@ -24,6 +24,15 @@ WASM_RUSTDOC=/usr/bin/rustdoc
 WASM_LINKER=wasm-ld-19
 # Separate target dir: the two compilers would otherwise keep invalidating each other's artefacts.
 WASM_TARGET_DIR="$ROOT/target/wasm"
+# The wasm build's intermediates (std rebuilt for wasm32 by -Zbuild-std, the dependencies) in one
+# cache per user, shared by every checkout on the machine (cargo's build.build-dir): a fresh clone
+# recompiles only our two crates. Cargo locks it, so concurrent builds wait for each other.
+# Final artefacts stay in WASM_TARGET_DIR. FERROMOTION_WASM_CACHE=off keeps it all in the checkout.
+case "${FERROMOTION_WASM_CACHE:-}" in
+    off) WASM_BUILD_DIR="$WASM_TARGET_DIR" ;;
+    "") WASM_BUILD_DIR="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ferromotion/wasm-build" ;;
+    *) WASM_BUILD_DIR="$FERROMOTION_WASM_CACHE" ;;
+esac
 
 # The wasm-bindgen CLI version must equal the `wasm-bindgen` crate version in Cargo.lock
 # (the workspace pins `wasm-bindgen = "=0.2.130"`). Read it from the lock when there is one.

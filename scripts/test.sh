@@ -11,12 +11,9 @@ step "bootstrap (install what is missing)" "$S/bootstrap.sh"
 "$S/lint.sh"   # cargo fmt --all --check; cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test --release" cargo test --release
 
-# WASM: build (Debian toolchain), its wasm_bindgen_test tests under Node, then golden parity:
-# the native core's dump against the same scenes run through the nodejs wasm build.
+# WASM: build (Debian toolchain), then golden parity: the native core's dump against the same
+# scenes run through the nodejs wasm build (the wasm boundary's tests are these Node scripts).
 step "wasm build + wasm-bindgen (make wasm)" "$S/wasm.sh"
-if [ -d crates/ferromotion-wasm/tests ]; then
-    step "wasm-bindgen-test under Node (make wasm-test)" "$S/wasm.sh" test
-fi
 golden_dump() {
     mkdir -p target/golden
     # The example prints JSON on stdout; write via a temp file so a failure leaves no partial file.

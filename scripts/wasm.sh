@@ -2,9 +2,7 @@
 # Build crates/ferromotion-wasm for wasm32-unknown-unknown with Debian's rustc-web toolchain
 # (rustup has no wasm32 target here), then generate the JS bindings:
 #   web/pkg/              --target web     (the lab, served by scripts/lab.sh)
-#   target/wasm/node-pkg/ --target nodejs  (the Node golden-parity test)
-# `scripts/wasm.sh test` instead runs the crate's wasm_bindgen_test tests under Node
-# (wasm-bindgen-test-runner ships with wasm-bindgen-cli).
+#   target/wasm/node-pkg/ --target nodejs  (the Node tests in tests/golden/: parity, step cap, fuzz)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -16,8 +14,7 @@ set -euo pipefail
 wasm_cargo() {
     RUSTC="$WASM_RUSTC" RUSTDOC="$WASM_RUSTDOC" RUSTC_BOOTSTRAP=1 \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$WASM_LINKER" \
-    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    CARGO_TARGET_DIR="$WASM_TARGET_DIR" \
+    CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_BUILD_BUILD_DIR="$WASM_BUILD_DIR" \
         "$WASM_CARGO" "$@" -p ferromotion-wasm --target wasm32-unknown-unknown \
         -Zbuild-std=std,panic_abort --release
 }
@@ -25,13 +22,6 @@ wasm_cargo() {
 for tool in "$WASM_CARGO" "$WASM_RUSTC" "$WASM_LINKER" wasm-bindgen; do
     command -v "$tool" >/dev/null 2>&1 || { echo "wasm: $tool not found; run 'make bootstrap'" >&2; exit 1; }
 done
-
-if [ "${1:-}" = "test" ]; then
-    # --tests skips doctests: running them for wasm32 needs unstable rustdoc cross-compilation;
-    # the native `cargo test` runs them.
-    wasm_cargo test --tests
-    exit 0
-fi
 
 wasm_cargo build
 

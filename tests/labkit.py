@@ -11,14 +11,13 @@ each test module gets its own server and browser (a session-wide one would be im
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from ferromotion.labserver import lab_server
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,12 +37,17 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 800}
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    # instantiateStreaming needs the right type; don't rely on the host's mime.types.
-    extensions_map = {".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript"}
-
-    def log_message(self, format: str, *args: object) -> None:  # keep pytest output clean
-        pass
+def serve(root: Path):
+    """Serve ``root`` on 127.0.0.1 (an ephemeral port) with the lab's own server (the one behind
+    `ferromotion lab` and `make lab`) in a thread; yields the base URL."""
+    server = lab_server(root, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +55,7 @@ def lab() -> str:
     """Base URL of the lab served from web/ on 127.0.0.1 (an ephemeral port)."""
     if not (WEB / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
         pytest.fail("web/pkg/ is missing: run `make wasm` to build the WebAssembly core first")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(WEB)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serve(WEB)
 
 
 @pytest.fixture(scope="module")

@@ -122,3 +122,38 @@ def test_every_request_stayed_on_127_0_0_1(page: Page, app_url: str) -> None:
     assert not off_host, f"requests left 127.0.0.1 (the app must work offline): {off_host}"
     assert any(u.startswith("ws://127.0.0.1:") for u in requests), "the app talks to its server over a websocket"
     assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (375, 800)], ids=["desktop", "phone"])
+def test_the_layout_follows_the_window(page: Page, app_url: str, width: int, height: int) -> None:
+    """The figure takes the window's width (no fixed 900 px), nothing scrolls sideways, and the
+    slider (labelled in k, not log10 k) and the whole plot are on the first screen, phone included."""
+    context = page.context.browser.new_context(viewport={"width": width, "height": height})  # type: ignore[union-attr]
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    try:
+        pg.goto(app_url)
+        expect(pg.get_by_text("gradient error (fixed)")).to_be_visible(timeout=TIMEOUT_MS)
+        canvas = pg.locator(".bk-Canvas canvas, canvas").first
+        expect(canvas).to_be_visible(timeout=TIMEOUT_MS)
+        pg.wait_for_timeout(500)  # let Bokeh finish sizing the figure to the window
+        assert pg.evaluate("document.documentElement.scrollWidth") <= width
+        plot = pg.locator(".bk-Canvas, canvas").first.bounding_box()
+        assert plot is not None
+        assert plot["x"] >= 0 and plot["x"] + plot["width"] <= width + 1, plot
+        assert plot["width"] >= 0.6 * min(width, 1000), plot  # it fills the column, not a fixed size
+        assert plot["y"] + plot["height"] <= height, f"the plot ends below the first screen: {plot}"
+        slider = pg.locator(".noUi-handle").first
+        box = slider.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= height
+        expect(pg.get_by_text("1.0e6 N/m").first).to_be_visible()
+        slider.focus()
+        for _ in range(10):
+            pg.keyboard.press("ArrowRight")
+        expect(pg.get_by_text("1.0e7 N/m").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(pg.locator("tr", has=pg.locator("th", has_text="setting")).first).to_contain_text(
+            "k = 1.00e+07 N/m", timeout=TIMEOUT_MS)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(SCREENSHOTS / f"panel_app_{width}.png"))
+    finally:
+        context.close()

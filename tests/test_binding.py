@@ -326,7 +326,7 @@ def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
 @pytest.mark.parametrize("module", [
     "ferromotion", "ferromotion._common", "ferromotion.routes", "ferromotion.readouts", "ferromotion.sweep",
     "ferromotion.workbench", "ferromotion.descent", "ferromotion.hybrid", "ferromotion.check", "ferromotion.quadruped",
-    "ferromotion.cli", "ferromotion.plot", "ferromotion.app",
+    "ferromotion.cli", "ferromotion.plot", "ferromotion.app", "ferromotion.study",
 ])
 def test_docstring_examples_run(module: str) -> None:
     mod = importlib.import_module(module)

@@ -102,7 +102,7 @@ def test_every_control_works_from_the_keyboard(page: Page, lab: str) -> None:
     expect(page.locator("#tolerance")).to_be_checked()
     assert "rollouts" in readout(page, "cost-tolerance")
     page.locator("#rtol").focus()
-    press(page, "ArrowUp")  # 1e-11 -> 1e-8
+    press(page, "ArrowUp", 2)  # the default 1e-12 -> 1e-11 -> 1e-8
     assert page.locator("#rtol").input_value() == "1e-8"
     assert "rtol = 1e-8" in readout(page, "tolerance-detail")
     page.locator("#events").focus()

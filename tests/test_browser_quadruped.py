@@ -56,7 +56,8 @@ class NodeReport:
     def __init__(self, config: dict) -> None:
         if shutil.which("node") is None or not NODE_PKG.is_file():
             pytest.fail("the Node build is missing: run `make wasm` (it writes target/wasm/node-pkg/)")
-        script = f"process.stdout.write(require({json.dumps(str(NODE_PKG))}).quadrupedJson(process.argv[1]))"
+        # The report crosses as a JS value; JSON.stringify writes a NaN as null, as serde_json does.
+        script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(NODE_PKG))}).quadruped(JSON.parse(process.argv[1]))))"
         self._proc = subprocess.Popen(["node", "-e", script, json.dumps(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self._value: dict | None = None
 

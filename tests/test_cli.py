@@ -193,12 +193,21 @@ def test_output_to_a_closed_pipe_is_not_a_traceback() -> None:
 # --- check ----------------------------------------------------------------------------------
 
 
-def test_check_list_names_the_fixtures() -> None:
+def test_check_list_says_what_each_fixture_checks() -> None:
     import ferromotion as fm
 
     p = run("check", "--list")
     assert p.returncode == 0, p.stderr
-    assert tuple(p.stdout.split()) == fm.FIXTURES
+    names = tuple(line for line in p.stdout.splitlines() if line and not line.startswith(" "))
+    assert names == fm.FIXTURES
+    blocks = p.stdout.split("\n")
+    for name in fm.FIXTURES:
+        i = blocks.index(name)
+        checks, against, verdict = (line.strip() for line in blocks[i + 1:i + 4])
+        r = fm.check_fixture(name)
+        assert checks.startswith("checks: ") and r.objective["name"] in checks and r.objective["units"] in checks
+        assert against.startswith("claimed gradient: ") and r.objective["route"] in against
+        assert verdict == f"verdict: {r.verdict} ({r.why})"
 
 
 @pytest.mark.parametrize("fixture, status, verdict", [

@@ -176,3 +176,24 @@ def test_listens_on_loopback_only(fake_url: str) -> None:
     assert fake_url.startswith("http://127.0.0.1:")
 
 
+
+
+def test_make_lab_runs_the_same_server_without_the_package(fake_lab: Path) -> None:
+    """scripts/lab.sh (`make lab`) runs labserver.py as a script with python3 -I: no venv, no compiled
+    core, and the same hardened handler."""
+    script = ROOT / "python" / "ferromotion" / "labserver.py"
+    lab_sh = (ROOT / "scripts" / "lab.sh").read_text()
+    assert "python/ferromotion/labserver.py" in lab_sh
+    proc = subprocess.Popen([sys.executable, "-I", str(script), "--dir", str(fake_lab), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        err = proc.stderr.read() if proc.poll() is not None else ""  # type: ignore[union-attr]
+        assert line.startswith("ferromotion lab: serving"), (line, err)
+        url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
+        assert get(url, "/pkg/ferromotion_wasm_bg.wasm")[1] == "application/wasm"
+        for target in TRAVERSALS:
+            status, _, body = get(url, target)
+            assert status in (400, 404) and SECRET.encode() not in body, target
+    finally:
+        assert stop(proc) == 0

@@ -31,7 +31,7 @@ EXPECTED_TEXT = {
 
 def test_the_notebooks_exist() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01_stiffness_sweep.ipynb", "02_blame_split.ipynb",
-                                           "03_qualify_your_gradient.ipynb"]
+                                           "03_qualify_your_gradient.ipynb", "05_study_at_scale.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

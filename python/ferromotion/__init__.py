@@ -134,6 +134,9 @@ __all__ = [
     "StepDoesNotDivide",
     "StepSizeUnderflow",
     "step_stability",
+    "study",
+    "Study",
+    "StudyError",
     "sweep",
     "Sweep",
     "SweepBlame",
@@ -147,3 +150,5 @@ __all__ = [
     "WarmStartedDrop",
     "Workbench",
 ]
+
+from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)

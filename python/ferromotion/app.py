@@ -1,10 +1,11 @@
 """The bench as a Panel app: the browser lab's controls and readouts, driven from Python.
 
-A stiffness slider (log10 k from 2 to 8), the three step buttons (dt, dt/10, dt/100), a
-switch for the tolerance route (with its rtol and event location), every readout of the
-core's bench, the blame split, and the log-log plot of error against k with the current
-k marked and the wrong-sign band shaded. Every number comes from :class:`ferromotion.Workbench`;
-this module only lays them out.
+A stiffness slider (k from 1e2 to 1e8 N/m, moving in tenths of a decade), the log-log plot right
+under it (so that on a phone both fit on the first screen), the three step buttons (dt, dt/10,
+dt/100), a switch for the tolerance route (with its rtol and event location), every readout of
+the core's bench and the blame split. The plot shows error against k with the current k marked
+and the wrong-sign band shaded. Everything stretches to the window's width (up to 1000 px).
+Every number comes from :class:`ferromotion.Workbench`; this module only lays them out.
 
 Serve it with ``ferromotion app`` (127.0.0.1, offline: Panel and Bokeh send their own
 JavaScript and CSS from the local server, nothing from a CDN), or build it in a notebook::
@@ -28,9 +29,13 @@ from .plot import MARK_NAME
 # Every default shown comes from the core (`fm.defaults()`).
 DEFAULTS = fm.defaults()
 
-# The lab's slider range, log10 of N/m, and its resolution.
+# The lab's slider range, log10 of N/m, and its resolution. The slider moves log10 k but shows k.
 LOG10_K_RANGE = (2.0, 8.0)
 LOG10_K_STEP = 0.1
+# The slider's value as the learner reads it: k in N/m (Bokeh formats it in the browser).
+K_FORMAT_JS = "return Math.pow(10, tick).toExponential(1).replace('e+', 'e') + ' N/m';"
+# The plot's height in px; its width follows the window.
+PLOT_HEIGHT = 380
 # Stiffnesses of the plot's curve: 4 per decade over the slider's range.
 CURVE_PER_DECADE = 4
 # The tolerance route's rtol choices; the default is the core's (the anchor's 1e-11).
@@ -66,10 +71,15 @@ def _rows(rows: List[Tuple[str, str]]) -> str:
     return f"<div role='status' aria-live='polite'><table class='fm-readouts'>{body}</table></div>"
 
 
+# The core's three sign states (readout.rs `Sign`).
+_SIGN = {"right": "RIGHT SIGN", "wrong": "<strong>WRONG SIGN</strong>",
+         "right_far_off": "RIGHT SIGN, FAR OFF (gradient error at least the exact answer's size)"}
+
+
 def _route_line(name: str, row: Dict[str, Any]) -> str:
     e = row["errors"]
-    sign = "RIGHT SIGN" if e["right_sign"] else "<strong>WRONG SIGN</strong>"
-    text = (f"gradient error {_num(e['gradient'])}; forward error {_num(e['forward'])} {e['forward_unit']}; "
+    sign = _SIGN[e["sign"]]
+    text = (f"gradient error {_num(e['gradient'])}; forward error |dy| {_num(e['dy'])} m; "
             f"dv(T)/dy0 = {_num(e['dv_dy0'], 4)}: {sign}")
     return f"<span class='fm-{name}'>{text}</span>"
 
@@ -78,13 +88,12 @@ def readouts_html(r: Dict[str, Any]) -> str:
     """The bench's readouts (a ``Workbench.readout()`` dict) as an HTML table."""
     ex, fx, co = r["exact"], r["fixed"], r["corrected"]
     fe = fx["errors"]
-    headline = f"{_num(fe['forward'])} {fe['forward_unit']}"
     rows = [
         ("setting", f"k = {r['k']:.2e} N/m, dt = {r['dt']:.0e} s, k·dt²/m = {_num(r['k_dt2'])}"),
-        ("forward error (fixed)", f"{headline} (|dy| = {_num(fe['dy'])} m, |dv| = {_num(fe['dv'])} m/s)"),
+        ("forward error (fixed)", f"|dy| = {_num(fe['dy'])} m (beside it |dv| = {_num(fe['dv'])} m/s)"),
         ("gradient error (fixed)", f"{_num(fe['gradient'])} (max|J - J_exact| / max|J_exact|)"),
         ("sign line", f"dv(T)/dy0: fixed {_num(fe['dv_dy0'], 4)} vs exact {_num(fe['dv_dy0_exact'], 4)}: "
-                      + ("RIGHT SIGN" if fe["right_sign"] else "<strong>WRONG SIGN</strong>")),
+                      + _SIGN[fe["sign"]]),
         ("divergence exponent", f"{r['exponent']['slope']:.3f} (R² = {r['exponent']['r2']:.3f}, "
                                 f"{r['exponent']['points']} points, k = 1e4..1e8 at dt = {r['dt']:.0e} s)"),
         ("dt refinement", f"×{r['refinement']['ratio_10']:#.3g} at dt/10, ×{r['refinement']['ratio_100']:#.3g} "
@@ -104,7 +113,7 @@ def readouts_html(r: Dict[str, Any]) -> str:
         flags.append("lands on the exact answer" if t["lands"] else "does not land on the exact answer")
         rows.append(("tolerance route", _route_line("tolerance", t)))
         rows.append(("tolerance cost", f"{t['cost']['force_evals']} force evaluations over {t['cost']['rollouts']} "
-                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's "
+                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's at the base dt "
                                        f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}); "
                                        + "; ".join(flags)))
     e_k = r["restitution_at_k"]
@@ -137,7 +146,11 @@ def blame_html(r: Dict[str, Any]) -> str:
 _CSS = """
 .fm-readouts { border-collapse: collapse; font-size: 14px; }
 .fm-readouts th { text-align: left; padding: 3px 12px 3px 0; font-weight: 600; vertical-align: top; white-space: nowrap; }
-.fm-readouts td { padding: 3px 0; }
+.fm-readouts td { padding: 3px 0; overflow-wrap: anywhere; }
+@media (max-width: 600px) {
+  .fm-readouts { font-size: 13px; }
+  .fm-readouts th { white-space: normal; min-width: 6em; padding-right: 8px; }
+}
 """
 
 
@@ -152,9 +165,12 @@ class BenchApp:
         self.workbench = fm.Workbench(drop, k=k, dt=dt)
         self._curves: Dict[Tuple[Any, ...], Any] = {}
         base = self.workbench.base_dt
+        from bokeh.models import CustomJSTickFormatter
+
         self.slider = pn.widgets.FloatSlider(
-            **_label(pn, "stiffness: log10 k (k in N/m)"), start=LOG10_K_RANGE[0], end=LOG10_K_RANGE[1],
+            **_label(pn, "stiffness k"), start=LOG10_K_RANGE[0], end=LOG10_K_RANGE[1],
             step=LOG10_K_STEP, value=round(math.log10(k), 1), sizing_mode="stretch_width",
+            format=CustomJSTickFormatter(code=K_FORMAT_JS),
         )
         self._dt_labels = {f"dt = {base:g} s": 1, f"dt/10 = {base / 10:g} s": 10, f"dt/100 = {base / 100:g} s": 100}
         self.dt_buttons = pn.widgets.RadioButtonGroup(
@@ -167,28 +183,32 @@ class BenchApp:
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.readouts = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
         self.blame = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
-        self.plot = pn.pane.Bokeh(None)
+        self.plot = pn.pane.Bokeh(None, sizing_mode="stretch_width")
         self.slider.param.watch(self._on_k, "value")
         self.dt_buttons.param.watch(self._on_controls, "value")
         self.tolerance_switch.param.watch(self._on_controls, "value")
         self.rtol.param.watch(self._on_controls, "value")
         self.events.param.watch(self._on_controls, "value")
+        # Slider, then the plot it moves, then the other controls: on a 375 px phone the plot's
+        # top half is on the first screen with the slider. Rows wrap instead of overflowing.
         self.layout = pn.Column(
             pn.pane.Markdown(
                 "## Ferromotion bench\n"
                 "A point mass dropped from 1 m bounces once before T = 0.8 s. Move the stiffness and watch "
                 "what a fixed-step simulator's gradient does against the exact answer.",
-                sizing_mode="stretch_width",
+                sizing_mode="stretch_width", margin=(0, 10),
             ),
             self.slider,
-            pn.Row(pn.pane.Markdown("**fixed step**", width=90), self.dt_buttons),
-            pn.Row(self.tolerance_switch, self.rtol, self.events),
+            self.plot,
+            pn.FlexBox(pn.pane.Markdown("**fixed step**", width=90), self.dt_buttons,
+                       flex_wrap="wrap", align_items="center", sizing_mode="stretch_width"),
+            pn.FlexBox(self.tolerance_switch, self.rtol, self.events,
+                       flex_wrap="wrap", align_items="center", sizing_mode="stretch_width"),
             self.status,
             pn.pane.Markdown("### Readouts"),
             self.readouts,
             pn.pane.Markdown("### Blame split"),
             self.blame,
-            self.plot,
             sizing_mode="stretch_width",
             max_width=1000,
         )
@@ -205,7 +225,11 @@ class BenchApp:
         key = (c["dt"], c["tolerance"], c["rtol"], c["events"])
         if key not in self._curves:
             s = self.workbench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
-            self._curves[key] = s.plot(mark_k=self.workbench.k, width=900, height=460)
+            fig = s.plot(mark_k=self.workbench.k, height=PLOT_HEIGHT)
+            fig.sizing_mode = "stretch_width"  # the window's width, not a fixed 720 px
+            fig.min_width = 280
+            fig.legend[0].ncols = 1  # one entry per line: two side by side overflow a phone's width
+            self._curves[key] = fig
         return self._curves[key]
 
     def _refresh(self, new_plot: bool) -> None:

@@ -8,11 +8,11 @@
 - ``ferromotion descent`` runs gradient descent through one impact with each gradient arm
   and prints the per-arm table (``--json`` for everything, paths and landscape included).
 - ``ferromotion check FIXTURE`` runs the gradient check of one of the core's fixtures and prints
-  its one-line summary (``--json`` the whole receipt, ``--out FILE`` writes it); ``--list`` names
-  the fixtures.
+  its one-line summary (``--json`` the whole receipt, ``--out FILE`` writes it); ``--list`` says
+  what each fixture checks and the verdict it reaches.
 - ``ferromotion quadruped`` runs the quadruped's two-axis comparison (rigid against penalty contact
   over stiffness) and prints the table (``--json`` for the report without trajectories).
-- ``ferromotion lab`` serves the built browser lab (``web/``) on 127.0.0.1.
+- ``ferromotion lab`` serves the browser lab (shipped in the package; a checkout's ``web/``) on 127.0.0.1.
 - ``ferromotion app`` serves the Panel app (the same bench, driven from Python) on 127.0.0.1.
 
 Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM; for ``check``:
@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import http.server
 import json
 import math
 import os
-import signal
 import sys
-import urllib.parse
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import ferromotion as fm
+
+from . import labserver
+from .labserver import ServerError as _ServerError
 
 # Every default shown comes from the core (`fm.defaults()`).
 DEFAULTS = fm.defaults()
@@ -142,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("fixture", nargs="?", choices=fm.FIXTURES, metavar="FIXTURE",
                        help="the fixture to check (see --list)")
-    check.add_argument("--list", action="store_true", help="name the fixtures, one per line, and exit")
+    check.add_argument("--list", action="store_true",
+                       help="list the fixtures: what each checks, against which gradient, and its verdict; then exit")
     check.add_argument("--json", action="store_true", help="print the whole receipt as JSON instead of the summary")
     check.add_argument("--out", type=Path, metavar="FILE", help="also write the receipt's JSON to FILE")
     check.add_argument("--seed", type=_whole, default=DEFAULTS["check"]["seed"], metavar="N",
@@ -177,17 +178,19 @@ def _parser() -> argparse.ArgumentParser:
 
     lab = sub.add_parser(
         "lab",
-        help="serve the browser lab (web/) on 127.0.0.1",
+        help="serve the browser lab on 127.0.0.1",
         description=(
-            "Serve the built browser lab on 127.0.0.1 and print its URL. Only files inside the lab's "
-            "directory are served (.wasm as application/wasm); build it first with `make wasm` "
-            "(or `make lab`, which builds and serves). Stop with Ctrl-C."
+            "Serve the browser lab on 127.0.0.1 and print its URL: the lab shipped inside this package, or, "
+            "when the package runs from a ferromotion checkout, that checkout's web/ (build it with `make wasm`, "
+            "or `make lab`, which builds and serves). Only files inside the lab's directory are served "
+            "(.wasm as application/wasm). Stop with Ctrl-C."
         ),
     )
     lab.add_argument("--port", type=_port, default=8000, metavar="N",
                      help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
     lab.add_argument("--dir", type=Path, default=None, metavar="PATH",
-                     help="the lab's directory (default: web/ of this checkout)")
+                     help="the lab's directory (default: a checkout's web/ when run from one, else the "
+                          "lab inside the package)")
     lab.add_argument("--verbose", action="store_true", help="log every request to stderr")
     lab.set_defaults(func=_lab)
 
@@ -205,6 +208,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
     app.add_argument("--show", action="store_true", help="open the app in the default browser")
     app.set_defaults(func=_app)
+    from ferromotion.study import add_parser as add_study  # `ferromotion study` lives in study.py
+    add_study(sub)
     return parser
 
 
@@ -389,9 +394,28 @@ EXIT_REFUSED = 4
 _EXIT = {"verified": 0, "not-verified": EXIT_NOT_VERIFIED, "refused": EXIT_REFUSED}
 
 
+def _fixture_list(args: argparse.Namespace) -> str:
+    """Per fixture: the objective, the gradient under test and how it was produced, and the
+    verdict it reaches with these options. Every word comes from the core's receipt (the check
+    runs: about a second for all of them), so the list cannot drift from what `check` does."""
+    blocks = []
+    for name in fm.FIXTURES:
+        r = fm.check_fixture(name, seed=args.seed, directions=args.directions, tol=args.tol)
+        o = r.objective
+        setting = ", ".join(f"{k} = {v:g}" for k, v in o["tolerances"])
+        blocks.append(
+            f"{name}\n"
+            f"    checks: the gradient of {o['name']} ({o['units']}) with respect to the {o['description']}\n"
+            f"    claimed gradient: {o['route']} (integrator: {o['integrator']}"
+            + (f"; {setting}" if setting else "") + "), against central differences of the objective\n"
+            f"    verdict: {r.verdict} ({r.why})"
+        )
+    return "\n".join(blocks)
+
+
 def _check(args: argparse.Namespace) -> int:
     if args.list:
-        print("\n".join(fm.FIXTURES))
+        print(_fixture_list(args))
         return 0
     if args.fixture is None:
         args.subparser.error("name a FIXTURE, or pass --list")  # exits with status 2
@@ -441,140 +465,8 @@ def _quadruped(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------
 # lab
 
-# web/ of the checkout this package lives in (python/ferromotion/cli.py -> ../../web).
-_CHECKOUT_WEB = Path(__file__).resolve().parents[2] / "web"
-# What `make wasm` writes into web/pkg/ and the lab cannot run without.
-_PKG_FILES = ("ferromotion_wasm.js", "ferromotion_wasm_bg.wasm")
-
-
-class _ServerError(Exception):
-    """A server cannot start: the message says why and what to do."""
-
-
-class LabHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files from one directory and nothing outside it.
-
-    The request path is percent-decoded once; a path with a ``..`` segment, a backslash
-    or a NUL byte is refused, and what remains must resolve (symbolic links included)
-    inside the root. No directory listings. Types are set here, not read from the host's
-    mime.types: WebAssembly.instantiateStreaming needs application/wasm.
-    """
-
-    extensions_map = {
-        "": "application/octet-stream",
-        ".html": "text/html; charset=utf-8",
-        ".js": "text/javascript; charset=utf-8",
-        ".mjs": "text/javascript; charset=utf-8",
-        ".css": "text/css; charset=utf-8",
-        ".json": "application/json",
-        ".wasm": "application/wasm",
-        ".svg": "image/svg+xml",
-        ".png": "image/png",
-        ".ico": "image/x-icon",
-        ".txt": "text/plain; charset=utf-8",
-        ".ts": "text/plain; charset=utf-8",
-        ".woff2": "font/woff2",
-    }
-    root: Path = _CHECKOUT_WEB
-    verbose = False
-
-    def _target(self) -> Optional[Path]:
-        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path, errors="strict")
-        if "\\" in path or "\x00" in path:
-            return None
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        if ".." in parts:
-            return None
-        try:
-            target = self.root.joinpath(*parts).resolve(strict=True)
-        except (OSError, ValueError, RuntimeError):
-            return None
-        if target != self.root and self.root not in target.parents:
-            return None
-        if target.is_dir():
-            index = target / "index.html"
-            return index if index.is_file() else None
-        return target if target.is_file() else None
-
-    def send_head(self) -> Any:
-        try:
-            target = self._target()
-        except UnicodeDecodeError:
-            target = None
-        if target is None:
-            self.send_error(404, "not found")
-            return None
-        try:
-            f = open(target, "rb")
-        except OSError:
-            self.send_error(404, "not found")
-            return None
-        try:
-            size = os.fstat(f.fileno()).st_size
-            self.send_response(200)
-            self.send_header("Content-Type", self.guess_type(str(target)))
-            self.send_header("Content-Length", str(size))
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.end_headers()
-            return f
-        except BaseException:
-            f.close()
-            raise
-
-    def list_directory(self, path: Any) -> Any:  # never list a directory
-        self.send_error(404, "not found")
-        return None
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.verbose:
-            super().log_message(format, *args)
-
-
-def lab_server(root: Path, port: int = 0, verbose: bool = False) -> http.server.ThreadingHTTPServer:
-    """A server for the lab in ``root`` on 127.0.0.1:``port`` (0: a free port), not yet
-    serving. Checks that the WebAssembly build is there."""
-    root = root.resolve()
-    if not (root / "index.html").is_file():
-        raise _ServerError(
-            f"no browser lab at {root} (index.html is missing). `ferromotion lab` serves the web/ directory of "
-            "a ferromotion checkout: run it from one (`make lab` builds and serves), or pass --dir."
-        )
-    missing = [name for name in _PKG_FILES if not (root / "pkg" / name).is_file()]
-    if missing:
-        raise _ServerError(
-            f"the lab's WebAssembly build is missing ({root / 'pkg'}: no {', '.join(missing)}): run `make wasm` "
-            "in the checkout first (or `make lab`, which builds and serves)."
-        )
-    handler = type("Handler", (LabHandler,), {"root": root, "verbose": verbose})
-    try:
-        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    except OSError as e:
-        raise _ServerError(f"cannot listen on 127.0.0.1:{port}: {e.strerror or e}") from e
-
-
-def _stop_on_sigterm() -> None:
-    """Make SIGTERM stop a server the way Ctrl-C does (exit status 0)."""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-
-
 def _lab(args: argparse.Namespace) -> int:
-    server = lab_server(args.dir if args.dir is not None else _CHECKOUT_WEB, args.port, args.verbose)
-    host, port = server.server_address[:2]
-    print(f"ferromotion lab: serving {server.RequestHandlerClass.root} at http://127.0.0.1:{port}/ "  # type: ignore[attr-defined]
-          "(Ctrl-C to stop)", flush=True)
-    _stop_on_sigterm()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return labserver.serve(args.dir, args.port, args.verbose)
 
 
 # ---------------------------------------------------------------------------------------
@@ -591,7 +483,7 @@ def _app(args: argparse.Namespace) -> int:
     def ready(url: str) -> None:
         print(f"ferromotion app: serving the Panel bench at {url} (Ctrl-C to stop)", flush=True)
 
-    _stop_on_sigterm()
+    labserver.stop_on_sigterm()
     try:
         app.serve(args.port, show=args.show, on_ready=ready)
     except KeyboardInterrupt:

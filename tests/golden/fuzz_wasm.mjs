@@ -1,7 +1,8 @@
 // Fuzz the WebAssembly boundary from Node (docs/model.md §9, issue 8): seeded random calls of every
 // export of the `--target nodejs` build, with plausible, huge, tiny, non-finite and random-bit
-// numbers and broken JSON. Property: each call returns a finite result (numbers finite, JSON
-// that parses, no NaN written as `null` inside a number array) or throws a JS `Error` carrying
+// numbers, broken JSON and malformed option objects (wrong types, unknown keys). Property: each
+// call returns a finite result (every number in the returned value or JSON finite, no `null`
+// inside a number array) or throws a JS `Error` carrying
 // the core's message, named after the core's variant (errors.rs) -- never a
 // `WebAssembly.RuntimeError` (a Rust panic is an `unreachable` trap, and a trapped instance
 // is not to be trusted again). After every error a canary call must return the same answer
@@ -125,6 +126,30 @@ function quadrupedText() {
   return chance(0.05) ? dropText() : `{${fields.join(", ")}}`;
 }
 
+/** The object a JSON text describes, or the text itself when it is not JSON (a string is
+ * not an options object: the binding must refuse it). */
+function value(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A bench's controls (the core's WorkbenchConfig) as an object: some keys, plausible or
+ * not, sometimes of the wrong type or unknown. */
+function configObject() {
+  if (chance(0.05)) return pick([null, undefined, "{}", 3, [], { k: "1e6" }, { stiffness: 1 }]);
+  const c = {};
+  if (chance(0.5)) c.drop = value(dropText());
+  if (chance(0.8)) c.k = value(token(stiffness()));
+  if (chance(0.6)) c.base_dt = value(token(step()));
+  if (chance(0.3)) c.dt_divisor = pick([1, 10, 100, 0, 3, -1, 2 ** 40, NaN, "10"]);
+  if (chance(0.3)) c.tolerance = chance(0.8) ? chance(0.5) : "yes";
+  if (chance(0.3)) c.tolerance_options = { rtol: number(1e-12, 1e-3), events: chance(0.5) };
+  return c;
+}
+
 // --- the calls -------------------------------------------------------------------------------
 let lastArgs = [];
 /** Call `fn` with `args`, remembered for the failure report. */
@@ -140,11 +165,11 @@ const benches = [];
 const history = new Map();
 function bench() {
   if (benches.length === 0 || (benches.length < 3 && chance(0.05))) {
-    const scenario = chance(0.3) ? undefined : scenarioText();
-    lastArgs = [scenario];
-    const b = new wasm.Workbench(scenario); // may throw: counted as an error
+    const config = chance(0.3) ? undefined : configObject();
+    lastArgs = [config];
+    const b = new wasm.Workbench(config); // may throw: counted as an error
     benches.push(b);
-    history.set(b, [`new Workbench(${JSON.stringify(scenario)})`]);
+    history.set(b, [`new Workbench(${JSON.stringify(config)})`]);
     return b;
   }
   if (benches.length > 1 && chance(0.02)) {
@@ -158,26 +183,25 @@ function bench() {
 // [name, weight, call]: weights are relative call rates.
 const EXPORTS = [
   ["fixedJson", 20, () => call(wasm.fixedJson, dropText(), stiffness(), step())],
-  ["sweepJson", 10, () => call(wasm.sweepJson, dropText(), ks(), step(),
-    chance(0.5) ? undefined : number(1e-12, 1e-3), chance(0.5), chance(0.3), chance(0.3))],
   ["evaluateJson", 5, () => call(wasm.evaluateJson, scenarioText())],
   ["timeOfImpactTerm", 10, () => call(wasm.timeOfImpactTerm, number(0, 1), number(1, 30), number(1e-4, 10))],
   ["limitRestitution", 10, () => call(wasm.limitRestitution, number(0, 1))],
   ["maxSteps", 1, () => call(wasm.maxSteps)],
   ["grazeSpeed", 1, () => call(wasm.grazeSpeed)],
   ["version", 1, () => call(wasm.version)],
-  ["descentJson", 0.02, () => call(wasm.descentJson)],
-  ["quadrupedJson", 2, () => call(wasm.quadrupedJson, quadrupedText())],
+  ["descent", 0.02, () => call(wasm.descent)],
+  ["quadruped", 2, () => call(wasm.quadruped, value(quadrupedText()))],
   ["new Workbench", 3, () => bench() && undefined],
   ["Workbench.setLog10K", 10, () => method("setLog10K", number(2, 8))],
   ["Workbench.setK", 10, () => method("setK", stiffness())],
   ["Workbench.setDtDivisor", 10, () => method("setDtDivisor", pick([1, 10, 100, 0, 3, 1000, -1, 2 ** 32 - 1, 2 ** 40, NaN]))],
+  ["Workbench.setDt", 10, () => method("setDt", chance(0.5) ? pick([1e-4, 1e-5, 1e-6, 1e-3, 5e-5]) : anyNumber())],
   ["Workbench.setTolerance", 10, () => method("setTolerance", chance(0.5), number(1e-12, 1e-3), chance(0.5))],
-  ["Workbench.dropJson", 2, () => method("dropJson", )],
-  ["Workbench.readoutJson", 0.6, () => method("readoutJson", )],
-  ["Workbench.curveJson", 2, () => method("curveJson", ks())],
+  ["Workbench.config", 2, () => method("config")],
+  ["Workbench.readout", 0.6, () => method("readout")],
+  ["Workbench.curve", 2, () => method("curve", ks(), pick([undefined, null, {}, { corrected: true }, { blame: chance(0.5) }, { extra: 1 }, "x"]))],
   ["Workbench.timeOfImpactTerm", 5, () => method("timeOfImpactTerm", number(1e-4, 10))],
-  ["Workbench.hybridDropJson", 5, () => method("hybridDropJson", number(1e-4, 10))],
+  ["Workbench.hybridDrop", 5, () => method("hybridDrop", number(1e-4, 10))],
 ];
 /** Call a method of a random live bench, its arguments and the bench's history remembered. */
 function method(name, ...args) {

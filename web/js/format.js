@@ -4,11 +4,16 @@
 /** x in exponential notation without the "+": 1.0e6, 2.9e-3. */
 export const exp = (x, digits) => x.toExponential(digits).replace("e+", "e");
 
-/** About three significant figures: 0.0103, 45.5, 1,601; exponential outside [0.01, 1e4). */
+/**
+ * About three significant figures: 0.0103, 45.5, 1,601; exponential outside [0.01, 1e4).
+ * The core's non-finite numbers arrive as themselves (see sim.js): NaN prints as "not a
+ * number", ±Infinity as "∞" / "−∞"; null (the core's "none") as "n/a".
+ */
 export function num(x) {
   if (x === null || x === undefined) return "n/a";
   if (x === 0) return "0";
-  if (!Number.isFinite(x)) return String(x);
+  if (Number.isNaN(x)) return "not a number";
+  if (!Number.isFinite(x)) return x > 0 ? "∞" : "−∞";
   const a = Math.abs(x);
   let s = exp(x, 2);
   if (a >= 100 && a < 1e4) s = x.toLocaleString("en-US", { maximumFractionDigits: 0 });
@@ -24,8 +29,9 @@ export const int = (n) => n.toLocaleString("en-US");
 export const kText = (k) => `k = ${exp(k, 1)} N/m`;
 /** The fixed step as the dt buttons show it. */
 export const dtText = (dt) => `dt = ${exp(dt, 0)} s`;
-/** The sign line. */
-export const signText = (right) => (right ? "RIGHT SIGN" : "WRONG SIGN");
+/** The sign line for the core's three sign states ("right", "wrong", "right_far_off"). */
+export const signText = (sign) =>
+  ({ right: "RIGHT SIGN", wrong: "WRONG SIGN", right_far_off: "RIGHT SIGN, FAR OFF" })[sign] ?? String(sign);
 /** A blame share, or "< floor" when the core says it is below the noise floor. */
 export const share = (x, below) => (below ? `< floor (${num(x)})` : num(x));
 /** A ratio such as a cost ratio: 1.30×. */

@@ -25,20 +25,18 @@ export class Further {
   #bench;
   #background;
   #report;
-  #drop;
   #r = null;
-  #audit = new Map(); // dt -> {sweep, exponent} | "pending"
+  #audit = new Map(); // dt -> the core's Curve {sweep, exponent, wrong_sign} | "pending"
   #auditShown = null;
   #descent = null;
   #arm = 2; // fixed k=1e6 first: the interesting one
   #speed = null;
   #termCurve = null;
 
-  constructor({ bench, background, report, dropJson }) {
+  constructor({ bench, background, report }) {
     this.#bench = bench;
     this.#background = background;
     this.#report = report;
-    this.#drop = dropJson;
     this.blamePlot = new LogPlot($("blame-plot"), {
       title: "Integrator share and contact-model share against stiffness",
       xLabel: "stiffness k (N/m)", yLabel: "max |ΔJ|", xDomain: [2, 8], yClamp: [-16, 8],
@@ -96,8 +94,11 @@ export class Further {
       this.#audit.set(dt, "pending");
       $("audit-note").textContent = `Computing the audit at ${dtText(dt)} in the background…`;
       $("audit-fit").textContent = "";
+      // The bench's own controls at this step, tolerance route off: the worker builds a bench
+      // from them and asks it for the curve with the corrected route and the blame split.
+      const config = { ...this.#bench.config(), tolerance: false };
       this.#background
-        .run("sweep", { drop: this.#drop, ks: AUDIT_KS, dt, rtol: null, corrected: true, blame: true })
+        .run("curve", { config, ks: AUDIT_KS, corrected: true, blame: true })
         .then((res) => {
           if (!res.ok) {
             this.#audit.delete(dt);
@@ -123,11 +124,11 @@ export class Further {
       const b = row.blame;
       tr.append(
         cell(exp(row.k, 1)),
-        cell(`${num(e.forward)} ${e.forward_unit}`),
+        cell(`${num(e.dy)} m`),
         cell(num(e.gradient)),
         cell(signed(e.dv_dy0)),
         cell(signed(e.dv_dy0_exact)),
-        cell(signText(e.right_sign), e.right_sign ? "right" : "wrong"),
+        cell(signText(e.sign), e.sign),
         cell(num(row.corrected.errors.gradient)),
         cell(share(b.integrator_share, b.integrator_below_floor)),
         cell(share(b.contact_share, b.contact_below_floor)),

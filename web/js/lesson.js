@@ -5,15 +5,13 @@
 // formatters as the readout cards are used, so a fact and the card showing the same quantity
 // print the same digits (tests/test_browser_lesson.py checks that against the live cards).
 // Presentation only: every number comes from the core's readout through sim.js.
-import { int, num, signText, slope, times } from "./format.js";
+import { exp, int, num, signText, slope, times } from "./format.js";
 import { openWorkbench } from "./sim.js";
 
 /** The settings the text talks about: log10 k of the soft end, the stiff example and the top. */
 const SOFT = 2;
 const STIFF = 6;
 const TOP = 8;
-/** The tolerance route the text talks about: the page's default rtol, no event location. */
-const RTOL = 1e-11;
 
 /**
  * Read the facts from a fresh workbench at the spec's defaults; resolves to {name: text}, or
@@ -24,6 +22,10 @@ export async function readFacts({ report = () => {} } = {}) {
   if (!wb) return null;
   try {
     const at = (change) => (wb.apply(change) ? wb.readout() : null);
+    // The tolerance route the text talks about: the core's default rtol, no event location.
+    const config = wb.config();
+    if (!config) return null;
+    const RTOL = config.tolerance_options.rtol;
     const off = { on: false, rtol: RTOL, events: false };
     const on = { on: true, rtol: RTOL, events: false };
     const soft = at({ log10k: SOFT, divisor: 1, tolerance: on });
@@ -41,7 +43,7 @@ export async function readFacts({ report = () => {} } = {}) {
       "soft.dy": num(s.dy),
       "soft.dv": num(s.dv),
       "soft.gradient": num(s.gradient),
-      "soft.sign": signText(s.right_sign),
+      "soft.sign": signText(s.sign),
       "soft.tol_gradient": num(soft.tolerance.errors.gradient),
       "stiff.dy": num(x.dy),
       "stiff.gradient": num(x.gradient),
@@ -57,7 +59,8 @@ export async function readFacts({ report = () => {} } = {}) {
       "ref.r100": times(stiff.refinement.ratio_100),
       "top.kdt2": num(top.k_dt2),
       "top.gradient": num(top.fixed.errors.gradient),
-      "top.sign": signText(top.fixed.errors.right_sign),
+      "top.sign": signText(top.fixed.errors.sign),
+      "tol.rtol": exp(RTOL, 0),
       "tol.gradient": num(t.errors.gradient),
       "tol.lands": t.lands ? "it lands on the exact answer" : "it does not land on the exact answer",
       "tol.probe": t.probe_dependent
@@ -66,7 +69,7 @@ export async function readFacts({ report = () => {} } = {}) {
       "tol.steps": int(t.cost.steps),
       "tol.rollouts": String(t.cost.rollouts),
       "tol.evals": int(t.cost.force_evals),
-      "tol.fixed_evals": int(stiff.fixed.cost.force_evals),
+      "tol.fixed_evals": int(stiff.yardstick.cost.force_evals),
       "tol.ratio": times(t.cost_ratio),
       "blame.integrator": num(b.integrator_share),
       "blame.contact": num(b.contact_share),

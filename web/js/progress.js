@@ -265,8 +265,9 @@ export class Progress {
    * produced it; `source` names the control ("slider" for a committed slider value,
    * "slider-move" for one passed through, "dt", "tolerance", "corrected", "open").
    */
-  observe(r, { learner = false, source = "init", divisor = 1 } = {}) {
+  observe(r, { learner = false, source = "init" } = {}) {
     this.#r = r;
+    const divisor = r.dt_divisor;
     const lk = log10k(r.k);
     const wrong = !r.fixed.errors.right_sign;
     const t = this.#track;
@@ -415,9 +416,9 @@ export class Progress {
       if (n.textContent !== text) n.textContent = text;
     };
     const now = `Now: ${kText(r.k)}, ${dtText(r.dt)}`;
-    live("A", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}, ${signText(e.right_sign)}.`);
-    live("B", `${now}: forward error ${num(e.forward)} ${e.forward_unit}, gradient error ${num(e.gradient)}.`);
-    live("C", `${now}: ${signText(e.right_sign)} (fixed ${num(e.dv_dy0)} 1/s against exact ${num(e.dv_dy0_exact)} 1/s).`);
+    live("A", `${now}: forward error |dy| ${num(e.dy)} m, gradient error ${num(e.gradient)}, ${signText(e.sign)}.`);
+    live("B", `${now}: forward error |dy| ${num(e.dy)} m, gradient error ${num(e.gradient)}.`);
+    live("C", `${now}: ${signText(e.sign)} (fixed ${num(e.dv_dy0)} 1/s against exact ${num(e.dv_dy0_exact)} 1/s).`);
     const seen = [10, 100].filter((d) => this.#track.seen.has(d)).map((d) => `dt ÷ ${d}`);
     live("D", this.refinedHere(r)
       ? `${now}: you pressed both; the gradient error moved to ${times(r.refinement.ratio_10)} and ${times(r.refinement.ratio_100)} of its value at dt.`
@@ -479,11 +480,16 @@ export class Progress {
       }
       if (r.tolerance) {
         const t = r.tolerance;
-        const f = r.fixed.cost;
-        const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(f.force_evals)}: ${times(t.cost_ratio)}`;
+        // Both costs against the one yardstick, the fixed route at the base dt, whatever dt
+        // button is pressed: the tolerance route does not use the fixed step at all.
+        const y = r.yardstick;
+        const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(y.cost.force_evals)} at the base ${dtText(y.dt)}: ${times(t.cost_ratio)}`;
+        const why = t.events
+          ? "Event location is why: each rollout stops exactly at the contact switches, so the steps need not shrink to find them."
+          : `The reason is the loose tolerance (rtol = ${exp(t.rtol, 0)}), not event location, which is off.`;
         hints.push(["cost", t.cost_ratio >= 1
           ? `The tolerance curve lies low on the plot: that is accuracy, not thrift. It cost ${cost}. One rollout takes few steps, but a Jacobian from central differences needs all ${t.cost.rollouts}. The extra force evaluations pay for correctness.`
-          : `Here the tolerance route really is cheaper: ${cost}. Loose tolerances only work with event location; check the gradient error and the sign before you trust the saving.`]);
+          : `Here the tolerance route is cheaper: ${cost}. ${why} ${t.lands ? "It still lands on the exact answer." : "It does not land on the exact answer here: check the gradient error, the sign and the PROBE-DEPENDENT flag before you trust the saving."}`]);
       }
       if (r.k_dt2 >= 0.1) {
         hints.push(["unstable", `k·dt²/m = ${num(r.k_dt2)}: past this point the explicit step cannot follow the spring, so the trajectory gets worse, not better. The integrator is failing here while the spring model itself keeps improving; keep that in mind when you assign blame.`]);

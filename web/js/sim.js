@@ -1,7 +1,11 @@
 // The facade over the WebAssembly core: the only module that imports web/pkg/.
 //
-// It loads the module, owns every handle's free(), turns the core's JSON answers into
-// objects and catches every error. A caught error is reported once, as a sentence, through
+// It loads the module, owns every handle's free() and catches every error. Answers arrive
+// from the core as JS values, not JSON text: plain objects with the core's serde keys,
+// arrays, `null` where the core says "none" (an Option), and every number as a JS number.
+// Non-finite numbers keep their meaning: a NaN from the core is NaN here and ±Infinity is
+// ±Infinity (JSON text used to turn both into null); format.js prints them as "not a
+// number" and "∞", and plots.js leaves such a point out of its line. A caught error is reported once, as a sentence, through
 // the `report(sentence, kind)` callback the page passes in, and the call returns
 // null/false; nothing here throws. The core's errors arrive as JS Errors whose message is
 // the core's own and whose name is the failure's kind (InvalidParameter, Grazing, ...).
@@ -30,10 +34,12 @@ export function sentence(err) {
 }
 
 /**
- * Load the core and open a bench at the spec's defaults, or at a scenario's drop, k and
- * dt ({drop, k, dt}, SI units). Resolves to a Workbench, or to null after reporting why.
+ * Load the core and open a bench at the core's defaults, or at the controls `config` (the
+ * core's WorkbenchConfig: {drop, k, base_dt, dt_divisor, tolerance, tolerance_options}, SI
+ * units; missing keys take the defaults). Resolves to a Workbench, or to null after
+ * reporting why.
  */
-export async function openWorkbench({ report = () => {}, scenario } = {}) {
+export async function openWorkbench({ report = () => {}, config } = {}) {
   let pkg;
   try {
     pkg = await loadCore();
@@ -44,8 +50,7 @@ export async function openWorkbench({ report = () => {}, scenario } = {}) {
     );
     return null;
   }
-  const raw = attempt(report, () =>
-    new pkg.Workbench(scenario === undefined ? undefined : JSON.stringify(scenario)));
+  const raw = attempt(report, () => new pkg.Workbench(config));
   return raw ? new Workbench(pkg, raw, report) : null;
 }
 
@@ -80,15 +85,17 @@ export class Workbench {
   }
 
   /**
-   * Change some controls: {log10k, divisor (1, 10 or 100), tolerance: {on, rtol, events}}.
-   * Stops at the first refusal, reports it and returns false; true when all were taken.
+   * Change some controls: {log10k, divisor (1, 10 or 100), dt (s: one of the readout's
+   * refinement.steps), tolerance: {on, rtol, events}}. Stops at the first refusal, reports
+   * it and returns false; true when all were taken.
    */
-  apply({ log10k, divisor, tolerance } = {}) {
+  apply({ log10k, divisor, dt, tolerance } = {}) {
     const raw = this.#raw;
     return (
       attempt(this.#report, () => {
         if (log10k !== undefined) raw.setLog10K(log10k);
         if (divisor !== undefined) raw.setDtDivisor(divisor);
+        if (dt !== undefined) raw.setDt(dt);
         if (tolerance !== undefined) raw.setTolerance(tolerance.on, tolerance.rtol, tolerance.events);
         return true;
       }) === true
@@ -97,12 +104,15 @@ export class Workbench {
 
   /** Every readout for the current controls (the core's WorkbenchReadout), or null. */
   readout() {
-    return attempt(this.#report, () => JSON.parse(this.#raw.readoutJson()));
+    return attempt(this.#report, () => this.#raw.readout());
   }
 
-  /** The bench's drop as the core's JSON text (height, velocity, t_final, gravity, mass, zeta). */
-  dropJson() {
-    return attempt(this.#report, () => this.#raw.dropJson());
+  /**
+   * The current controls, the core's WorkbenchConfig as an object: what a background
+   * curve job needs to build its own bench (see jobs.curve).
+   */
+  config() {
+    return attempt(this.#report, () => this.#raw.config());
   }
 
   /** (1+e)·g/|v| in 1/s at an impact speed (m/s) with this drop's limit restitution: {ok, value | message}. */
@@ -116,7 +126,7 @@ export class Workbench {
    * probe_gap}} or the core's refusal {ok: false, kind: "Grazing", message}.
    */
   hybridAtSpeed(speed) {
-    return outcome(() => JSON.parse(this.#raw.hybridDropJson(speed)));
+    return outcome(() => this.#raw.hybridDrop(speed));
   }
 
   /** The core's grazing threshold, m/s. */
@@ -150,15 +160,22 @@ export class Workbench {
  * returns plain data (or throws the core's error).
  */
 export const jobs = {
-  /** {drop (JSON text), ks (N/m), dt (s), rtol (or null), events, corrected, blame} -> {sweep, exponent}. */
-  sweep(pkg, { drop, ks, dt, rtol, events = false, corrected = false, blame = false }) {
-    return JSON.parse(
-      pkg.sweepJson(drop, Float64Array.from(ks), dt, rtol === null ? undefined : rtol, events, corrected, blame),
-    );
+  /**
+   * {config (a WorkbenchConfig, from Workbench.config()), ks (N/m), corrected, blame} ->
+   * the core's Curve {sweep, exponent, wrong_sign}: this thread builds its own bench from
+   * the config and asks it for the curve at its current step (and tolerance switch).
+   */
+  curve(pkg, { config, ks, corrected = false, blame = false }) {
+    const bench = new pkg.Workbench(config);
+    try {
+      return bench.curve(Float64Array.from(ks), { corrected, blame });
+    } finally {
+      bench.free();
+    }
   },
   /** The descent experiment at the core's defaults. */
   descent(pkg) {
-    return JSON.parse(pkg.descentJson());
+    return pkg.descent();
   },
   /**
    * The quadruped's two-axis comparison for a configuration (the core's
@@ -168,9 +185,9 @@ export const jobs = {
    */
   quadruped(pkg, { config = {} } = {}) {
     const t0 = performance.now();
-    const text = pkg.quadrupedJson(JSON.stringify(config));
+    const report = pkg.quadruped(config);
     const seconds = (performance.now() - t0) / 1000;
-    return { report: JSON.parse(text), seconds };
+    return { report, seconds };
   },
 };
 

@@ -69,9 +69,9 @@ function routeRow(name, row, ratio) {
   const e = row.errors;
   const cells = [
     name,
-    `${num(e.forward)} ${e.forward_unit}`,
+    `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
-    signText(e.right_sign),
+    signText(e.sign),
     row.cost.force_evals ? int(row.cost.force_evals) : "none (closed form)",
     ratio === null ? "—" : times(ratio),
   ];
@@ -79,7 +79,7 @@ function routeRow(name, row, ratio) {
     const td = document.createElement(i === 0 ? "th" : "td");
     if (i === 0) td.scope = "row";
     td.textContent = text;
-    if (i === 3) td.className = e.right_sign ? "right" : "wrong";
+    if (i === 3) td.className = e.sign;
     tr.append(td);
   }
   return tr;
@@ -87,14 +87,16 @@ function routeRow(name, row, ratio) {
 
 function render(r) {
   const e = r.fixed.errors;
-  put("forward", `${num(e.forward)} ${e.forward_unit}`);
-  put("forward-parts", `|dy| = ${num(e.dy)} m and |dv| = ${num(e.dv)} m/s at T; the headline is the larger number.`);
+  put("forward", `|dy| = ${num(e.dy)} m`);
+  put("forward-parts", `Height error at T, in metres at every stiffness; beside it the velocity error |dv| = ${num(e.dv)} m/s.`);
   put("gradient", num(e.gradient));
   put("gradient-words", e.gradient >= 1
     ? `The worst entry is off by ${num(e.gradient)} times the largest entry of the exact Jacobian.`
     : `The worst entry is off by ${num(100 * e.gradient)}% of the largest entry of the exact Jacobian.`);
-  put("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
-  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.`);
+  put("sign", signText(e.sign)).dataset.sign = e.sign;
+  put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.${e.sign === "right_far_off"
+    ? ` The signs agree, but the gradient error is ${num(e.gradient)}: the integrator is unstable at this step (k·dt²/m = ${num(r.k_dt2)}), so the agreement is an accident.`
+    : ""}`);
 
   const fit = r.exponent;
   put("exponent", `${slope(fit.slope)} (R² = ${fit.r2.toFixed(3)})`);
@@ -106,19 +108,20 @@ function render(r) {
   const measured = progress.refinedHere(r);
   put("refine", measured ? `${times(ref.ratio_10)} at dt ÷ 10, ${times(ref.ratio_100)} at dt ÷ 100` : "not measured yet");
   put("refine-detail", measured
-    ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${[1, 10, 100].map((d) => exp(ref.base_dt / d, 0)).join(", ")} s; both ratios are against the base dt.`
+    ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${ref.steps.map((s) => exp(s, 0)).join(", ")} s; both ratios are against the base dt.`
     : `Press dt ÷ 10 and dt ÷ 100 at this stiffness; the card then shows how the gradient error moved${progress.prediction ? ", beside your prediction" : ""}.`);
   put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
 
   const c = r.fixed.cost;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}; a rollout may take at most ${int(stepCap)} steps).`);
+  const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations)`;
+  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} ${yard}. Every cost ratio here is against that same run.`);
   const cc = r.corrected.cost;
   put("cost-corrected", view.corrected
-    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(cc.force_evals / c.force_evals)} the fixed route.`
+    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the fixed route at the base dt.`
     : "");
   const t = r.tolerance;
   put("cost-tolerance", t
-    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route.`
+    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route at the base dt.`
     : "Tolerance route off.");
 
   const b = r.blame;
@@ -133,13 +136,13 @@ function render(r) {
   put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
   put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  const rows = [routeRow("fixed", r.fixed, 1)];
-  if (view.corrected) rows.push(routeRow("corrected", r.corrected, cc.force_evals / c.force_evals));
+  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio)];
+  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio));
   if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio));
   rows.push(routeRow("flow (reference)", r.flow, null));
   el.routeRows.replaceChildren(...rows);
   put("tolerance-detail", t
-    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}; probe gap ${num(t.probe_gap)} against the PROBE-DEPENDENT threshold ${num(t.probe_threshold)}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (right sign and gradient error below 1e-2).`
+    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}. Its derivative comes from central differences at two probe sizes; they differ by ${num(t.probe_gap)} against the threshold ${num(t.probe_threshold)} (1e-3 of the largest Jacobian entry)${t.probe_dependent ? ", so the row is flagged PROBE-DEPENDENT: the value moves with the probe and is not to be trusted" : ""}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (it lands only with the right sign, a gradient error below 1e-2 and no PROBE-DEPENDENT flag).`
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
 }
 
@@ -152,18 +155,17 @@ function paintStrip(r) {
     return n;
   };
   set("k", kText(r.k));
-  set("sign", signText(e.right_sign)).dataset.sign = e.right_sign ? "right" : "wrong";
+  set("sign", signText(e.sign)).dataset.sign = e.sign;
   set("gradient", `gradient error ${num(e.gradient)}`);
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
 function syncControls(r) {
   el.stiffness.value = (Math.round(Math.log10(r.k) * 10) / 10).toFixed(1);
-  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.right_sign)}`);
+  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.sign)}`);
   el.kLabel.textContent = kText(r.k);
-  const divisor = divisorOf(r);
   for (const button of el.dtButtons) {
-    button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === divisor));
+    button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === r.dt_divisor));
   }
   el.dtLabel.textContent = dtText(r.dt);
   el.plotSub.textContent = `(fixed step, ${dtText(r.dt)})`;
@@ -177,8 +179,6 @@ function syncControls(r) {
   el.corrected.checked = view.corrected;
 }
 
-const divisorOf = (r) => Math.round(r.refinement.base_dt / r.dt);
-
 function selectRtol(rtol) {
   const value = exp(rtol, 0);
   if (![...el.rtol.options].some((o) => o.value === value)) el.rtol.add(new Option(value, value));
@@ -187,19 +187,32 @@ function selectRtol(rtol) {
 
 // ---- the error plot ----------------------------------------------------------------------
 
+// Two panels, so a relative (unitless) error never shares an axis with one in metres.
 const errorPlot = new LogPlot($("error-plot"), {
-  title: "Forward and gradient error against stiffness",
+  title: "Relative gradient error against stiffness",
   xLabel: "stiffness k (N/m)",
-  yLabel: "error vs exact",
+  yLabel: "relative gradient error (no unit)",
   xDomain: [2, 8],
 });
-const curves = new Map(); // key -> "pending" | {sweep, exponent} | {error}
+const forwardPlot = new LogPlot($("forward-plot"), {
+  title: "Forward error |dy| at T against stiffness",
+  xLabel: "stiffness k (N/m)",
+  yLabel: "|dy| at T (m)",
+  xDomain: [2, 8],
+  height: [160, 240],
+});
+const curves = new Map(); // key -> "pending" | the core's Curve {sweep, exponent, wrong_sign} | {error}
 let drawnSignature = "";
 
-function want(key, args) {
+/**
+ * The curve for `key`, computed in the background from the bench's own controls with the
+ * `config` overrides given (a worker builds its own bench from them), or null while it is
+ * pending or after it failed.
+ */
+function want(key, { config, ...options }) {
   if (!curves.has(key)) {
     curves.set(key, "pending");
-    background.run("sweep", { drop: dropJson, ks: CURVE_KS, ...args }).then((res) => {
+    background.run("curve", { config: { ...bench.config(), ...config }, ks: CURVE_KS, ...options }).then((res) => {
       if (res.ok) curves.set(key, res.value);
       else {
         curves.set(key, { error: res.message });
@@ -212,62 +225,50 @@ function want(key, args) {
   return v === "pending" || v.error ? null : v;
 }
 
-function wrongBands(rows) {
-  const bands = [];
-  const mid = (a, b) => Math.sqrt(a * b);
-  rows.forEach((row, i) => {
-    if (row.fixed.errors.right_sign) return;
-    const from = i === 0 ? row.k : mid(rows[i - 1].k, row.k);
-    const to = i === rows.length - 1 ? row.k : mid(row.k, rows[i + 1].k);
-    const prev = bands.at(-1);
-    if (prev && !rows[i - 1].fixed.errors.right_sign) prev.to = to;
-    else bands.push({ from, to });
-  });
-  return bands;
-}
-
 function drawCurves(r) {
   const dt = r.dt;
   const fc = curves.get(`fc|${dt}`);
+  // The fixed (and corrected) curve at the current step with the tolerance route off; the
+  // tolerance curve at the base step (its fixed rows are not drawn).
   const base = view.corrected
-    ? want(`fc|${dt}`, { dt, rtol: null, corrected: true })
-    : fc && fc.sweep ? fc : want(`f|${dt}`, { dt, rtol: null });
+    ? want(`fc|${dt}`, { config: { tolerance: false }, corrected: true })
+    : fc && fc.sweep ? fc : want(`f|${dt}`, { config: { tolerance: false } });
   const tolKey = r.tolerance ? `t|${r.tolerance.rtol}|${r.tolerance.events}` : null;
-  const tol = r.tolerance
-    ? want(tolKey, { dt: r.refinement.base_dt, rtol: r.tolerance.rtol, events: r.tolerance.events })
-    : null;
+  const tol = r.tolerance ? want(tolKey, { config: { dt_divisor: 1 } }) : null;
   const pending = [];
   if (!base) pending.push(view.corrected ? "the fixed and corrected curves" : "the fixed-step curves");
   if (r.tolerance && !tol) pending.push("the tolerance curve");
-  errorPlot.setNote(pending.length ? `Computing ${pending.join(" and ")} at ${dtText(dt)} in the background…` : "");
+  const note = pending.length ? `Computing ${pending.join(" and ")} at ${dtText(dt)} in the background…` : "";
+  errorPlot.setNote(note);
+  forwardPlot.setNote(base ? "" : note);
 
   const signature = [base && dt, view.corrected, tolKey && tol ? tolKey : "", pending.join()].join("|");
   if (signature !== drawnSignature) {
     drawnSignature = signature;
     const series = [];
+    const forward = [];
     let bands = [];
     let summary = "";
+    let forwardSummary = "";
     if (base) {
       const rows = base.sweep.rows;
-      series.push(
-        { label: "forward error, fixed (the larger of |dy| in m and |dv| in m/s)", cls: "s-forward", points: rows.map((w) => [w.k, w.fixed.errors.forward]) },
-        { label: "gradient error, fixed", cls: "s-gradient", points: rows.map((w) => [w.k, w.fixed.errors.gradient]) },
-      );
-      if (view.corrected) series.push({ label: "gradient error, corrected", cls: "s-corrected", points: rows.map((w) => [w.k, w.corrected.errors.gradient]) });
-      bands = wrongBands(rows);
+      forward.push({ label: "|dy| at T, fixed (m)", cls: "s-forward", points: rows.map((w) => [w.k, w.fixed.errors.dy]) });
+      forwardSummary = `At ${dtText(dt)} the fixed-step height error |dy| goes from ${num(rows[0].fixed.errors.dy)} m at 1e2 N/m to ${num(rows.at(-1).fixed.errors.dy)} m at 1e8 N/m.`;
+      series.push({ label: "relative gradient error, fixed", cls: "s-gradient", points: rows.map((w) => [w.k, w.fixed.errors.gradient]) });
+      if (view.corrected) series.push({ label: "relative gradient error, corrected", cls: "s-corrected", points: rows.map((w) => [w.k, w.corrected.errors.gradient]) });
+      bands = base.wrong_sign;
       const wrong = bands.map((b) => `${exp(b.from, 1)} to ${exp(b.to, 1)} N/m`).join(" and ");
       summary = `At ${dtText(dt)} the fixed-step gradient error goes from ${num(rows[0].fixed.errors.gradient)} at 1e2 N/m to ${num(rows.at(-1).fixed.errors.gradient)} at 1e8 N/m; its sign is wrong ${wrong ? `from ${wrong}` : "nowhere"}.`;
     }
     if (tol) {
-      series.push({ label: `gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
+      series.push({ label: `relative gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
       summary += ` The tolerance route's gradient error stays between ${num(Math.min(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))} and ${num(Math.max(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))}.`;
     }
     errorPlot.setData({ series, bands, bandLabel: "fixed-step sign wrong", summary });
+    forwardPlot.setData({ series: forward, bands, bandLabel: "fixed-step sign wrong", summary: forwardSummary });
   }
-  const points = [
-    { y: r.fixed.errors.forward, cls: "s-forward" },
-    { y: r.fixed.errors.gradient, cls: "s-gradient" },
-  ];
+  forwardPlot.setMarker({ x: r.k, label: kText(r.k), points: [{ y: r.fixed.errors.dy, cls: "s-forward" }] });
+  const points = [{ y: r.fixed.errors.gradient, cls: "s-gradient" }];
   if (view.corrected) points.push({ y: r.corrected.errors.gradient, cls: "s-corrected" });
   if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance" });
   errorPlot.setMarker({ x: r.k, label: kText(r.k), points });
@@ -306,10 +307,11 @@ function changeFromUrl(r0) {
   }
   if (q.has("dt")) {
     const dt = Number(q.get("dt"));
-    const base = r0.refinement.base_dt;
-    const divisor = [1, 10, 100].find((d) => Math.abs((dt * d) / base - 1) < 1e-6);
-    if (divisor) change.divisor = divisor;
-    else refused.push(`the time step dt = ${quoted(q.get("dt"))} s is not one of this workbench's three (${[1, 10, 100].map((d) => exp(base / d, 0)).join(", ")} s)`);
+    // The core's own steps and divisors (the readout carries them): nothing is divided here.
+    const { steps, divisors } = r0.refinement;
+    const i = steps.findIndex((s) => Math.abs(dt / s - 1) < 1e-6);
+    if (i >= 0) change.divisor = divisors[i];
+    else refused.push(`the time step dt = ${quoted(q.get("dt"))} s is not one of this workbench's three (${steps.map((s) => exp(s, 0)).join(", ")} s)`);
   }
   const flag = (name, what, apply) => {
     if (!q.has(name)) return;
@@ -371,7 +373,7 @@ function announceReadout(r) {
   clearTimeout(announceTimer);
   announceTimer = setTimeout(() => {
     const e = r.fixed.errors;
-    let text = `${kText(r.k)}, ${dtText(r.dt)}: gradient error ${num(e.gradient)}, ${signText(e.right_sign)}; forward error ${num(e.forward)} ${e.forward_unit}.`;
+    let text = `${kText(r.k)}, ${dtText(r.dt)}: gradient error ${num(e.gradient)}, ${signText(e.sign)}; forward error |dy| ${num(e.dy)} m.`;
     if (r.tolerance) text += ` Tolerance route ${r.tolerance.lands ? "lands on" : "misses"} the exact answer, gradient error ${num(r.tolerance.errors.gradient)}.`;
     say(text);
   }, 300);
@@ -386,7 +388,6 @@ function say(text) {
 let bench = null;
 let background = null;
 let further = null;
-let dropJson = null;
 let stepCap = 0;
 let last = null;
 let ready = false;
@@ -399,7 +400,7 @@ const progress = new Progress({
     for (const c of CONTROLS) c.disabled = locked || !ready;
     if (!locked && last) {
       // The opening view counts as the learner's own, unless a link chose it.
-      progress.observe(last, { learner: !view.linked, source: "open", divisor: divisorOf(last) });
+      progress.observe(last, { learner: !view.linked, source: "open" });
       render(last);
       paintStrip(last);
       drawCurves(last);
@@ -423,7 +424,7 @@ function update(change, { learner = false, source = "init", t0 = performance.now
   if (!r) return;
   hook.core.push(performance.now() - t0);
   last = r;
-  progress.observe(r, { learner, source, divisor: divisorOf(r) });
+  progress.observe(r, { learner, source });
   render(r);
   paintStrip(r);
   syncControls(r);
@@ -454,7 +455,6 @@ function recover() {
 async function main() {
   bench = await openWorkbench({ report });
   if (!bench) return;
-  dropJson = bench.dropJson();
   stepCap = bench.maxSteps();
   background = new Background({
     onBusy: (n) => {
@@ -462,10 +462,13 @@ async function main() {
       document.body.dataset.background = n ? "busy" : "idle";
     },
   });
-  further = new Further({ bench, background, report, dropJson });
+  further = new Further({ bench, background, report });
   further.enable();
   ready = true;
   for (const c of CONTROLS) c.disabled = progress.locked;
+  // The tolerance route's default rtol is the core's (one the route lands at honestly).
+  const config = bench.config();
+  if (config) selectRtol(config.tolerance_options.rtol);
   $("version").textContent = `Core ${bench.version()}.`;
 
   const meta = (event, source) => ({ learner: event.isTrusted, source, t0: event.timeStamp });
@@ -474,7 +477,7 @@ async function main() {
   el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider-move")));
   el.stiffness.addEventListener("change", (event) => {
     if (last) {
-      progress.observe(last, { learner: event.isTrusted, source: "slider", divisor: divisorOf(last) });
+      progress.observe(last, { learner: event.isTrusted, source: "slider" });
       render(last);
     }
   });

@@ -22,11 +22,15 @@ fn bench_readout_equals_the_routes_called_directly() {
         );
         assert_eq!(r.blame, blame(&drop, k, dt).unwrap());
         assert_eq!(r.refinement, dt_refinement(&drop, k, 1e-4).unwrap());
+        // Every cost ratio is against the fixed route at the base step, whatever the divisor.
+        let base = fixed(&drop, k, 1e-4, &FixedOptions::default()).unwrap();
         let c = corrected(&drop, k, dt, &CorrectedOptions::default()).unwrap();
         assert_eq!(
             r.corrected_cost_ratio,
-            c.cost.force_evals as f64 / f.cost.force_evals as f64
+            c.cost.force_evals as f64 / base.cost.force_evals as f64
         );
+        assert_eq!(r.yardstick.cost, base.cost);
+        assert_eq!(r.yardstick.dt, 1e-4);
     }
 }
 

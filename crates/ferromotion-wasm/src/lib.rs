@@ -1,26 +1,55 @@
 //! WebAssembly bindings of `ferromotion-core` for the browser lab and the Node golden test.
 //!
 //! Each export converts its input, calls the core and converts the answer back; there is
-//! no physics here. Results cross as JSON text of the core's `serde` structs (the same
-//! documents the Python package and the golden files use). Every fallible export returns
-//! `Result<_, JsError>`: JS receives an `Error` with the core's message and the variant as
-//! its `name` (see `errors.rs`). Only `web/js/sim.js` imports the generated package.
+//! no physics here. Structured results cross as JS values built from the core's `serde`
+//! structs by `serde-wasm-bindgen` ([`to_js`]): plain objects with the same keys as the
+//! core's JSON documents, arrays for fixed-size arrays and sequences, `null` for `None`,
+//! and every f64 as a JS number, so NaN and ±Infinity arrive as themselves (JSON text
+//! would have turned them into `null`). Options arrive the same way ([`from_js`]), as the
+//! core's own serde structs (unknown keys refused). Two exports keep JSON text on purpose:
+//! `evaluateJson`, whose text the golden parity test compares with the native build's
+//! serde_json dump, and `fixedJson`, the text `make bench` times on both sides.
+//!
+//! Every fallible export returns `Result<_, JsError>`: JS receives an `Error` with the
+//! core's message and the variant as its `name` (see `errors.rs`). Only `web/js/sim.js`
+//! imports the generated package.
 
 mod errors;
 
 use errors::IntoJs;
-use ferromotion_core::descent::{descent, Arm, Problem};
+use ferromotion_core::descent::{descent as run_descent, Arm, Problem};
 use ferromotion_core::hybrid;
 use ferromotion_core::scenario::{self, Scenario};
-use ferromotion_core::{
-    sweep, Drop, Fit, Sweep, SweepOptions, ToleranceOptions, WorkbenchConfig, DEFAULT_GRAZE_SPEED,
-};
+use ferromotion_core::workbench::CurveOptions;
+use ferromotion_core::{Drop, FerroError, WorkbenchConfig, DEFAULT_GRAZE_SPEED};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(start)]
 fn start() {
     console_error_panic_hook::set_once();
+}
+
+/// A core value as a JS value: structs as plain objects (also when flattened), `None` as
+/// `null`, f64 as JS numbers (NaN and ±Infinity included), u64 counts as numbers.
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    let s = serde_wasm_bindgen::Serializer::new()
+        .serialize_missing_as_null(true)
+        .serialize_maps_as_objects(true);
+    value
+        .serialize(&s)
+        .map_err(|e| JsError::new(&format!("could not convert a result for JS: {e}")))
+}
+
+/// A JS value as one of the core's serde structs; `undefined` or `null` means its defaults.
+/// A malformed value is the core's `Scenario` error (an unknown key, a wrong type).
+fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| errors::js_error(FerroError::Scenario(e.to_string())))
 }
 
 /// The lab's bench: the drop, stiffness, step and tolerance switch, with the core's caches.
@@ -30,25 +59,21 @@ pub struct Workbench(ferromotion_core::Workbench);
 
 #[wasm_bindgen]
 impl Workbench {
-    /// A bench at the spec's defaults (k = 1e6 N/m, dt = 1e-4 s, tolerance off), or at the
-    /// drop, k (N/m) and dt (s) of a scenario document when one is given.
+    /// A bench with the controls `config` (the core's `WorkbenchConfig` as an object: drop,
+    /// k in N/m, base_dt in s, dt_divisor, tolerance, tolerance_options; missing keys take
+    /// the core's defaults, so no argument is the lab's default bench).
     #[wasm_bindgen(constructor)]
-    pub fn new(scenario_json: Option<String>) -> Result<Workbench, JsError> {
-        let config = match scenario_json {
-            None => WorkbenchConfig::default(),
-            Some(text) => {
-                let sc = Scenario::from_json(&text).into_js()?;
-                WorkbenchConfig {
-                    drop: sc.drop,
-                    k: sc.k,
-                    base_dt: sc.dt,
-                    ..WorkbenchConfig::default()
-                }
-            }
-        };
+    pub fn new(config: JsValue) -> Result<Workbench, JsError> {
+        let config: WorkbenchConfig = from_js(config)?;
         ferromotion_core::Workbench::new(config)
             .map(Workbench)
             .into_js()
+    }
+
+    /// The current controls (the core's `WorkbenchConfig`), the object `new Workbench`
+    /// takes: the worker builds its own bench from it.
+    pub fn config(&self) -> Result<JsValue, JsError> {
+        to_js(self.0.config())
     }
 
     /// Set the stiffness from the slider's log10 k (k in N/m).
@@ -69,28 +94,29 @@ impl Workbench {
         self.0.set_dt_divisor(divisor).into_js()
     }
 
+    /// Current step by value (s): one of the readout's `refinement.steps`.
+    #[wasm_bindgen(js_name = setDt)]
+    pub fn set_dt(&mut self, dt: f64) -> Result<(), JsError> {
+        self.0.set_dt(dt).into_js()
+    }
+
     /// Switch the tolerance route on or off, with its relative tolerance and event location.
     #[wasm_bindgen(js_name = setTolerance)]
     pub fn set_tolerance(&mut self, on: bool, rtol: f64, events: bool) -> Result<(), JsError> {
         self.0.set_tolerance(on, rtol, events).into_js()
     }
 
-    /// The bench's drop: JSON of the core's `Drop` (SI units).
-    #[wasm_bindgen(js_name = dropJson)]
-    pub fn drop_json(&self) -> Result<String, JsError> {
-        Ok(serde_json::to_string(&self.0.config().drop)?)
+    /// Every readout for the current controls: the core's `WorkbenchReadout` as an object.
+    pub fn readout(&mut self) -> Result<JsValue, JsError> {
+        to_js(&self.0.readout().into_js()?)
     }
 
-    /// Every readout for the current controls: JSON of the core's `WorkbenchReadout`.
-    #[wasm_bindgen(js_name = readoutJson)]
-    pub fn readout_json(&mut self) -> Result<String, JsError> {
-        Ok(serde_json::to_string(&self.0.readout().into_js()?)?)
-    }
-
-    /// Errors against k at the current step (N/m in, JSON of the core's `Sweep` out).
-    #[wasm_bindgen(js_name = curveJson)]
-    pub fn curve_json(&self, ks: &[f64]) -> Result<String, JsError> {
-        Ok(serde_json::to_string(&self.0.curve(ks).into_js()?)?)
+    /// The lab's curve at stiffnesses `ks` (N/m): the core's `Curve` ({sweep, exponent,
+    /// wrong_sign}) for this bench's drop, current step and tolerance switch, with
+    /// `options` the core's `CurveOptions` ({corrected, blame}; omitted: neither).
+    pub fn curve(&self, ks: &[f64], options: JsValue) -> Result<JsValue, JsError> {
+        let opts: CurveOptions = from_js(options)?;
+        to_js(&self.0.curve_with(ks, &opts).into_js()?)
     }
 
     /// The time-of-impact term (1+e)·g/|v| in 1/s with this drop's limit restitution, at
@@ -102,63 +128,21 @@ impl Workbench {
 
     /// `hybrid_jacobian` on this drop's rigid bounce (the core's `BouncingDrop`: its gravity
     /// and limit restitution), released from rest at the height whose impact speed is
-    /// `speed` (m/s) and followed to the top of the first rebound. JSON
-    /// `{speed, height, t1, dt, x, jacobian (row-major), events, probe_gap}`, or the core's
-    /// refusal (`Grazing` below its threshold) as the error.
-    #[wasm_bindgen(js_name = hybridDropJson)]
-    pub fn hybrid_drop_json(&self, speed: f64) -> Result<String, JsError> {
+    /// `speed` (m/s) and followed to the top of the first rebound: `{speed, height, t1, dt,
+    /// x, jacobian (row-major), events, probe_gap}`, or the core's refusal (`Grazing` below
+    /// its threshold) as the error.
+    #[wasm_bindgen(js_name = hybridDrop)]
+    pub fn hybrid_drop(&self, speed: f64) -> Result<JsValue, JsError> {
         let drop = self.0.config().drop;
-        let answer = hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?;
-        Ok(serde_json::to_string(&answer)?)
+        to_js(&hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?)
     }
 }
 
-/// What `sweepJson` returns: the sweep and its exponent fit (`None` when fewer than two of
-/// its stiffnesses lie in the fit's range).
-#[derive(Serialize)]
-struct SweepAnswer {
-    sweep: Sweep,
-    exponent: Option<Fit>,
-}
-
-/// The routes against k for the lab's plots: JSON of the core's `Sweep` for the drop
-/// `drop_json` (the core's `Drop`), stiffnesses `ks` (N/m) and fixed step `dt` (s), with
-/// the tolerance route at `rtol` (and `events`) when `rtol` is given, the corrected route
-/// and the blame split when asked.
-#[wasm_bindgen(js_name = sweepJson)]
-pub fn sweep_json(
-    drop_json: &str,
-    ks: &[f64],
-    dt: f64,
-    rtol: Option<f64>,
-    events: bool,
-    corrected: bool,
-    blame: bool,
-) -> Result<String, JsError> {
-    let drop: Drop = serde_json::from_str(drop_json)
-        .map_err(ferromotion_core::FerroError::from)
-        .into_js()?;
-    let opts = SweepOptions {
-        dt,
-        tolerance: rtol.map(|rtol| ToleranceOptions {
-            rtol,
-            events,
-            ..ToleranceOptions::default()
-        }),
-        blame,
-        corrected,
-    };
-    let sweep = sweep(&drop, ks, &opts).into_js()?;
-    let exponent = sweep.exponent().ok();
-    Ok(serde_json::to_string(&SweepAnswer { sweep, exponent })?)
-}
-
 /// The descent experiment at the core's defaults (`Problem::default()`, `Arm::standard()`):
-/// JSON of the core's `Descent` (landscape, starts, one result per arm).
-#[wasm_bindgen(js_name = descentJson)]
-pub fn descent_json() -> Result<String, JsError> {
-    let d = descent(&Problem::default(), &Arm::standard()).into_js()?;
-    Ok(serde_json::to_string(&d)?)
+/// the core's `Descent` (landscape, starts, one result per arm) as an object.
+#[wasm_bindgen]
+pub fn descent() -> Result<JsValue, JsError> {
+    to_js(&run_descent(&Problem::default(), &Arm::standard()).into_js()?)
 }
 
 /// The step cap: a route refuses a rollout of more steps than this (the core's default).
@@ -225,15 +209,12 @@ pub fn version() -> String {
 }
 
 /// The quadruped's two-axis comparison (`quadruped::quadruped_experiment`, issue #7) for
-/// the configuration `config_json` (the core's `QuadrupedExperiment`; missing fields take
-/// the core's defaults, `"{}"` is the default experiment): JSON of the core's
+/// the configuration `config` (the core's `QuadrupedExperiment` as an object; missing keys
+/// take the core's defaults, no argument is the default experiment): the core's
 /// `QuadrupedReport`, every law's run at dt included (times in s, states, contact modes and
 /// drawing points in m, for the lab's animation).
-#[wasm_bindgen(js_name = quadrupedJson)]
-pub fn quadruped_json(config_json: &str) -> Result<String, JsError> {
-    let cfg: ferromotion_core::quadruped::QuadrupedExperiment = serde_json::from_str(config_json)
-        .map_err(ferromotion_core::FerroError::from)
-        .into_js()?;
-    let report = ferromotion_core::quadruped::quadruped_experiment(&cfg).into_js()?;
-    Ok(serde_json::to_string(&report)?)
+#[wasm_bindgen]
+pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
+    let cfg: ferromotion_core::quadruped::QuadrupedExperiment = from_js(config)?;
+    to_js(&ferromotion_core::quadruped::quadruped_experiment(&cfg).into_js()?)
 }

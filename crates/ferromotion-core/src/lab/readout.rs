@@ -1,11 +1,15 @@
 //! The lab's readouts, one definition each (docs/model.md §4), computed from the routes.
 //!
-//! - forward error: |dy| (m) and |dv| (m/s) against `exact`; the headline is the larger.
-//! - gradient error: `max_ij |J - J_exact| / max_ij |J_exact|`.
-//! - sign line: the sign of dv(T)/dy0 against `exact`'s.
+//! - forward error: |dy| (m), with |dv| (m/s) beside it, against `exact`. The lab's headline
+//!   is |dy| in metres at every stiffness; `forward` (the larger number, unit in
+//!   `forward_unit`) is kept for the Python package's sweep columns only.
+//! - gradient error: `max_ij |J - J_exact| / max_ij |J_exact|` (relative, no unit).
+//! - sign line: the sign of dv(T)/dy0 against `exact`'s, in three states ([`Sign`]): wrong,
+//!   right, and right but at least [`FAR_OFF`] times the exact Jacobian's size away from it.
 //! - divergence exponent: least-squares slope of log(gradient error) on log(k) over
 //!   k = 10^4, 10^4.5, ..., 10^8 at one dt, with R².
-//! - dt refinement: gradient error at dt/10 and dt/100 over that at the base dt.
+//! - dt refinement: gradient error at dt/10 and dt/100 over that at the base dt; the readout
+//!   carries the three steps and their divisors, so no caller divides.
 //! - blame split: integrator share `max|J_fixed - J_flow|`, contact-model share
 //!   `max|J_flow - J_exact|` (absolute), and the noise floor of `flow` itself.
 
@@ -36,6 +40,41 @@ pub struct Errors {
     pub dv_dy0_exact: f64,
     /// Whether the two have the same sign.
     pub right_sign: bool,
+    /// The sign line's verdict: the sign and how far off the gradient is.
+    pub sign: Sign,
+}
+
+/// Relative gradient error at or above which a right-signed derivative is called far off:
+/// the error is then at least as large as the exact Jacobian's largest entry, so the sign
+/// agreeing says nothing (at k = 1e8 N/m and dt = 1e-4 s the fixed route is right-signed
+/// with a gradient error of about 600: its step is past the explicit integrator's stability
+/// limit).
+pub const FAR_OFF: f64 = 1.0;
+
+/// The sign line's three states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sign {
+    /// dv(T)/dy0 has the exact answer's sign and the gradient error is below [`FAR_OFF`].
+    Right,
+    /// dv(T)/dy0 has the wrong sign (or is not a number).
+    Wrong,
+    /// The sign agrees, but the gradient error is at least [`FAR_OFF`]: right by accident.
+    RightFarOff,
+}
+
+impl Sign {
+    /// The verdict for a derivative `route` against `exact` with relative gradient error
+    /// `gradient`. A NaN error counts as far off; a NaN derivative as wrong.
+    pub fn of(route: f64, exact: f64, gradient: f64) -> Sign {
+        if route.signum() != exact.signum() || route.is_nan() {
+            Sign::Wrong
+        } else if gradient < FAR_OFF {
+            Sign::Right
+        } else {
+            Sign::RightFarOff
+        }
+    }
 }
 
 /// Compare a route's answer with the rigid reference's.
@@ -54,6 +93,7 @@ pub fn compare(route: &RouteResult, reference: &RouteResult) -> Errors {
         dv_dy0: a,
         dv_dy0_exact: b,
         right_sign: a.signum() == b.signum(),
+        sign: Sign::of(a, b, gradient),
     }
 }
 
@@ -178,14 +218,26 @@ pub struct Refinement {
     pub ratio_10: f64,
     /// errors[2] / errors[0] (always against the base step, never a refined one).
     pub ratio_100: f64,
+    /// The divisors of the three steps: 1, 10, 100.
+    pub divisors: [u32; 3],
+    /// The three steps, s: base_dt, base_dt/10, base_dt/100 (the lab's dt buttons).
+    pub steps: [f64; 3],
+}
+
+/// The divisors of the dt-refinement steps (the lab's three dt buttons).
+pub const DT_DIVISORS: [u32; 3] = [1, 10, 100];
+
+/// The refinement steps from `base_dt`: base_dt / d for each d in [`DT_DIVISORS`], s.
+pub fn refinement_steps(base_dt: f64) -> [f64; 3] {
+    DT_DIVISORS.map(|d| base_dt / d as f64)
 }
 
 /// The dt-refinement readout at stiffness `k` from `base_dt`.
 pub fn dt_refinement(drop: &Drop, k: f64, base_dt: f64) -> Result<Refinement> {
     let reference = exact(drop, &ExactOptions::default())?;
     let mut errors = [0.0; 3];
-    for (i, div) in [1.0, 10.0, 100.0].iter().enumerate() {
-        errors[i] = fixed_gradient_error(drop, k, base_dt / div, &reference)?;
+    for (i, dt) in refinement_steps(base_dt).into_iter().enumerate() {
+        errors[i] = fixed_gradient_error(drop, k, dt, &reference)?;
     }
     Ok(Refinement::from_errors(base_dt, errors))
 }
@@ -198,6 +250,8 @@ impl Refinement {
             errors,
             ratio_10: errors[1] / errors[0],
             ratio_100: errors[2] / errors[0],
+            divisors: DT_DIVISORS,
+            steps: refinement_steps(base_dt),
         }
     }
 }

@@ -93,7 +93,55 @@ pub struct Sweep {
 /// Range of k over which a sweep fits its divergence exponent, N/m.
 pub const EXPONENT_RANGE: (f64, f64) = (1e4, 1e8);
 
+/// A range of stiffness, N/m (from <= to).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KBand {
+    /// Lower end, N/m.
+    pub from: f64,
+    /// Upper end, N/m.
+    pub to: f64,
+}
+
+/// The stiffness ranges where the fixed route's sign is wrong, from rows in any order.
+///
+/// Rows are taken in increasing k. A run of neighbouring wrong-signed rows makes one band;
+/// its ends lie halfway (geometrically, sqrt(k_i·k_{i+1})) between the last right-signed
+/// and the first wrong-signed sample, or at the sampled k at either end of the grid. One
+/// definition for the lab's plot and the Python package's (see `Sweep::wrong_sign_bands`).
+pub fn wrong_sign_bands(rows: &[SweepRow]) -> Vec<KBand> {
+    let mut sorted: Vec<(f64, bool)> = rows
+        .iter()
+        .map(|r| (r.k, r.fixed.errors.right_sign))
+        .collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut bands: Vec<KBand> = Vec::new();
+    for (i, &(k, right)) in sorted.iter().enumerate() {
+        if right {
+            continue;
+        }
+        let from = if i == 0 {
+            k
+        } else {
+            (sorted[i - 1].0 * k).sqrt()
+        };
+        let to = match sorted.get(i + 1) {
+            Some(&(next, _)) => (k * next).sqrt(),
+            None => k,
+        };
+        match bands.last_mut() {
+            Some(band) if i > 0 && !sorted[i - 1].1 => band.to = to,
+            _ => bands.push(KBand { from, to }),
+        }
+    }
+    bands
+}
+
 impl Sweep {
+    /// The stiffness ranges where the fixed route's sign is wrong ([`wrong_sign_bands`]).
+    pub fn wrong_sign_bands(&self) -> Vec<KBand> {
+        wrong_sign_bands(&self.rows)
+    }
+
     /// Divergence exponent fitted on the sweep's own points with k in [1e4, 1e8]
     /// (`Fit::points` says how many were used).
     pub fn exponent(&self) -> Result<Fit> {

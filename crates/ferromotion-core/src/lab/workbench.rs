@@ -16,15 +16,26 @@ use crate::model::Drop;
 use crate::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
+use crate::readout::{refinement_steps, DT_DIVISORS};
+use crate::state::Cost;
 use crate::state::RouteResult;
-use crate::sweep::{sweep, RouteRow, Sweep, SweepOptions};
-use serde::Serialize;
+use crate::sweep::{sweep, KBand, RouteRow, Sweep, SweepOptions};
+use serde::{Deserialize, Serialize};
 
-/// Gradient error below which a route "lands on the exact answer" (with the right sign).
+/// Gradient error below which a route "lands on the exact answer" (with the right sign and,
+/// for the tolerance route, a derivative that does not depend on its probe size).
 pub const LANDS_BELOW: f64 = 1e-2;
 
-/// The lab's controls.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+/// The bench's default relative tolerance for the tolerance route. At the library's 1e-11
+/// (no event location) the route's central differences are probe-dependent at k = 1e5 ..
+/// 1e6.5 N/m on the default drop, so it could not honestly land there; from 1e-12 down the
+/// two probe sizes agree at every k from 1e5 to 1e8 N/m (tests/workbench_readout.rs), at
+/// about 1.7 times the base-dt fixed route's force evaluations.
+pub const LAB_RTOL: f64 = 1e-12;
+
+/// The lab's controls. Crosses to JS and back as a plain object with these keys (missing
+/// keys take the defaults; unknown keys are refused).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkbenchConfig {
     /// The drop.
@@ -49,7 +60,10 @@ impl Default for WorkbenchConfig {
             base_dt: 1e-4,
             dt_divisor: 1,
             tolerance: false,
-            tolerance_options: ToleranceOptions::default(),
+            tolerance_options: ToleranceOptions {
+                rtol: LAB_RTOL,
+                ..ToleranceOptions::default()
+            },
         }
     }
 }
@@ -88,6 +102,9 @@ pub struct ExactReadout {
 }
 
 /// Every number the lab shows for one setting of the controls.
+///
+/// Every cost ratio in it is taken against one yardstick, the fixed route at the base step
+/// ([`WorkbenchReadout::yardstick`]), whichever step is current.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkbenchReadout {
     /// The drop the readout is for.
@@ -96,6 +113,8 @@ pub struct WorkbenchReadout {
     pub k: f64,
     /// Current fixed step, s.
     pub dt: f64,
+    /// 1, 10 or 100: the current step is `refinement.base_dt / dt_divisor`.
+    pub dt_divisor: u32,
     /// k·dt²/m: above about 4 the explicit contact step is unstable; near 1 it is under-resolved.
     pub k_dt2: f64,
     /// The rigid reference.
@@ -117,7 +136,11 @@ pub struct WorkbenchReadout {
     pub refinement: Refinement,
     /// Blame split at (k, current step).
     pub blame: Blame,
-    /// Force evaluations of the corrected route over the fixed route's.
+    /// The cost yardstick: the fixed route at the base step.
+    pub yardstick: Yardstick,
+    /// Force evaluations of the fixed route at the current step over the yardstick's.
+    pub fixed_cost_ratio: f64,
+    /// Force evaluations of the corrected route over the yardstick's.
     pub corrected_cost_ratio: f64,
     /// Fitted exponent of the contact share on k = 1e4..1e8.
     pub contact_exponent: Fit,
@@ -137,10 +160,44 @@ pub struct ToleranceReadout {
     pub probe_gap: f64,
     /// The flag threshold, 1e-3·max|J|.
     pub probe_threshold: f64,
-    /// Force evaluations of the 8 Jacobian rollouts over the fixed route's.
+    /// Force evaluations of the 8 Jacobian rollouts over the yardstick's (the fixed route
+    /// at the base step, whichever step is current).
     pub cost_ratio: f64,
-    /// Right sign and gradient error below 1e-2.
+    /// Lands on the exact answer: right sign, gradient error below [`LANDS_BELOW`], and not
+    /// probe-dependent (a value that moves with the probe size is not to be trusted).
     pub lands: bool,
+}
+
+/// What every cost ratio of a readout is measured against.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Yardstick {
+    /// The base step, s.
+    pub dt: f64,
+    /// The fixed route's work at that step.
+    pub cost: Cost,
+}
+
+/// What a curve computes besides the fixed route (and the tolerance route when it is on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CurveOptions {
+    /// Also run the corrected route at the same step.
+    pub corrected: bool,
+    /// Also compute the blame split.
+    pub blame: bool,
+}
+
+/// A curve for the lab's plots: the sweep, its exponent fit and its wrong-sign bands, each
+/// computed once here.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Curve {
+    /// The rows.
+    pub sweep: Sweep,
+    /// The divergence exponent on the sweep's own points in [1e4, 1e8] N/m (`None` when
+    /// fewer than two lie there).
+    pub exponent: Option<Fit>,
+    /// Where the fixed route's sign is wrong, N/m.
+    pub wrong_sign: Vec<KBand>,
 }
 
 /// The bench: controls plus caches.
@@ -212,6 +269,26 @@ impl Workbench {
         self.set_k(libm::pow(10.0, log10_k))
     }
 
+    /// Choose the current step by its value, s: one of the refinement steps base_dt,
+    /// base_dt/10, base_dt/100, matched to 1e-9 relative (so a printed "1e-6" finds
+    /// 1e-4/100). Anything else is refused, naming the steps on offer.
+    pub fn set_dt(&mut self, dt: f64) -> Result<()> {
+        let steps = refinement_steps(self.config.base_dt);
+        match steps.iter().position(|s| (dt - s).abs() <= 1e-9 * s.abs()) {
+            Some(i) => self.set_dt_divisor(DT_DIVISORS[i]),
+            None => Err(FerroError::InvalidParameter {
+                name: "dt",
+                value: dt,
+                limit: format!(
+                    "must be one of the bench's steps {}, {} or {} s",
+                    short(steps[0]),
+                    short(steps[1]),
+                    short(steps[2])
+                ),
+            }),
+        }
+    }
+
     /// Choose the current step: base_dt / divisor with divisor 1, 10 or 100.
     pub fn set_dt_divisor(&mut self, divisor: u32) -> Result<()> {
         self.set_config(WorkbenchConfig {
@@ -259,9 +336,9 @@ impl Workbench {
         };
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
-        let rollouts = [1.0, 10.0, 100.0]
+        let rollouts = refinement_steps(c.base_dt)
             .iter()
-            .map(|div| fixed(drop, c.k, c.base_dt / div, &FixedOptions::default()))
+            .map(|&step| fixed(drop, c.k, step, &FixedOptions::default()))
             .collect::<Result<Vec<_>>>()?;
         let current = match c.dt_divisor {
             10 => 1,
@@ -269,6 +346,12 @@ impl Workbench {
             _ => 0,
         };
         let fixed_route = rollouts[current].clone();
+        let yardstick = Yardstick {
+            dt: c.base_dt,
+            cost: rollouts[0].cost,
+        };
+        let per_yardstick =
+            |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
         let refinement = Refinement::from_errors(
             c.base_dt,
             std::array::from_fn(|i| crate::readout::compare(&rollouts[i], reference).gradient),
@@ -279,13 +362,14 @@ impl Workbench {
         let tol = if c.tolerance {
             let t = tolerance(drop, c.k, &c.tolerance_options)?;
             let row = RouteRow::from_route(&t, reference);
-            let lands = row.errors.right_sign && row.errors.gradient < LANDS_BELOW;
+            let lands =
+                row.errors.right_sign && row.errors.gradient < LANDS_BELOW && !row.probe_dependent;
             Some(ToleranceReadout {
                 rtol: c.tolerance_options.rtol,
                 events: c.tolerance_options.events,
                 probe_gap: t.probe_gap.unwrap_or(0.0),
                 probe_threshold: PROBE_DEPENDENCE * crate::state::max_abs(&t.jacobian),
-                cost_ratio: t.cost.force_evals as f64 / fixed_route.cost.force_evals as f64,
+                cost_ratio: per_yardstick(&t.cost),
                 lands,
                 row,
             })
@@ -306,11 +390,13 @@ impl Workbench {
             drop: *drop,
             k: c.k,
             dt,
+            dt_divisor: c.dt_divisor,
             k_dt2: c.k * dt * dt / drop.mass,
             exact: exact_readout,
             fixed: fixed_row,
-            corrected_cost_ratio: corrected_route.cost.force_evals as f64
-                / fixed_route.cost.force_evals as f64,
+            yardstick,
+            fixed_cost_ratio: per_yardstick(&fixed_route.cost),
+            corrected_cost_ratio: per_yardstick(&corrected_route.cost),
             corrected: RouteRow::from_route(&corrected_route, reference),
             flow: RouteRow::from_route(&flow_route, reference),
             tolerance: tol,
@@ -331,6 +417,12 @@ impl Workbench {
     /// Forward and gradient error of the fixed route (and the tolerance route when on)
     /// against k, at the current step: the lab's log-log plot.
     pub fn curve(&self, ks: &[f64]) -> Result<Sweep> {
+        Ok(self.curve_with(ks, &CurveOptions::default())?.sweep)
+    }
+
+    /// [`Workbench::curve`] with the corrected route and the blame split when asked, and
+    /// the sweep's exponent fit and wrong-sign bands: what the lab's plots draw.
+    pub fn curve_with(&self, ks: &[f64], opts: &CurveOptions) -> Result<Curve> {
         let c = &self.config;
         sweep(
             &c.drop,
@@ -342,9 +434,27 @@ impl Workbench {
                 } else {
                     None
                 },
-                blame: false,
-                corrected: false,
+                blame: opts.blame,
+                corrected: opts.corrected,
             },
         )
+        .map(|sweep| Curve {
+            exponent: sweep.exponent().ok(),
+            wrong_sign: sweep.wrong_sign_bands(),
+            sweep,
+        })
+    }
+}
+
+/// A step for a message: exponential notation with at most 7 significant digits and no
+/// trailing zeros ("1e-6", not "1.0000000000000002e-6").
+fn short(x: f64) -> String {
+    let s = format!("{x:.6e}");
+    match s.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => {
+            let m = mantissa.trim_end_matches('0').trim_end_matches('.');
+            format!("{m}e{exponent}")
+        }
+        _ => s,
     }
 }
