@@ -37,7 +37,7 @@ step "node tests/golden/fuzz_wasm.mjs (3000 random calls)" node tests/golden/fuz
 # headless Chromium at /usr/bin/chromium).
 step "maturin develop --release (make py)" "$S/py.sh"
 pytest_run() {
-    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q --ignore=tests/bench_env
+    VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$PY" -m pytest tests -q --ignore=tests/bench_env --ignore=tests/engines
 }
 step "pytest tests -q" pytest_run
 
@@ -46,6 +46,14 @@ step "pytest tests -q" pytest_run
 step "bench environment .venv-bench (scripts/bench_env.sh)" "$S/bench_env.sh"
 step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
     "$ROOT/.venv-bench/bin/python" -m pytest tests/bench_env -q
+
+# Real engines (MuJoCo, MJX, JAX) through ferromotion.engines (tests/engines/): they live only in
+# .venv-engines. Measured on the shared 2-core machine (load ~20): building it cold took 5.4 min
+# plus 2 min for the notebook kernel (pip, ~800 MB); a no-op afterwards. The tests take 2.2 min,
+# cold or warm (JAX keeps no compile cache: 1.5 min of it is MJX compiling its step loop).
+step "engines environment .venv-engines (scripts/engines_env.sh)" "$S/engines_env.sh"
+step "pytest tests/engines (MuJoCo, MJX, JAX, in .venv-engines)" \
+    "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider
 
 echo
 echo "test: all steps passed"

@@ -12,10 +12,13 @@ axe-core (installed offline by scripts/bootstrap.sh from package-lock.json) find
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import re
 import tempfile
 import shutil
+import threading
 from pathlib import Path
 
 import jsonschema
@@ -35,7 +38,6 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     numbers,
     open_lab,
     page,
-    serve,
     phone,
     press,
     readout,
@@ -427,7 +429,15 @@ def two_copies():
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("course-a", "course-b"):
             shutil.copytree(WEB, Path(tmp) / name / "lab")
-        yield from serve(Path(tmp))
+        # Any static host: Python's plain one, as an instructor's web server would be.
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=tmp)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 def test_two_copies_on_one_host_keep_separate_progress_and_export_it(browser, two_copies: str) -> None:

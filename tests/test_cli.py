@@ -272,3 +272,15 @@ def test_quadruped_json() -> None:
     d = json.loads(p.stdout)
     assert d["config"]["dt"] == 2e-3 and d["config"]["stiffness"] == [1e4]
     assert d["rigid"]["forward"] is not None and d["rigid"]["trajectory"] is None
+
+
+def test_audit_engine_not_installed_says_which_extra() -> None:
+    # The engines live only in .venv-engines (tests/engines covers them there).
+    pytest.importorskip("ferromotion")
+    try:
+        import mujoco  # noqa: F401
+        pytest.skip("MuJoCo is installed in this environment")
+    except ImportError:
+        pass
+    p = run("audit", "--engine", "mujoco")
+    assert p.returncode == 1 and "pip install 'ferromotion[mujoco]'" in p.stderr

@@ -127,6 +127,25 @@ def test_a_python_system_declares_hidden_state() -> None:
         fm.hybrid_jacobian(Warm(), [1.0, 0.0], 0.0, 0.8)
 
 
+def test_an_undeclared_memory_python_system_is_measured_and_refused() -> None:
+    # Issue 14 (the anchor's `a_flow_with_memory_is_refused`): the callback keeps memory of its
+    # previous call and says nothing; the core measures it (repeat and whole-vs-split flow).
+    class Cached(PyDrop):
+        last: Any = None
+
+        def rhs(self, mode: int, x: np.ndarray) -> Any:
+            prev, self.last = self.last, x.copy()
+            f = np.array([x[1], -self.g])
+            return f if prev is None else f + 0.5 * (prev - x)
+
+    with pytest.raises(fm.HiddenState, match="hidden state in `python drop`: measured"):
+        fm.hybrid_jacobian(Cached(), [1.0, 0.0], 0.0, 0.8)
+    s = fm.hybrid_jacobian(PyDrop(), [1.0, 0.0], 0.0, 0.8)  # the memoryless one still passes
+    # Spectral radius and worst-case gain of J, against numpy on the returned matrix.
+    assert s.spectral_radius == pytest.approx(max(abs(np.linalg.eigvals(s.jacobian))), rel=1e-12)
+    assert s.worst_gain == pytest.approx(np.linalg.norm(s.jacobian, 2), rel=1e-12)
+
+
 def test_an_object_that_is_not_a_system_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="lacks rhs, rhs_jacobian, guard_count"):
         fm.hybrid_jacobian(object(), [1.0, 0.0], 0.0, 0.8)  # type: ignore[arg-type]

@@ -74,6 +74,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "Arm",
+    "audit_engine",
     "Blame",
     "blame",
     "BouncingDrop",
@@ -152,3 +153,4 @@ __all__ = [
 ]
 
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
+from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)

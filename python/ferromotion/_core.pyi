@@ -39,6 +39,7 @@ __all__ = [
     "tolerance",
     "blame",
     "divergence_exponent",
+    "fit_loglog",
     "contact_share_exponent",
     "dt_refinement",
     "limit_restitution",
@@ -176,6 +177,7 @@ def flow(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) ->
 def tolerance(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
 def blame(drop: _DropLike, k: float, dt: float) -> _Blame: ...
 def divergence_exponent(drop: _DropLike, dt: float) -> _Fit: ...
+def fit_loglog(x: Sequence[float], y: Sequence[float]) -> _Fit: ...
 def contact_share_exponent(drop: _DropLike) -> _Fit: ...
 def dt_refinement(drop: _DropLike, k: float, base_dt: float) -> _Refinement: ...
 def step_stability(drop: _DropLike, k: float, dt: float) -> _StepStability: ...
@@ -243,6 +245,8 @@ class _Hybrid(TypedDict):
     jacobian: _F64  # (n, n), row-major
     events: list[_HybridEvent]
     probe_gap: float
+    spectral_radius: float
+    worst_gain: float
 
 class _Conditioning(TypedDict):
     singular_values: list[float]  # n_in, descending

@@ -173,6 +173,10 @@ class HybridSolution(Json):
         In order.
     probe_gap : float
         max |J(dt) - J(dt/2)| (0 when the probe check is off).
+    spectral_radius : float
+        Largest |eigenvalue| of J.
+    worst_gain : float
+        Largest singular value of J (max |J d| over unit d).
     """
 
     x: np.ndarray
@@ -180,11 +184,14 @@ class HybridSolution(Json):
     jacobian: np.ndarray
     events: Tuple[HybridEvent, ...]
     probe_gap: float
+    spectral_radius: float = float("nan")
+    worst_gain: float = float("nan")
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types."""
         return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
-                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap}
+                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
+                "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain}
 
     def __repr__(self) -> str:
         rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
@@ -258,4 +265,5 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
                               mode=mode, options=options)
     return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=frozen(d["jacobian"]),
-                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"])
+                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
+                          spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"])

@@ -209,3 +209,96 @@ fn a_probe_dependent_answer_is_refused() {
     assert!(same);
     assert!(rel(&sol.jacobian, &j) < 1e-6, "{} vs {}", sol.jacobian, j);
 }
+
+/// The drop whose flow remembers its previous call (a warm start it does not declare):
+/// f(x) + 0.5·(x_prev - x), x_prev the state of the previous call.
+struct UndeclaredMemory {
+    drop: BouncingDrop,
+    last: std::cell::RefCell<Option<DVector<f64>>>,
+}
+
+impl HybridSystem for UndeclaredMemory {
+    fn name(&self) -> String {
+        "drop with an undeclared warm start".into()
+    }
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rhs(&self, mode: usize, x: &DVector<f64>) -> DVector<f64> {
+        let f = self.drop.rhs(mode, x);
+        let prev = self.last.replace(Some(x.clone()));
+        match prev {
+            Some(p) => f + 0.5 * (p - x),
+            None => f,
+        }
+    }
+    fn rhs_jacobian(&self, mode: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.drop.rhs_jacobian(mode, x)
+    }
+    fn guard_count(&self, mode: usize) -> usize {
+        self.drop.guard_count(mode)
+    }
+    fn guard(&self, mode: usize, i: usize, x: &DVector<f64>) -> f64 {
+        self.drop.guard(mode, i, x)
+    }
+    fn guard_gradient(&self, mode: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.drop.guard_gradient(mode, i, x)
+    }
+    fn reset(&self, mode: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
+        self.drop.reset(mode, i, x)
+    }
+    fn reset_jacobian(&self, mode: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64> {
+        self.drop.reset_jacobian(mode, i, x)
+    }
+}
+
+#[test]
+fn undeclared_hidden_state_is_measured_and_refused() {
+    // Issue 14: the system does not declare its memory; the whole-vs-split residual finds it.
+    let sys = UndeclaredMemory {
+        drop: drop_system(),
+        last: std::cell::RefCell::new(None),
+    };
+    let x0 = DVector::from_vec(vec![1.0, 0.0]);
+    match hybrid_jacobian(&sys, &x0, 0, 0.0, 0.8, &HybridOptions::default()) {
+        Err(FerroError::HiddenState { what, .. }) => {
+            assert!(what.starts_with("measured"), "{what}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The same drop without the memory passes the measurement (free flight is a quadratic:
+    // RK4 is exact on it, so whole and split agree to round-off).
+    assert!(hybrid_jacobian(&drop_system(), &x0, 0, 0.0, 0.8, &HybridOptions::default()).is_ok());
+}
+
+#[test]
+fn spectral_radius_and_worst_gain_match_the_closed_form_jacobian() {
+    // The drop's J through one bounce, in closed form from the exact rigid route: its
+    // eigenvalues and singular values, computed independently on the 2x2 by hand.
+    let x0 = DVector::from_vec(vec![1.0, 0.0]);
+    let s = hybrid_jacobian(&drop_system(), &x0, 0, 0.0, 0.8, &HybridOptions::default()).unwrap();
+    let je = exact(&Drop::default(), &ExactOptions::default())
+        .unwrap()
+        .jacobian;
+    let (a, b, c, d) = (je[(0, 0)], je[(0, 1)], je[(1, 0)], je[(1, 1)]);
+    let (tr, det) = (a + d, a * d - b * c);
+    let disc = tr * tr - 4.0 * det;
+    let rho = if disc >= 0.0 {
+        (0.5 * (tr.abs() + disc.sqrt())).abs()
+    } else {
+        det.abs().sqrt()
+    };
+    let fro2 = a * a + b * b + c * c + d * d;
+    let gain = (0.5 * (fro2 + (fro2 * fro2 - 4.0 * det * det).sqrt())).sqrt();
+    assert!(
+        (s.spectral_radius - rho).abs() < 1e-6 * rho,
+        "{} vs {rho}",
+        s.spectral_radius
+    );
+    assert!(
+        (s.worst_gain - gain).abs() < 1e-6 * gain,
+        "{} vs {gain}",
+        s.worst_gain
+    );
+    assert!(s.worst_gain >= s.spectral_radius);
+}

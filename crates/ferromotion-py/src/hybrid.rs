@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// `x` (n,), `mode`, `jacobian` (n, n) row-major, `events` (the core's documents) and
-/// `probe_gap`. `options` is the core's `HybridOptions`; an exception a Python system's
+/// `probe_gap`, `spectral_radius`, `worst_gain`. `options` is the core's `HybridOptions`; an exception a Python system's
 /// method raises is re-raised as it is.
 #[pyfunction]
 #[pyo3(signature = (system, x0, t0, t1, mode=0, options=None))]
@@ -46,6 +46,8 @@ fn hybrid_jacobian<'py>(
     out.set_item("jacobian", matrix_array(py, &s.jacobian)?)?;
     out.set_item("events", document(py, &s.events)?)?;
     out.set_item("probe_gap", s.probe_gap)?;
+    out.set_item("spectral_radius", s.spectral_radius)?;
+    out.set_item("worst_gain", s.worst_gain)?;
     Ok(out)
 }
 

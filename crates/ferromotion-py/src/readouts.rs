@@ -22,6 +22,13 @@ readout!(contact_share_exponent() = readout::contact_share_exponent);
 readout!(dt_refinement(k, base_dt) = fm::dt_refinement);
 readout!(step_stability(k, dt) = fm::integrate::fixed::drop_step_stability);
 
+/// A least-squares line through (log10 x, log10 y): the core's fit, for exponents measured
+/// outside the core (an engine audit's gradient errors against k).
+#[pyfunction]
+fn fit_loglog(py: Python<'_>, x: Vec<f64>, y: Vec<f64>) -> PyResult<Bound<'_, PyAny>> {
+    document(py, &py_result(readout::fit_loglog(&x, &y))?)
+}
+
 #[pyfunction]
 fn limit_restitution(drop: DropArg) -> PyResult<f64> {
     py_result(fm::limit_restitution(drop.0.zeta))
@@ -65,6 +72,7 @@ fn log_grid(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blame, m)?)?;
     m.add_function(wrap_pyfunction!(divergence_exponent, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_loglog, m)?)?;
     m.add_function(wrap_pyfunction!(contact_share_exponent, m)?)?;
     m.add_function(wrap_pyfunction!(dt_refinement, m)?)?;
     m.add_function(wrap_pyfunction!(step_stability, m)?)?;

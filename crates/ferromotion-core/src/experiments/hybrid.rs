@@ -15,9 +15,12 @@
 //! (f- before the reset, f+ after it, both at the event). The denominator is the guard
 //! speed: as it goes to zero Xi blows up like 1/speed, so an event slower than
 //! `graze_speed` is refused (grazing), saying how large Xi would have been. Also
-//! refused: a system that declares hidden state (its flow depends on something outside
-//! x, such as a warm-started solver), two events inside one step, and an answer that
-//! moves by more than `probe_rtol` when recomputed with half the step.
+//! refused: hidden state (a flow that depends on something outside x, such as a
+//! warm-started solver), whether the system declares it or not: it is also *measured* on
+//! every system (a repeated call must repeat; the flow over 2h whole and as two halves must
+//! agree to `HIDDEN_STATE_RTOL` or fall like RK4's local error); two events inside one
+//! step; and an answer that moves by more than `probe_rtol` when recomputed with half the
+//! step. The answer carries J's spectral radius and worst-case gain (largest singular value).
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
@@ -121,6 +124,10 @@ pub struct HybridSolution {
     pub events: Vec<HybridEvent>,
     /// max |J(dt) - J(dt/2)| (0 when the probe check is off).
     pub probe_gap: f64,
+    /// Spectral radius of J: the largest |eigenvalue| (growth of a repeated map).
+    pub spectral_radius: f64,
+    /// Worst-case gain of J: its largest singular value (max |J·d| over unit d).
+    pub worst_gain: f64,
 }
 
 fn rk4(
@@ -300,8 +307,67 @@ fn solve(
         jacobian: phi,
         events,
         probe_gap: 0.0,
+        spectral_radius: f64::NAN,
+        worst_gain: f64::NAN,
     })
 }
+
+/// Whole-vs-split residual above which a system is refused with `HiddenState`, relative
+/// to max(1, max|x0|).
+pub const HIDDEN_STATE_RTOL: f64 = 1e-9;
+
+/// Hidden state, *measured* (whether the system declares it or not), two ways:
+///
+/// - a repeated call must repeat: RK4 over 2h from x0, twice, must agree to
+///   `HIDDEN_STATE_RTOL` (a memoryless flow gives the same bits);
+/// - the flow over 2h taken whole must equal the flow taken as two halves. For a memoryless
+///   flow the residual is RK4's local error, O(h⁵): it falls at least 16× (order ≥ 4) when h
+///   is halved. A flow that remembers its previous call (a warm-started solver, a cache)
+///   leaves a residual that does not fall like that. Refused when the residual exceeds
+///   `HIDDEN_STATE_RTOL` and falls by less than 16× from h to h/2.
+///
+/// Residuals are relative to max(1, max|x0|); stepped in `mode0` without events.
+fn measured_hidden_state(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    mode0: usize,
+    h: f64,
+) -> Option<String> {
+    let phi = DMatrix::identity(x0.len(), x0.len());
+    let scale = x0.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+    let split_gap = |h: f64| {
+        let (whole, _) = rk4(sys, mode0, x0, &phi, 2.0 * h);
+        let (half, _) = rk4(sys, mode0, x0, &phi, h);
+        let (split, _) = rk4(sys, mode0, &half, &phi, h);
+        ((&whole - &split).amax() / scale, whole)
+    };
+    let (gap, whole) = split_gap(h);
+    let (again, _) = rk4(sys, mode0, x0, &phi, 2.0 * h);
+    let repeat_gap = (&whole - &again).amax() / scale;
+    if repeat_gap > HIDDEN_STATE_RTOL {
+        return Some(format!(
+            "measured: the same flow call (2h = {:e} s from x0) repeated differs by {repeat_gap:.3e} \
+             (relative to max(1, |x0|); a memoryless flow repeats to {HIDDEN_STATE_RTOL:e})",
+            2.0 * h
+        ));
+    }
+    if gap > HIDDEN_STATE_RTOL {
+        let (gap_half, _) = split_gap(0.5 * h);
+        // NaN (a flow that failed) is left to the solve, which reports it.
+        if gap_half * MEMORYLESS_FALL > gap {
+            return Some(format!(
+                "measured: the flow over 2h whole and as two halves differs by {gap:.3e} at h = {h:e} s and \
+                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {HIDDEN_STATE_RTOL:e} and not falling \
+                 {MEMORYLESS_FALL}x like RK4's local error"
+            ));
+        }
+    }
+    None
+}
+
+/// How much RK4's local error (O(h⁵)) falls at least when h halves, with margin for the
+/// pre-asymptotic regime (2⁴ = 16, not 32).
+const MEMORYLESS_FALL: f64 = 16.0;
 
 /// The Jacobian dx(t1)/dx(t0) of a hybrid system through its events (see the module docs).
 pub fn hybrid_jacobian(
@@ -328,6 +394,12 @@ pub fn hybrid_jacobian(
             name: "x0",
             value: x0.len() as f64,
             limit: format!("must hold {} finite numbers", sys.dim()),
+        });
+    }
+    if let Some(what) = measured_hidden_state(sys, x0, mode0, opts.dt) {
+        return Err(FerroError::HiddenState {
+            system: sys.name(),
+            what,
         });
     }
     let mut sol = solve(sys, x0, mode0, t0, t1, opts)?;
@@ -357,6 +429,12 @@ pub fn hybrid_jacobian(
             });
         }
     }
+    sol.spectral_radius = sol
+        .jacobian
+        .complex_eigenvalues()
+        .iter()
+        .fold(0.0_f64, |m, l| m.max(l.norm()));
+    sol.worst_gain = sol.jacobian.singular_values().max();
     Ok(sol)
 }
 

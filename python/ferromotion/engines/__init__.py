@@ -1,0 +1,294 @@
+"""Audit the simulator you actually use: the drop run through MuJoCo, MJX, JAX or PyTorch.
+
+Each adapter builds *the drop* (``fm.Drop()``: 1 m from rest, T = 0.8 s, zeta = 0.1606, m = 1 kg)
+in a real engine with its contact parameters mapped to ours, and returns two things the engine
+itself computes: its map x0 -> x(T) = [y(T), v(T)] and its own gradient of that map.
+:func:`audit_engine` then measures, per stiffness k:
+
+* whether the engine's gradient is the derivative of its own map (central differences of the
+  engine's rollouts, and a full :func:`ferromotion.check_gradient` receipt at one k);
+* the sign of dv(T)/dy0 against our exact rigid answer, the gradient error and its divergence
+  exponent in k, beside the same numbers from our fixed route (``fm.fixed``);
+* dt refinement at one k, on the engine itself;
+* the blame split against our ``flow`` where the engine's law is ours (JAX, PyTorch); MuJoCo's
+  soft constraint adds ``d*m*g`` while in contact and does not map exactly (see ``_mujoco``).
+
+The engines live in their own environment (``scripts/engines_env.sh`` -> ``.venv-engines``;
+extras ``ferromotion[jax]``, ``[torch]``, ``[mujoco]``, ``[mjx]``). Nothing here mocks an engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import _core
+from .. import Drop, Fit, Receipt, check_gradient, exact, fixed, flow
+
+__all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter"]
+
+#: The engines :func:`audit_engine` knows, with the extra that installs each.
+ENGINES: Dict[str, str] = {"mujoco": "mujoco", "mjx": "mjx", "jax": "jax", "torch": "torch"}
+
+#: Central-difference probe for the engine's map: below the kinks a fixed-step contact map has
+#: every |v|*dt (4.4e-4 m at dt = 1e-4 s), above its evaluation noise (~1e-14 for MJX).
+FD_EPS = 1e-6
+#: Stiffnesses fitted for the divergence exponent, as ``fm.divergence_exponent`` (N/m).
+EXPONENT_RANGE = (1e4, 1e8)
+
+
+def engine_adapter(engine: str) -> Any:
+    """The adapter object for ``engine`` (imports the engine; ImportError names the extra)."""
+    try:
+        if engine == "mujoco":
+            from ._mujoco import MuJoCo
+            return MuJoCo()
+        if engine == "mjx":
+            from ._mujoco import MJX
+            return MJX()
+        if engine == "jax":
+            from ._jax import Jax
+            return Jax()
+        if engine == "torch":
+            from ._jax import Torch
+            return Torch()
+    except ImportError as e:
+        raise ImportError(f"engine {engine!r} is not installed ({e}); pip install 'ferromotion[{ENGINES[engine]}]' "
+                          "or run scripts/engines_env.sh") from e
+    raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    """max|a - b| / max|b|: the sweep's gradient-error definition (``fm.Sweep.gradient_error``)."""
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def _fd_jacobian(adapter: Any, drop: Drop, k: float, dt: float, x0: np.ndarray, eps: float) -> np.ndarray:
+    cols = []
+    for j in range(2):
+        e = np.zeros(2)
+        e[j] = eps
+        cols.append((adapter.state(drop, k, dt, x0 + e) - adapter.state(drop, k, dt, x0 - e)) / (2 * eps))
+    return np.stack(cols, axis=1)
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class EngineAudit:
+    """What :func:`audit_engine` measured on one engine (SI units; J = d[y, v](T)/d[y0, v0]).
+
+    Attributes
+    ----------
+    engine, version, gradient_route : str
+        The engine, its version and how its own gradient was taken.
+    law_maps_onto_ours : bool
+        Whether the engine's contact law is exactly ours (then ``blame`` is measured).
+    drop : Drop
+    dt : float
+        The engine's step, s.
+    k : ndarray (n,)
+        Stiffnesses, N/m.
+    state : ndarray (n, 2)
+        The engine's x(T).
+    jacobian, jacobian_fd : ndarray (n, 2, 2)
+        The engine's own gradient, and central differences (probe ``FD_EPS``) of its own map.
+    autodiff_vs_fd : ndarray (n,)
+        max|J - J_fd| / max|J_fd|: is the engine's gradient the derivative of what it simulates?
+    exact_jacobian : ndarray (2, 2)
+        Our rigid exact answer (``fm.exact(drop).jacobian``).
+    dv_dy0, gradient_error, right_sign : ndarray (n,)
+        The engine's dv(T)/dy0, max|J - J_exact| / max|J_exact|, and the sign against exact.
+    ours_dv_dy0, ours_gradient_error : ndarray (n,)
+        The same from our fixed route at the same k and dt.
+    exponent : Fit or None
+        Slope of log gradient error on log k over k in [1e4, 1e8] (None: fewer than 3 such k).
+    refinement : dict
+        ``{"k", "dt", "gradient_error", "ratio"}`` at one k: the engine at dt, dt/10, ...
+    blame : dict or None
+        ``{"integrator_share", "contact_share"}`` per k against our ``flow`` (None when the law
+        does not map; ``notes`` says why).
+    receipt : Receipt or None
+        ``fm.check_gradient`` of the engine's dv(T)/d(y0, v0) against its own map at one k.
+    notes : tuple of str
+    """
+
+    engine: str
+    version: str
+    gradient_route: str
+    law_maps_onto_ours: bool
+    drop: Drop
+    dt: float
+    k: np.ndarray
+    state: np.ndarray
+    jacobian: np.ndarray
+    jacobian_fd: np.ndarray
+    autodiff_vs_fd: np.ndarray
+    exact_jacobian: np.ndarray
+    dv_dy0: np.ndarray
+    gradient_error: np.ndarray
+    right_sign: np.ndarray
+    ours_dv_dy0: np.ndarray
+    ours_gradient_error: np.ndarray
+    exponent: Optional[Fit]
+    refinement: Dict[str, Any]
+    blame: Optional[Dict[str, Any]]
+    receipt: Optional[Receipt]
+    notes: Tuple[str, ...]
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON-ready dict (the receipt as its own document)."""
+        out: Dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray):
+                v = v.tolist()
+            elif isinstance(v, (Drop, Fit)):
+                v = v.to_dict()
+            elif isinstance(v, Receipt):
+                v = v.to_dict()
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+    def table(self) -> str:
+        """The sign table, beside our fixed route, with the exponent, refinement and receipt."""
+        d = self.drop
+        lines = [
+            f"ferromotion audit --engine {self.engine} ({self.version}): drop from h = {d.height:g} m, "
+            f"v0 = {d.velocity:g} m/s, T = {d.t_final:g} s, zeta = {d.zeta:g}, dt = {self.dt:g} s",
+            f"engine gradient: {self.gradient_route}",
+            f"exact rigid dv(T)/dy0 = {self.exact_jacobian[1, 0]:.4f}; grad. error = max|J - J_exact| / max|J_exact|; "
+            "autodiff vs FD = max|J - J_fd| / max|J_fd| on the engine's own map",
+            "",
+            f"{'k (N/m)':>9}  {'engine dv/dy0':>13}  {'sign':<10}  {'grad. error':>11}  {'autodiff vs FD':>14}  "
+            f"{'ours dv/dy0':>12}  {'ours error':>10}",
+        ]
+        for i in range(len(self.k)):
+            lines.append(
+                f"{self.k[i]:9.2e}  {self.dv_dy0[i]:13.5g}  {'RIGHT' if self.right_sign[i] else 'WRONG SIGN':<10}  "
+                f"{self.gradient_error[i]:11.3e}  {self.autodiff_vs_fd[i]:14.2e}  {self.ours_dv_dy0[i]:12.5g}  "
+                f"{self.ours_gradient_error[i]:10.3e}")
+        lines.append("")
+        if self.exponent is not None:
+            lines.append(f"divergence exponent: {self.exponent.slope:.3f} (R^2 = {self.exponent.r2:.3f}, "
+                         f"{self.exponent.points} points with k in [1e4, 1e8] N/m)")
+        r = self.refinement
+        if r:
+            lines.append(f"dt refinement at k = {r['k']:.3g}: grad. error " + ", ".join(
+                f"{e:.3e} at dt = {t:g}" for t, e in zip(r["dt"], r["gradient_error"]))
+                + ("" if len(r["ratio"]) < 2 else " (ratios " + ", ".join(f"x{x:.3f}" for x in r["ratio"][1:]) + ")"))
+        if self.blame is not None:
+            b = self.blame
+            lines.append("blame against our flow: integrator share " + ", ".join(
+                f"{v:.3e}" for v in b["integrator_share"]) + "; contact share " + ", ".join(
+                f"{v:.3e}" for v in b["contact_share"]))
+        if self.receipt is not None:
+            lines.append("receipt: " + self.receipt.summary())
+        lines.extend(self.notes)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        wrong = int((~self.right_sign).sum())
+        return (f"EngineAudit({self.engine}, {len(self.k)} stiffnesses, dt = {self.dt:g} s, wrong sign at {wrong}, "
+                f"autodiff vs FD <= {float(np.max(self.autodiff_vs_fd)):.1e}"
+                + ("" if self.receipt is None else f", check {self.receipt.verdict}") + ")")
+
+
+def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: float = 1e-4, *,
+                 drop: Optional[Drop] = None, check_k: Optional[float] = 1e6,
+                 refine: Sequence[int] = (10,), refine_k: float = 1e6,
+                 check_options: Optional[Dict[str, Any]] = None, adapter: Any = None) -> EngineAudit:
+    """Run the stiffness audit on a real engine (see the module docs).
+
+    Parameters
+    ----------
+    engine : str
+        ``"mujoco"``, ``"mjx"``, ``"jax"`` or ``"torch"``.
+    stiffness : sequence of float
+        k in N/m (mapped into the engine as its module documents).
+    dt : float
+        The engine's step, s; must divide ``drop.t_final``.
+    drop : Drop, optional
+        Default ``fm.Drop()``.
+    check_k : float or None
+        Stiffness of the ``fm.check_gradient`` receipt (the swept k nearest to it); None: no check.
+    refine : sequence of int
+        dt divisors of the refinement at ``refine_k`` (1 is always included).
+    check_options : dict, optional
+        Extra keywords for :func:`ferromotion.check_gradient` (``eps``, ``taylor_h``, ``directions``...).
+    adapter : object, optional
+        An adapter already built by :func:`engine_adapter` (reuses its compiled functions).
+
+    Returns
+    -------
+    EngineAudit
+
+    Examples
+    --------
+    Needs the engine (``.venv-engines``); tests/engines runs this example there.
+
+    >>> import ferromotion as fm
+    >>> a = fm.audit_engine("jax", stiffness=[1e4, 1e6], refine=(), check_k=None)
+    >>> a.right_sign.tolist(), bool(a.autodiff_vs_fd.max() < 1e-8)
+    ([False, False], True)
+    >>> f"{a.dv_dy0[1]:.4f} against exact {a.exact_jacobian[1, 0]:.4f}"
+    '-160.8576 against exact 3.6147'
+    """
+    drop = Drop() if drop is None else drop
+    ad = engine_adapter(engine) if adapter is None else adapter
+    ks = np.asarray(stiffness, dtype=float)
+    if ks.ndim != 1 or ks.size == 0 or not np.all(ks > 0):
+        raise ValueError(f"stiffness: expected a non-empty 1-D array of positive N/m, got shape {ks.shape}")
+    x0 = np.array([drop.height, drop.velocity])
+    je = np.asarray(exact(drop).jacobian)
+    states, jacs, fds = [], [], []
+    for k in ks:
+        s, j = ad.jacobian(drop, k, dt, x0)
+        states.append(s)
+        jacs.append(j)
+        fds.append(_fd_jacobian(ad, drop, k, dt, x0, FD_EPS))
+    state, jac, jfd = np.array(states), np.array(jacs), np.array(fds)
+    ours = [np.asarray(fixed(drop, k, dt).jacobian) for k in ks]
+    grad_err = np.array([_rel(j, je) for j in jac])
+    in_range = (ks >= EXPONENT_RANGE[0] * (1 - 1e-9)) & (ks <= EXPONENT_RANGE[1] * (1 + 1e-9))
+    exponent = Fit(**_core.fit_loglog(ks[in_range].tolist(), grad_err[in_range].tolist())) \
+        if in_range.sum() >= 3 else None
+    notes: List[str] = []
+    # dt refinement on the engine itself.
+    divisors = [1] + [int(r) for r in refine if int(r) != 1]
+    rdt = [dt / r for r in divisors]
+    rerr = [_rel(ad.jacobian(drop, refine_k, h, x0)[1], je) for h in rdt]
+    refinement = {"k": float(refine_k), "dt": rdt, "gradient_error": rerr,
+                  "ratio": [e / rerr[0] for e in rerr]}
+    blame: Optional[Dict[str, Any]] = None
+    if ad.law_maps_onto_ours:
+        jflow = [np.asarray(flow(drop, k).jacobian) for k in ks]
+        blame = {"integrator_share": [float(np.max(np.abs(j - f))) for j, f in zip(jac, jflow)],
+                 "contact_share": [float(np.max(np.abs(f - je))) for f in jflow]}
+    else:
+        notes.append(f"no blame split against our flow: {engine}'s contact law is not ours "
+                     "(MuJoCo's soft constraint adds d*m*g while in contact; see ferromotion.engines._mujoco)")
+    receipt = None
+    if check_k is not None:
+        i = int(np.argmin(np.abs(np.log(ks / check_k))))
+        k = float(ks[i])
+
+        def v_final(x: np.ndarray) -> float:
+            return float(ad.state(drop, k, dt, x)[1])
+
+        opts: Dict[str, Any] = {"eps": np.logspace(-2, -9, 8), "directions": 2}
+        opts.update(check_options or {})
+        receipt = check_gradient(
+            v_final, jac[i][1], x0, objective=f"v(T) of the drop in {engine}", units="m/s",
+            description=f"x = [y0 (m), v0 (m/s)], T = {drop.t_final:g} s, k = {k:g} N/m",
+            route=ad.gradient_route, integrator=f"{engine} {ad.version}",
+            tolerances={"dt": dt, "k": k}, **opts)
+    return EngineAudit(
+        engine=engine, version=ad.version, gradient_route=ad.gradient_route,
+        law_maps_onto_ours=bool(ad.law_maps_onto_ours), drop=drop, dt=float(dt), k=ks, state=state, jacobian=jac,
+        jacobian_fd=jfd, autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]), exact_jacobian=je,
+        dv_dy0=jac[:, 1, 0], gradient_error=grad_err, right_sign=np.sign(jac[:, 1, 0]) == np.sign(je[1, 0]),
+        ours_dv_dy0=np.array([j[1, 0] for j in ours]), ours_gradient_error=np.array([_rel(j, je) for j in ours]),
+        exponent=exponent, refinement=refinement, blame=blame, receipt=receipt, notes=tuple(notes))

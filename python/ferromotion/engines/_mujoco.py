@@ -1,0 +1,182 @@
+"""The drop in MuJoCo (native C) and in MJX (MuJoCo in JAX): one MJCF model, two engines.
+
+The model: a sphere of radius 0.1 m on a slide joint along z above a plane, so that the joint
+coordinate is the drop's height y (the gap between sphere and plane) and the joint velocity is
+v. Mass m, gravity g, ``integrator="Euler"`` (MuJoCo's Euler is semi-implicit: v first, then q
+with the new v, as our fixed route) at ``timestep = dt``; ``condim=1`` (frictionless normal
+contact), the same ``solref``/``solimp`` on both geoms (MuJoCo mixes the two geoms' values).
+
+Contact law, mapped to ours (push-only ``F = max(0, -k*y - c*v)`` for y < 0, c = 2*zeta*sqrt(k*m)):
+MuJoCo's soft constraint makes the contact acceleration ``a = (1-d)*a0 + d*aref`` while the
+constraint is active, with ``a0 = -g`` the unconstrained acceleration, impedance d (from
+``solimp``) and ``aref = -B*v - K*d*y``. With a *negative* ``solref = (-k/m, -c/m)`` MuJoCo takes
+``K = k/(m*dmax^2)`` and ``B = c/(m*dmax)`` directly, and with ``solimp = (d, d, ...)`` the
+impedance is the constant ``d = dmax`` (0.9999 here, MuJoCo's largest), so that
+
+    a = -g + (max(0, -k*y - c*v + d*m*g)) / m        (y < 0; a = -g otherwise).
+
+That is our law plus a constant ``d*m*g`` (the constraint also carries the body's weight while
+active, and lets go when the spring-damper force falls to ``-d*m*g`` rather than 0). It does
+not map exactly onto ours: the equilibrium penetration is 0 instead of m*g/k (1e-5 m at
+k = 1e6) and the release comes slightly later. So the blame split against our ``flow`` is not
+made for MuJoCo or MJX; their dt refinement is measured on the engine itself. A positive
+``solref = (timeconst, dampratio)`` gives ``K = 1/(dmax^2*timeconst^2*dampratio^2)``,
+``B = 2/(dmax*timeconst)``: k = 1/(dmax*timeconst^2*dampratio^2)*m and damping ratio
+``dampratio`` in our terms, with the same extra ``d*m*g``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import numpy as np
+
+#: Constant impedance: MuJoCo's largest d (its soft constraint is then as hard as it gets).
+IMPEDANCE = 0.9999
+RADIUS = 0.1
+
+_XML = """
+<mujoco model="ferromotion drop">
+  <option timestep="{dt!r}" integrator="Euler" gravity="0 0 {minus_g!r}"/>
+  <default><geom condim="1" solref="{solref}" solimp="{solimp}"/></default>
+  <worldbody>
+    <geom name="ground" type="plane" size="5 5 0.1"/>
+    <body name="ball" pos="0 0 {radius!r}">
+      <joint name="y" type="slide" axis="0 0 1"/>
+      <geom name="ball" type="sphere" size="{radius!r}" mass="{mass!r}"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def solref_for(k: float, zeta: float, mass: float) -> Tuple[float, float]:
+    """MuJoCo's direct (negative) ``solref`` for our stiffness k (N/m) and damping ratio zeta."""
+    c = 2.0 * zeta * np.sqrt(k * mass)
+    return (-k / mass, -c / mass)
+
+
+def mjcf(drop: Any, k: float, dt: float, solref: Any = None, solimp: Any = None) -> str:
+    """The drop's MJCF: stiffness k mapped through a negative solref unless ``solref`` is given."""
+    ref = solref_for(k, drop.zeta, drop.mass) if solref is None else tuple(solref)
+    imp = (IMPEDANCE, IMPEDANCE, 0.001, 0.5, 2.0) if solimp is None else tuple(solimp)
+    return _XML.format(dt=float(dt), minus_g=-float(drop.gravity), radius=RADIUS, mass=float(drop.mass),
+                       solref=" ".join(repr(float(v)) for v in ref), solimp=" ".join(repr(float(v)) for v in imp))
+
+
+def steps(drop: Any, dt: float) -> int:
+    n = round(drop.t_final / dt)
+    if n < 1 or abs(n * dt - drop.t_final) > 1e-9 * drop.t_final:
+        raise ValueError(f"dt = {dt:g} s must divide T = {drop.t_final:g} s")
+    return n
+
+
+class MuJoCo:
+    """Native MuJoCo: ``mj_step`` rollouts; its gradient is ``mjd_transitionFD`` chained."""
+
+    name = "mujoco"
+    gradient_route = ("mjd_transitionFD (centered, eps 1e-6) step Jacobians chained over the rollout: "
+                      "MuJoCo's own derivative of its step")
+    law = __doc__ or ""
+    law_maps_onto_ours = False
+
+    def __init__(self) -> None:
+        import mujoco
+
+        self._mj = mujoco
+        self.version = mujoco.__version__
+        self._models: Dict[Tuple[float, float], Any] = {}
+
+    def model(self, drop: Any, k: float, dt: float) -> Any:
+        key = (float(k), float(dt))
+        if key not in self._models:
+            self._models = {key: self._mj.MjModel.from_xml_string(mjcf(drop, k, dt))}
+        return self._models[key]
+
+    def _data(self, m: Any, x0: Any) -> Any:
+        d = self._mj.MjData(m)
+        d.qpos[0], d.qvel[0] = float(x0[0]), float(x0[1])
+        return d
+
+    def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
+        """[y(T), v(T)] of a native rollout (MuJoCo's C rollout loop)."""
+        from mujoco import rollout
+
+        m = self.model(drop, k, dt)
+        d = self._data(m, x0)
+        spec = self._mj.mjtState.mjSTATE_FULLPHYSICS
+        s0 = np.empty(self._mj.mj_stateSize(m, spec))
+        self._mj.mj_getState(m, d, s0, spec)
+        out, _ = rollout.rollout(m, d, s0[None, :], nstep=steps(drop, dt))
+        # FULLPHYSICS = [time, qpos, qvel, act, ...]
+        return np.array([out[0, -1, 1], out[0, -1, 1 + m.nq]])
+
+    def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """(x(T), dx(T)/dx0) with the step Jacobians of ``mjd_transitionFD`` chained."""
+        m = self.model(drop, k, dt)
+        d = self._data(m, x0)
+        a = np.zeros((2 * m.nv + m.na, 2 * m.nv + m.na))
+        jac = np.eye(2)
+        for _ in range(steps(drop, dt)):
+            self._mj.mjd_transitionFD(m, d, 1e-6, True, a, None, None, None)
+            jac = a @ jac
+            self._mj.mj_step(m, d)
+        return np.array([d.qpos[0], d.qvel[0]]), jac
+
+
+class MJX:
+    """MJX: ``mjx.step`` in a JAX loop, x64; its gradient is ``jax.jacfwd`` through the loop.
+
+    Reverse mode (``jax.grad``) fails on the constraint solver's ``while_loop``; forward mode
+    differentiates the iterations the solver actually ran, so it is the derivative of the
+    computed map. The step count is a traced argument, so one compilation serves every k and dt.
+    """
+
+    name = "mjx"
+    gradient_route = "jax.jacfwd through mjx.step in a lax.fori_loop (x64)"
+    law = MuJoCo.law
+    law_maps_onto_ours = False
+
+    def __init__(self) -> None:
+        import jax
+        import mujoco
+        from mujoco import mjx
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        self._mj, self._mjx, self._jax, self._jnp = mujoco, mjx, jax, jnp
+        self.version = f"mujoco-mjx {mujoco.__version__}, jax {jax.__version__}"
+
+        def run(mx: Any, d0: Any, x: Any, n: Any) -> Any:
+            d = d0.replace(qpos=x[:1], qvel=x[1:])
+            d = jax.lax.fori_loop(0, n, lambda i, d: mjx.step(mx, d), d)
+            return jnp.concatenate([d.qpos, d.qvel])
+
+        def run_and_jac(mx: Any, d0: Any, x: Any, n: Any) -> Any:
+            def f(x: Any) -> Any:
+                out = run(mx, d0, x, n)
+                return out, out
+            jac, out = jax.jacfwd(f, has_aux=True)(x)
+            return out, jac
+
+        self._run = jax.jit(run)
+        self._run_and_jac = jax.jit(run_and_jac)
+        self._models: Dict[Tuple[float, float], Any] = {}
+
+    def _model(self, drop: Any, k: float, dt: float) -> Any:
+        key = (float(k), float(dt))
+        if key not in self._models:
+            m = self._mj.MjModel.from_xml_string(mjcf(drop, k, dt))
+            mx = self._mjx.put_model(m)
+            self._models = {key: (mx, self._mjx.make_data(mx))}
+        return self._models[key]
+
+    def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
+        mx, d0 = self._model(drop, k, dt)
+        return np.asarray(self._run(mx, d0, self._jnp.asarray(x0, dtype=float), steps(drop, dt)))
+
+    def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
+        mx, d0 = self._model(drop, k, dt)
+        out, jac = self._run_and_jac(mx, d0, self._jnp.asarray(x0, dtype=float), steps(drop, dt))
+        return np.asarray(out), np.asarray(jac)
