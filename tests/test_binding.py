@@ -323,8 +323,11 @@ def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     # One core call: no chance to switch threads unless the GIL is released.
     assert_gil_released(lambda: run.extend(ks), min_elapsed=0.1, what="sweep")
 
-@pytest.mark.parametrize("module", ["ferromotion", "ferromotion.cli", "ferromotion.plot", "ferromotion.app",
-                                    "ferromotion.study"])
+@pytest.mark.parametrize("module", [
+    "ferromotion", "ferromotion._common", "ferromotion.routes", "ferromotion.readouts", "ferromotion.sweep",
+    "ferromotion.workbench", "ferromotion.descent", "ferromotion.hybrid", "ferromotion.check", "ferromotion.quadruped",
+    "ferromotion.cli", "ferromotion.plot", "ferromotion.app", "ferromotion.study",
+])
 def test_docstring_examples_run(module: str) -> None:
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
@@ -404,7 +407,7 @@ def test_progress_bar_shows_on_a_terminal_when_the_sweep_is_slow(drop: fm.Drop,
 
     term = Terminal()
     monkeypatch.setattr(sys, "stderr", term)
-    monkeypatch.setattr(fm, "_PROGRESS_DELAY", 0.0)  # as if the sweep took longer than the delay
+    monkeypatch.setattr(sys.modules["ferromotion.sweep"], "_PROGRESS_DELAY", 0.0)  # as if the sweep took longer than the delay
     fm.sweep(drop, k=np.logspace(2, 8, 40))
     assert "sweep" in term.getvalue() and "40/40" in term.getvalue()
     term.truncate(0)

@@ -179,7 +179,7 @@ def test_receipt_shapes_and_types() -> None:
     assert r.x.shape == r.gradient.shape == (2,) and r.x.dtype == np.float64
     assert [d.label for d in r.directions] == ["random 0", "random 1", "random 2", "random 3",
                                                "coordinate 0", "coordinate 1"]
-    n_eps = len(fm._CHECK["eps"])
+    n_eps = len(fm.defaults()["check"]["eps"])
     for d in r.directions:
         assert d.eps.shape == d.fd.shape == d.error.shape == (n_eps,)
         assert d.eps.dtype == d.fd.dtype == d.error.dtype == np.float64

@@ -3,7 +3,9 @@
 #
 # `drop` arguments accept any object with float attributes height, velocity, t_final,
 # gravity, mass and zeta (the public ferromotion.Drop); the core validates them.
-# Arguments left as None take the core's defaults, listed in DEFAULTS.
+# `options` arguments are dicts read as the core's own serde structs (ExactOptions,
+# FixedOptions, ...): missing keys take the core's defaults (DEFAULTS), an unknown key or a
+# wrong type raises ScenarioError. Scalar results are the core's serde documents.
 
 from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
 
@@ -47,10 +49,10 @@ __all__ = [
     "matched_dt",
     "log_grid",
     "evaluate",
+    "step_stability",
     "descent",
     "standard_arms",
     "SweepRun",
-    "DescentRun",
     "Workbench",
     "FIXTURES",
     "RECEIPT_SCHEMA",
@@ -90,9 +92,14 @@ class _DropLike(Protocol):
 
 _F64 = npt.NDArray[np.float64]
 
+class _StepStability(TypedDict):
+    omega_dt: float
+    spectral_radius: float
+    stable: bool
+
 class _Route(TypedDict):
-    state: _F64  # (2,): y in m, v in m/s
-    jacobian: _F64  # (2, 2), row-major: [1, 0] is dv(T)/dy0
+    state: list[float]  # [y in m, v in m/s]
+    jacobian: list[float]  # flat, row-major: [2] is dv(T)/dy0
     steps: int
     rejected_steps: int
     force_evals: int
@@ -100,6 +107,7 @@ class _Route(TypedDict):
     rollouts: int
     probe_gap: Optional[float]
     probe_dependent: bool
+    step_stability: Optional[_StepStability]  # the fixed route only
 
 class _Fit(TypedDict):
     slope: float
@@ -117,18 +125,17 @@ class _Blame(TypedDict):
 
 class _Refinement(TypedDict):
     base_dt: float
-    errors: _F64  # (3,)
+    errors: list[float]  # at base_dt, base_dt/10, base_dt/100
     ratio_10: float
     ratio_100: float
 
 class _WorkbenchConfig(TypedDict):
+    drop: dict[str, float]
     k: float
-    dt: float  # the current step: base_dt / dt_divisor
     base_dt: float
     dt_divisor: int
     tolerance: bool
-    rtol: float
-    events: bool
+    tolerance_options: dict[str, Any]  # rtol, atol, events, eps, max_steps
 
 class _ArmLike(Protocol):
     # route: "exact", "fixed", "tolerance", "corrected" or "central_differences"
@@ -141,12 +148,11 @@ class _ArmLike(Protocol):
     @property
     def rtol(self) -> Optional[float]: ...
 
-class _Arm(TypedDict):
-    route: str
-    k: Optional[float]
-    dt: Optional[float]
-    rtol: Optional[float]
-    label: str
+class _Arm(TypedDict, total=False):
+    route: str  # the tag; then k, dt or rtol as the route takes them
+    k: float
+    dt: float
+    rtol: float
 
 class FerroError(Exception): ...
 class InvalidParameter(FerroError, ValueError): ...
@@ -167,59 +173,42 @@ class ScenarioError(FerroError): ...
 def validate_drop(drop: _DropLike) -> None: ...
 def impact_speed(drop: _DropLike) -> float: ...
 def first_impact_time(drop: _DropLike) -> float: ...
-def exact(drop: _DropLike, restitution: Optional[float] = None, graze_speed: Optional[float] = None) -> _Route: ...
-def fixed(drop: _DropLike, k: float, dt: float, max_steps: Optional[int] = None) -> _Route: ...
-def corrected(
-    drop: _DropLike, k: float, dt: float, locate: Optional[bool] = None, max_steps: Optional[int] = None
-) -> _Route: ...
-def flow(
-    drop: _DropLike, k: float, root_rtol: Optional[float] = None, max_events: Optional[int] = None
-) -> _Route: ...
-def tolerance(
-    drop: _DropLike,
-    k: float,
-    rtol: Optional[float] = None,
-    atol: Optional[float] = None,
-    events: bool = False,
-    eps: Optional[float] = None,
-    max_steps: Optional[int] = None,
-) -> _Route: ...
+def exact(drop: _DropLike, options: Optional[dict[str, Any]] = None) -> _Route: ...
+def fixed(drop: _DropLike, k: float, dt: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
+def corrected(drop: _DropLike, k: float, dt: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
+def flow(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
+def tolerance(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
 def blame(drop: _DropLike, k: float, dt: float) -> _Blame: ...
 def divergence_exponent(drop: _DropLike, dt: float) -> _Fit: ...
 def fit_loglog(x: Sequence[float], y: Sequence[float]) -> _Fit: ...
+def equal_budget(drop: _DropLike, options: Optional[dict[str, Any]] = None) -> dict[str, Any]: ...
 def contact_share_exponent(drop: _DropLike) -> _Fit: ...
 def dt_refinement(drop: _DropLike, k: float, base_dt: float) -> _Refinement: ...
+def step_stability(drop: _DropLike, k: float, dt: float) -> _StepStability: ...
 def limit_restitution(drop: _DropLike) -> float: ...
 def realised_restitution(drop: _DropLike, k: float, speed: Optional[float] = None) -> Optional[float]: ...
 def time_of_impact_term(drop: _DropLike, speed: Optional[float] = None) -> float: ...
 def matched_dt(drop: _DropLike, k: float) -> float: ...
 def log_grid(lo: float, hi: float, per_decade: int) -> _F64: ...
-def evaluate(scenario: str) -> str: ...
+def evaluate(scenario: str) -> dict[str, Any]: ...
+
+# descent: the core's Descent document: problem, target [2], landscape {heights, velocities,
+# loss (row-major, NaN where infeasible), grid_minimum, local_minima, starts}, arms [{arm,
+# label, runs [{path, iterations, converged, cannot_step, force_evals, final_loss}],
+# converged, cannot_step, iterations, force_evals}]. `problem`: the core's Problem (its drop
+# is `drop`).
 def descent(
     drop: _DropLike,
     arms: Optional[Sequence[_ArmLike]] = None,
-    optimum: Optional[tuple[float, float]] = None,
-    height_range: Optional[tuple[float, float]] = None,
-    velocity_range: Optional[tuple[float, float]] = None,
     grid: Optional[int] = None,
-) -> DescentRun: ...
+    problem: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]: ...
 def standard_arms() -> list[_Arm]: ...
 
 @final
 class SweepRun:
-    def __new__(
-        cls,
-        drop: _DropLike,
-        dt: Optional[float] = None,
-        tolerance: bool = False,
-        rtol: Optional[float] = None,
-        atol: Optional[float] = None,
-        events: bool = False,
-        eps: Optional[float] = None,
-        max_steps: Optional[int] = None,
-        corrected: bool = False,
-        blame: bool = False,
-    ) -> SweepRun: ...
+    # options: the core's SweepOptions (dt, tolerance: ToleranceOptions or None, corrected, blame)
+    def __new__(cls, drop: _DropLike, dt: Optional[float] = None, options: Optional[dict[str, Any]] = None) -> SweepRun: ...
     def extend(self, ks: npt.NDArray[np.float64]) -> None: ...
     def __len__(self) -> int: ...
     def columns(self) -> dict[str, Any]: ...
@@ -227,40 +216,22 @@ class SweepRun:
     def to_json(self) -> str: ...
 
 @final
-class DescentRun:
-    # problem, target (2,), landscape {heights (n,), velocities (n,), loss (n, n), grid_minimum (2,),
-    # local_minima, starts (4, 2)}, arms [{arm, converged, cannot_step, iterations, force_evals,
-    # runs [{path (m, 2), iterations, converged, cannot_step, force_evals, final_loss}]}]
-    def columns(self) -> dict[str, Any]: ...
-    def to_json(self) -> str: ...
-
-@final
 class Workbench:
-    def __new__(
-        cls,
-        drop: _DropLike,
-        k: Optional[float] = None,
-        base_dt: Optional[float] = None,
-        dt_divisor: int = 1,
-        tolerance: bool = False,
-        rtol: Optional[float] = None,
-        atol: Optional[float] = None,
-        events: bool = False,
-        eps: Optional[float] = None,
-        max_steps: Optional[int] = None,
-    ) -> Workbench: ...
+    # options: the core's WorkbenchConfig without its drop
+    def __new__(cls, drop: _DropLike, options: Optional[dict[str, Any]] = None) -> Workbench: ...
     def set_k(self, k: float) -> None: ...
     def set_log10_k(self, log10_k: float) -> None: ...
     def set_dt_divisor(self, divisor: int) -> None: ...
     def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None: ...
     def config(self) -> _WorkbenchConfig: ...
-    def readout_json(self) -> str: ...
+    def dt(self) -> float: ...
+    def readout(self) -> dict[str, Any]: ...
     def curve(self, ks: npt.NDArray[np.float64]) -> SweepRun: ...
 
 # --- gradient qualification -------------------------------------------------------------
-# `system` of hybrid_jacobian: a public dataclass whose class attribute `_system` names a
-# shipped system ("bouncing_drop", "warm_started_drop": gravity, restitution; "slope_ball":
-# gravity, restitution, angle), or any object with `dim` and the methods of the core's
+# `system` of hybrid_jacobian: a shipped system's document {"system": "bouncing_drop" or
+# "warm_started_drop", "gravity", "restitution"} or {"system": "slope_ball", "gravity",
+# "restitution", "angle"} (the public dataclasses' to_dict()), or any object with `dim` and the methods of the core's
 # HybridSystem trait (rhs, rhs_jacobian, guard_count, guard, guard_gradient, reset,
 # reset_jacobian; optional `name` and hidden_state()), called back with the GIL held.
 
@@ -282,9 +253,9 @@ class _Hybrid(TypedDict):
     worst_gain: float
 
 class _Conditioning(TypedDict):
-    singular_values: _F64  # (n_in,), descending
+    singular_values: list[float]  # n_in, descending
     condition_number: float
-    weak_directions: _F64  # (m, n_in)
+    weak_directions: list[list[float]]  # m rows of n_in
 
 class _Trajectory(TypedDict):
     t: _F64  # (n + 1,)
@@ -298,13 +269,11 @@ def hybrid_jacobian(
     t0: float,
     t1: float,
     mode: int = 0,
-    dt: Optional[float] = None,
-    graze_speed: Optional[float] = None,
-    probe_rtol: Optional[float] = None,
-    max_steps: Optional[int] = None,
+    options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
 
-# objective: {"name", "units", "description", "route", "integrator": str, "tolerances": {str: float}}
+# objective: the core's ObjectiveInfo {"name", "units", "description", "route", "integrator": str,
+# "tolerances": [(str, float)]}; options: the core's CheckOptions.
 # extra: (key, value) pairs appended to the receipt's environment.extra.
 def check_gradient(
     f: Callable[[_F64], Any],
@@ -313,25 +282,11 @@ def check_gradient(
     objective: dict[str, Any],
     events: Optional[Callable[[_F64], Any]] = None,
     hvp: Optional[Callable[[_F64], Any]] = None,
-    eps: Optional[Sequence[float]] = None,
-    taylor_h: Optional[Sequence[float]] = None,
-    directions: Optional[int] = None,
-    coordinates: Optional[bool] = None,
-    seed: Optional[int] = None,
-    tol: Optional[float] = None,
-    graze_speed: Optional[float] = None,
+    options: Optional[dict[str, Any]] = None,
     extra: Sequence[tuple[str, str]] = ...,
 ) -> Receipt: ...
 def check_fixture(
-    name: str,
-    eps: Optional[Sequence[float]] = None,
-    taylor_h: Optional[Sequence[float]] = None,
-    directions: Optional[int] = None,
-    coordinates: Optional[bool] = None,
-    seed: Optional[int] = None,
-    tol: Optional[float] = None,
-    graze_speed: Optional[float] = None,
-    extra: Sequence[tuple[str, str]] = ...,
+    name: str, options: Optional[dict[str, Any]] = None, extra: Sequence[tuple[str, str]] = ...
 ) -> Receipt: ...
 def conditioning(jacobian: Any, rel: float = 1e-8) -> _Conditioning: ...
 

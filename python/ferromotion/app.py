@@ -26,6 +26,9 @@ import ferromotion as fm
 
 from .plot import MARK_NAME
 
+# Every default shown comes from the core (`fm.defaults()`).
+DEFAULTS = fm.defaults()
+
 # The lab's slider range, log10 of N/m, and its resolution. The slider moves log10 k but shows k.
 LOG10_K_RANGE = (2.0, 8.0)
 LOG10_K_STEP = 0.1
@@ -157,7 +160,7 @@ class BenchApp:
     Build it with :func:`create_app`; ``layout`` is the Panel object to serve.
     """
 
-    def __init__(self, drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = fm._DT) -> None:
+    def __init__(self, drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = DEFAULTS["dt"]) -> None:
         pn = _panel()
         self.workbench = fm.Workbench(drop, k=k, dt=dt)
         self._curves: Dict[Tuple[Any, ...], Any] = {}
@@ -175,7 +178,7 @@ class BenchApp:
         )
         self.tolerance_switch = pn.widgets.Switch(**_label(pn, "tolerance route"), value=False)
         self.rtol = pn.widgets.Select(**_label(pn, "rtol"), options={f"{x:g}": x for x in RTOL_CHOICES},
-                                      value=fm._TOL["rtol"], width=110)
+                                      value=DEFAULTS["tolerance"]["rtol"], width=110)
         self.events = pn.widgets.Checkbox(**_label(pn, "stop at the contact switches (events)"), value=False)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.readouts = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
@@ -218,7 +221,7 @@ class BenchApp:
 
     def _curve_figure(self) -> Any:
         """The plot at the current step and tolerance setting (cached: it does not depend on k)."""
-        c = self.workbench._workbench.config()
+        c = self.workbench.config()
         key = (c["dt"], c["tolerance"], c["rtol"], c["events"])
         if key not in self._curves:
             s = self.workbench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
@@ -261,7 +264,7 @@ class BenchApp:
         self._apply_controls()
 
 
-def create_app(drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = fm._DT) -> Any:
+def create_app(drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = DEFAULTS["dt"]) -> Any:
     """The bench as a Panel layout (a ``panel.Column``), ready to serve or show.
 
     Parameters

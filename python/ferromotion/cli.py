@@ -38,6 +38,9 @@ import ferromotion as fm
 from . import labserver
 from .labserver import ServerError as _ServerError
 
+# Every default shown comes from the core (`fm.defaults()`).
+DEFAULTS = fm.defaults()
+
 
 def _positive_float(text: str) -> float:
     try:
@@ -94,9 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="largest stiffness (default: 1e8; 1e7 with --engine)")
     audit.add_argument("--per-decade", type=_positive_int, default=2, metavar="N",
                        help="stiffnesses per decade (default: %(default)d)")
-    audit.add_argument("--dt", type=float, default=fm._DT, metavar="S",
+    audit.add_argument("--dt", type=float, default=DEFAULTS["dt"], metavar="S",
                        help="fixed step in s; must divide T = 0.8 s (default: %(default)g)")
-    audit.add_argument("--rtol", type=float, default=fm._TOL["rtol"], metavar="R",
+    audit.add_argument("--rtol", type=float, default=DEFAULTS["tolerance"]["rtol"], metavar="R",
                        help="relative tolerance of the tolerance route (default: %(default)g)")
     audit.add_argument("--events", action="store_true",
                        help="the tolerance route stops its rollouts at the contact switches")
@@ -125,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     desc.add_argument("--json", action="store_true",
                       help="print everything as JSON: problem, target, landscape, every path")
-    desc.add_argument("--grid", type=_grid_size, default=fm._DESCENT["grid"], metavar="N",
+    desc.add_argument("--grid", type=_grid_size, default=DEFAULTS["descent"]["grid"], metavar="N",
                       help="landscape grid points per axis (default: %(default)d)")
     desc.set_defaults(func=_descent)
 
@@ -151,11 +154,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="list the fixtures: what each checks, against which gradient, and its verdict; then exit")
     check.add_argument("--json", action="store_true", help="print the whole receipt as JSON instead of the summary")
     check.add_argument("--out", type=Path, metavar="FILE", help="also write the receipt's JSON to FILE")
-    check.add_argument("--seed", type=_whole, default=fm._CHECK["seed"], metavar="N",
+    check.add_argument("--seed", type=_whole, default=DEFAULTS["check"]["seed"], metavar="N",
                        help="seed of the random directions (default: %(default)d)")
-    check.add_argument("--directions", type=_whole, default=fm._CHECK["random_directions"], metavar="N",
+    check.add_argument("--directions", type=_whole, default=DEFAULTS["check"]["random_directions"], metavar="N",
                        help="random directions besides the coordinates (default: %(default)d)")
-    check.add_argument("--tol", type=_positive_float, default=fm._CHECK["tol"], metavar="T",
+    check.add_argument("--tol", type=_positive_float, default=DEFAULTS["check"]["tol"], metavar="T",
                        help="largest normalized error that certifies a direction (default: %(default)g)")
     check.set_defaults(func=_check, subparser=check)
 
@@ -172,9 +175,9 @@ def _parser() -> argparse.ArgumentParser:
             "contact-mode changes."
         ),
     )
-    quad.add_argument("--stiffness", type=_positive_float, nargs="+", default=fm._QUAD["stiffness"], metavar="N/m",
+    quad.add_argument("--stiffness", type=_positive_float, nargs="+", default=DEFAULTS["quadruped"]["stiffness"], metavar="N/m",
                       help="penalty stiffnesses per foot (default: %(default)s)")
-    quad.add_argument("--dt", type=_positive_float, default=fm._QUAD["dt"], metavar="S",
+    quad.add_argument("--dt", type=_positive_float, default=DEFAULTS["quadruped"]["dt"], metavar="S",
                       help="fixed step in s (default: %(default)g)")
     quad.add_argument("--converged", action="store_true",
                       help="also measure the gradients against the dt/100 scheme (about a minute)")
@@ -272,10 +275,12 @@ def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
     header = ["k (N/m)", "forward error", "grad. error", "dv(T)/dy0 sign", "tolerance grad. error",
               "tol./fixed evals", "corrected grad. error", "integrator share", "contact share"]
     rows: List[List[str]] = []
+    # The core's verdict per k: is the fixed step stable in contact at this dt?
+    stability = [fm.step_stability(d, float(k), s.dt) for k in s.k]
     for i in range(len(s)):
         flag = " *" if t.probe_dependent[i] else "  "
         rows.append([
-            f"{s.k[i]:.2e}",
+            f"{s.k[i]:.2e}" + ("" if stability[i]["stable"] else " !"),
             f"{s.forward_error[i]:.3e} {s.forward_unit[i]}",
             f"{s.gradient_error[i]:.3e}",
             "RIGHT SIGN" if s.right_sign[i] else "WRONG SIGN",
@@ -301,9 +306,18 @@ def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
     if t.probe_dependent.any():
         lines.append("* PROBE-DEPENDENT: the two probe sizes disagree by more than 1e-3 max|J|; "
                      "shown, not to be trusted.")
+    unstable = [(float(k), st) for k, st in zip(s.k, stability) if not st["stable"]]
+    if unstable:
+        k0, st = unstable[0]
+        lines.append(f"! UNSTABLE STEP from k = {k0:.2e} N/m: omega*dt = {st['omega_dt']:.3g} is beyond semi-implicit "
+                     "Euler's stability limit (the contact step's spectral radius "
+                     f"{st['spectral_radius']:.3g} > 1); the fixed route's x(T) there is blown up.")
     lines.append("")
     try:
-        fit = s.exponent()
+        try:
+            fit = s.exponent()
+        except fm.InvalidParameter:  # the grid lacks the lab's nine stiffnesses
+            fit = s.exponent(points="all")
         lines.append(
             f"divergence exponent: {fit.slope:.3f} (R^2 = {fit.r2:.3f}, {fit.points} points with k in "
             f"[1e4, 1e8] N/m, dt = {s.dt:g} s): the fixed route's gradient error grows like k^{fit.slope:.2f}"
@@ -406,7 +420,7 @@ def _descent(args: argparse.Namespace) -> int:
         f"{land.grid_minimum[1]:.4g} m/s); {land.local_minima} local minima on the grid.",
         f"starts: {starts}",
         "Every arm steps on the true objective; only its gradient differs. converged = within "
-        f"{fm._DESCENT['converged']:g} of theta* in {fm._DESCENT['max_iterations']} steps.",
+        f"{DEFAULTS['descent']['converged']:g} of theta* in {DEFAULTS['descent']['max_iterations']} steps.",
         "",
         d.format_table(),
         sep="\n",

@@ -44,7 +44,8 @@ pub struct EventSignature {
 }
 
 /// Options of [`check_gradient`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CheckOptions {
     /// Probe sizes of the central-difference sweep.
     pub eps: Vec<f64>,
@@ -593,7 +594,8 @@ pub fn conditioning(jac: &DMatrix<f64>, rel: f64) -> Result<Conditioning> {
 }
 
 /// What a check certifies against: the objective and how its gradient was produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ObjectiveInfo {
     /// The objective, in words (with its formula).
     pub name: String,

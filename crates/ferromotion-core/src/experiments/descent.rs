@@ -106,7 +106,8 @@ impl Arm {
 }
 
 /// The descent problem: a base drop (its T, g, m, zeta), the target's θ* and the grid.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Problem {
     /// Everything but (height, velocity) is taken from here.
     pub drop: Drop,

@@ -69,7 +69,8 @@ fn check_drop_like(gravity: f64, restitution: f64) -> Result<()> {
 }
 
 /// Options of [`hybrid_jacobian`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct HybridOptions {
     /// Fixed step, s.
     pub dt: f64,
@@ -438,7 +439,7 @@ pub fn hybrid_jacobian(
 }
 
 /// The drop as a hybrid system: x = (y, v), one mode, guard y, reset v+ = -e·v-.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 pub struct BouncingDrop {
     /// Gravity, m/s².
     pub gravity: f64,
@@ -485,7 +486,7 @@ impl HybridSystem for BouncingDrop {
 /// A ball bouncing on a plane inclined by `angle` (rad) through the origin:
 /// x = (p_x, p_z, v_x, v_z), guard n·p (height above the plane, n its unit normal),
 /// reset v+ = v- - (1+e)·(n·v-)·n (frictionless, restitution on the normal part).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 pub struct SlopeBall {
     /// Gravity, m/s².
     pub gravity: f64,
@@ -562,7 +563,7 @@ impl HybridSystem for SlopeBall {
 
 /// The drop whose contact is solved by a warm-started iterative solver: its result
 /// depends on the previous solve, which x does not carry. `hybrid_jacobian` refuses it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 pub struct WarmStartedDrop(pub BouncingDrop);
 
 impl HybridSystem for WarmStartedDrop {

@@ -12,7 +12,8 @@ use crate::state::{Cost, RouteResult};
 use serde::Serialize;
 
 /// What a sweep computes at each stiffness.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SweepOptions {
     /// Fixed step, s.
     pub dt: f64,

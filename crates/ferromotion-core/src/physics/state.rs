@@ -29,19 +29,26 @@ pub struct Cost {
     pub rollouts: u32,
 }
 
-/// The answer of one route: state at the final time, its Jacobian and the cost.
-#[derive(Debug, Clone, PartialEq)]
+/// The answer of one route: state at the final time, its Jacobian and the cost. Serialised
+/// with `state` as `[y, v]`, `jacobian` flat row-major and the cost's counters inline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RouteResult {
     /// x(T) = [y (m), v (m/s)].
+    #[serde(serialize_with = "serialize_state")]
     pub state: State,
     /// d x(T) / d x(0).
+    #[serde(serialize_with = "serialize_row_major")]
     pub jacobian: Jacobian,
     /// Work spent.
+    #[serde(flatten)]
     pub cost: Cost,
     /// Only for the `tolerance` route: max |J(eps) - J(eps/2)| over the two probe sizes.
     pub probe_gap: Option<f64>,
     /// Only for the `tolerance` route: the probe gap exceeded 1e-3·max|J|.
     pub probe_dependent: bool,
+    /// Only for the `fixed` route: whether its contact-phase step is stable at this dt
+    /// (ω·dt and the step matrix's spectral radius). An unstable step's x(T) is blown up.
+    pub step_stability: Option<crate::integrate::fixed::StepStability>,
 }
 
 impl RouteResult {
@@ -52,6 +59,7 @@ impl RouteResult {
             cost,
             probe_gap: None,
             probe_dependent: false,
+            step_stability: None,
         }
     }
 }
@@ -59,6 +67,14 @@ impl RouteResult {
 /// A Jacobian as a row-major array `[J00, J01, J10, J11]` (nalgebra stores column-major).
 pub fn to_row_major(j: &Jacobian) -> [f64; 4] {
     [j[(0, 0)], j[(0, 1)], j[(1, 0)], j[(1, 1)]]
+}
+
+fn serialize_state<S: serde::Serializer>(x: &State, s: S) -> Result<S::Ok, S::Error> {
+    [x[0], x[1]].serialize(s)
+}
+
+fn serialize_row_major<S: serde::Serializer>(j: &Jacobian, s: S) -> Result<S::Ok, S::Error> {
+    to_row_major(j).serialize(s)
 }
 
 /// Largest absolute entry of a matrix.

@@ -293,7 +293,8 @@ pub struct ExitTime {
 }
 
 /// Options of the `flow` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct FlowOptions {
     /// Root-finding tolerance on the force-zero times, relative to T. The default 0
     /// brackets each of them between adjacent floats (see

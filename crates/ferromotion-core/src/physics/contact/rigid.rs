@@ -80,7 +80,8 @@ pub struct Impact {
 }
 
 /// Options of the `exact` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ExactOptions {
     /// Coefficient of restitution e in [0, 1]; `None` takes the push-only penalty law's
     /// stiff limit for the drop's zeta ([`crate::contact::penalty::limit_restitution`]).

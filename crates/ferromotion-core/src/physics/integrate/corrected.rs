@@ -34,7 +34,8 @@ use crate::model::{Drop, Penalty};
 use crate::state::{Cost, Jacobian, RouteResult, State};
 
 /// Options of the `corrected` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CorrectedOptions {
     /// Locate each switch inside its step (true), or only apply the entry saltation at
     /// the step that detects contact (false: the shortcut, kept to measure it).

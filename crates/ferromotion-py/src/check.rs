@@ -1,0 +1,134 @@
+//! Gradient checks and their receipts (core: `check/`). Options and the objective enter as
+//! the core's `CheckOptions` and `ObjectiveInfo`; a receipt stays a core value behind a
+//! handle (`Receipt`), serialised by the core.
+
+use crate::convert::{document, floats, matrix_from, options, to_json, Options, Raised};
+use crate::errors::py_result;
+use ferromotion_core::check::{self, CheckOptions, EventSignature, ObjectiveInfo, Receipt};
+use ferromotion_core::{self as fm, fixtures};
+use numpy::PyArray1;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// A gradient check's receipt, as the core wrote it.
+#[pyclass(module = "ferromotion._core", name = "Receipt", frozen)]
+struct PyReceipt(Receipt);
+
+#[pymethods]
+impl PyReceipt {
+    /// The receipt as the core serialises it (non-finite numbers become null).
+    fn to_json(&self) -> PyResult<String> {
+        to_json(&self.0)
+    }
+
+    /// The core's one-line summary.
+    fn summary(&self) -> String {
+        self.0.summary()
+    }
+}
+
+/// A receipt with the binding's environment identity added.
+fn receipt(mut r: Receipt, extra: Vec<(String, String)>) -> PyReceipt {
+    r.environment.extra.extend(extra);
+    PyReceipt(r)
+}
+
+/// Check a Python objective's claimed gradient. `f`, `events` and `hvp` are called back
+/// with the GIL held (they are Python; releasing it would only be taken back for every
+/// evaluation); the first exception one raises is re-raised as it is. `extra` is the
+/// environment identity.
+#[pyfunction]
+#[pyo3(signature = (f, grad, x, objective, events=None, hvp=None, options=None, extra=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn check_gradient<'py>(
+    f: &Bound<'py, PyAny>,
+    grad: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    objective: Options<ObjectiveInfo>,
+    events: Option<&Bound<'py, PyAny>>,
+    hvp: Option<&Bound<'py, PyAny>>,
+    options: Option<Options<CheckOptions>>,
+    extra: Vec<(String, String)>,
+) -> PyResult<PyReceipt> {
+    let py = f.py();
+    let x = floats(x, "x", &[None])?;
+    let n = x.len();
+    let grad = floats(grad, "grad", &[Some(n)])?;
+    let opts = self::options(options);
+    let raised = Raised::default();
+    let arg = |p: &[f64]| PyArray1::from_slice(py, p);
+    let mut f = |p: &[f64]| raised.core(|| f.call1((arg(p),))?.extract::<f64>());
+    let mut ev = events.map(|e| |p: &[f64]| raised.core(|| event_signature(&e.call1((arg(p),))?)));
+    let mut hv =
+        hvp.map(|h| |d: &[f64]| raised.core(|| floats(&h.call1((arg(d),))?, "hvp", &[Some(n)])));
+    let report = check::check_gradient(
+        &mut f,
+        ev.as_mut()
+            .map(|e| e as &mut dyn FnMut(&[f64]) -> fm::Result<EventSignature>),
+        hv.as_mut()
+            .map(|h| h as &mut dyn FnMut(&[f64]) -> fm::Result<Vec<f64>>),
+        &x,
+        &grad,
+        &opts,
+    );
+    let report = raised.finish(report)?;
+    Ok(receipt(Receipt::new(objective.0, x, grad, report), extra))
+}
+
+/// The receipt of one of the core's fixtures (`FIXTURES`), GIL released.
+#[pyfunction]
+#[pyo3(signature = (name, options=None, extra=Vec::new()))]
+fn check_fixture(
+    py: Python<'_>,
+    name: &str,
+    options: Option<Options<CheckOptions>>,
+    extra: Vec<(String, String)>,
+) -> PyResult<PyReceipt> {
+    let opts = self::options(options);
+    let r = py_result(py.detach(|| fixtures::check_fixture(name, &opts)))?;
+    Ok(receipt(r, extra))
+}
+
+/// Singular values, condition number and weak input combinations of a sensitivity matrix
+/// (n_out, n_in), row-major, as the core's `Conditioning` document.
+#[pyfunction]
+#[pyo3(signature = (jacobian, rel=1e-8))]
+fn conditioning<'py>(
+    py: Python<'py>,
+    jacobian: &Bound<'py, PyAny>,
+    rel: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let j = matrix_from(jacobian, "jacobian")?;
+    document(py, &py_result(check::conditioning(&j, rel))?)
+}
+
+/// What an `events` callable returned: a sequence of ints, one int, or
+/// `(sequence, min_event_speed)` (the speed may be None).
+fn event_signature(obj: &Bound<'_, PyAny>) -> PyResult<EventSignature> {
+    let sig = |sequence, min_event_speed| EventSignature {
+        sequence,
+        min_event_speed,
+    };
+    if let Ok(n) = obj.extract::<i64>() {
+        return Ok(sig(vec![n], None));
+    }
+    if let Ok(seq) = obj.extract::<Vec<i64>>() {
+        return Ok(sig(seq, None));
+    }
+    match obj.extract::<(Vec<i64>, Option<f64>)>() {
+        Ok((seq, speed)) => Ok(sig(seq, speed)),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "events must return a sequence of ints or (sequence of ints, min_event_speed), got {}",
+            obj.repr()?
+        ))),
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FIXTURES", fixtures::FIXTURES.to_vec())?;
+    m.add("RECEIPT_SCHEMA", check::RECEIPT_SCHEMA)?;
+    m.add_function(wrap_pyfunction!(check_gradient, m)?)?;
+    m.add_function(wrap_pyfunction!(check_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(conditioning, m)?)?;
+    m.add_class::<PyReceipt>()
+}

@@ -1,0 +1,269 @@
+"""Jacobians of hybrid systems through their events (core: ``experiments/hybrid.rs``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Dict, Protocol, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from ._common import ArrayLike, DEFAULTS, DROP, Json, float_array, frozen
+from .routes import Drop
+
+
+# hybrid_jacobian
+
+# The restitution the drop's penalty law realises as k -> infinity (docs/model.md §2): the shipped
+# hybrid systems' default, so that they bounce like the lab's rigid reference.
+_LIMIT_RESTITUTION: float = _core.limit_restitution(Drop())
+_HYBRID: Dict[str, Any] = DEFAULTS["hybrid"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BouncingDrop(Json):
+    """The drop as a hybrid system: x = (y in m, v in m/s), one mode, guard y (an impact
+    when y reaches 0 from above), reset v+ = -e v-.
+
+    Parameters
+    ----------
+    gravity : float
+        m/s^2.
+    restitution : float
+        e; default: the push-only penalty law's k -> infinity limit at zeta = 0.1606
+        (:func:`limit_restitution`), as in :func:`exact`.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.BouncingDrop()
+    BouncingDrop(gravity=9.81, restitution=0.632...)
+    """
+
+    gravity: float = DROP["gravity"]
+    restitution: float = _LIMIT_RESTITUTION
+    _system: ClassVar[str] = "bouncing_drop"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class SlopeBall(Json):
+    """A ball bouncing on a plane inclined by ``angle`` through the origin.
+
+    x = (p_x, p_z, v_x, v_z) in m and m/s; guard: the height above the plane along its unit
+    normal n; reset: v+ = v- - (1 + e)(n . v-) n (frictionless; restitution on the normal
+    part).
+
+    Parameters
+    ----------
+    angle : float
+        Inclination of the plane, rad.
+    restitution : float
+        e on the normal velocity; default as :class:`BouncingDrop`.
+    gravity : float
+        m/s^2.
+    """
+
+    angle: float
+    restitution: float = _LIMIT_RESTITUTION
+    gravity: float = DROP["gravity"]
+    _system: ClassVar[str] = "slope_ball"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class WarmStartedDrop(Json):
+    """The drop whose contact impulse comes from a warm-started iterative solver: its
+    result depends on the previous solve, which x does not carry (hidden state), so
+    :func:`hybrid_jacobian` refuses it with :class:`HiddenState`."""
+
+    gravity: float = DROP["gravity"]
+    restitution: float = _LIMIT_RESTITUTION
+    _system: ClassVar[str] = "warm_started_drop"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The parameters and the system's kind."""
+        return {"system": self._system, **dataclasses.asdict(self)}
+
+
+class HybridSystem(Protocol):
+    """What :func:`hybrid_jacobian` needs of a system written in Python: the methods of the
+    core's ``HybridSystem`` trait, with the same names and arguments. ``mode`` and ``i``
+    (a guard's index) are ints, ``x`` a float64 array of shape (dim,); vectors may be
+    returned as any array-like of shape (dim,), matrices of shape (dim, dim).
+
+    Optional: ``name`` (str, for messages; default the class name) and
+    ``hidden_state()`` returning None, or a sentence saying what state outside x the flow
+    depends on (the system is then refused with :class:`HiddenState`).
+    """
+
+    dim: int
+
+    def rhs(self, mode: int, x: np.ndarray) -> Any:
+        """The flow f(x) in ``mode``."""
+
+    def rhs_jacobian(self, mode: int, x: np.ndarray) -> Any:
+        """df/dx, shape (dim, dim)."""
+
+    def guard_count(self, mode: int) -> int:
+        """How many guards ``mode`` watches."""
+
+    def guard(self, mode: int, i: int, x: np.ndarray) -> float:
+        """Guard i; an event fires when it crosses from > 0 to <= 0."""
+
+    def guard_gradient(self, mode: int, i: int, x: np.ndarray) -> Any:
+        """The gradient of guard i, shape (dim,)."""
+
+    def reset(self, mode: int, i: int, x: np.ndarray) -> Tuple[int, Any]:
+        """Guard i's reset: (the new mode, x+)."""
+
+    def reset_jacobian(self, mode: int, i: int, x: np.ndarray) -> Any:
+        """dx+/dx- of guard i's reset, shape (dim, dim)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HybridEvent(Json):
+    """One event on the way.
+
+    Attributes
+    ----------
+    t : float
+        Time of the event (the system's unit, s for the shipped ones).
+    mode_before, mode_after : int
+        Modes on either side.
+    guard : int
+        The guard that fired.
+    guard_speed : float
+        d guard / dt just before the event (negative: the guard was falling).
+    saltation_max : float
+        Largest |entry| of the event's saltation matrix.
+    """
+
+    t: float
+    mode_before: int
+    guard: int
+    mode_after: int
+    guard_speed: float
+    saltation_max: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields as a dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class HybridSolution(Json):
+    """What :func:`hybrid_jacobian` found.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        x(t1), shape (n,), float64.
+    mode : int
+        The mode at t1.
+    jacobian : numpy.ndarray
+        dx(t1)/dx(t0), shape (n, n), row-major: ``jacobian[i, j]`` is dx_i(t1)/dx_j(t0).
+    events : tuple of HybridEvent
+        In order.
+    probe_gap : float
+        max |J(dt) - J(dt/2)| (0 when the probe check is off).
+    spectral_radius : float
+        Largest |eigenvalue| of J.
+    worst_gain : float
+        Largest singular value of J (max |J d| over unit d).
+    """
+
+    x: np.ndarray
+    mode: int
+    jacobian: np.ndarray
+    events: Tuple[HybridEvent, ...]
+    probe_gap: float
+    spectral_radius: float = float("nan")
+    worst_gain: float = float("nan")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
+                "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
+                "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain}
+
+    def __repr__(self) -> str:
+        rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
+        x = ", ".join(f"{v:.6g}" for v in self.x)
+        return f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g})"
+
+
+def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem], x0: ArrayLike,
+                    t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
+                    graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
+                    max_steps: int = _HYBRID["max_steps"]) -> HybridSolution:
+    """The Jacobian dx(t1)/dx(t0) of a hybrid system through its events, or a typed refusal.
+
+    The core steps the flow with RK4 at a fixed step, brackets each event to one step,
+    locates it inside the step and composes the flow Jacobians with the events' saltation
+    matrices. It refuses when no honest Jacobian exists.
+
+    Parameters
+    ----------
+    system : BouncingDrop, SlopeBall, WarmStartedDrop or a HybridSystem
+        A shipped system (run with the GIL released) or a Python object with the methods
+        of :class:`HybridSystem` (called back from the core; an exception one of them
+        raises is re-raised here unchanged).
+    x0 : array_like
+        x(t0), shape (n,).
+    t0, t1 : float
+        Start and end times, t1 > t0.
+    mode : int
+        The mode at t0.
+    dt : float
+        Fixed step.
+    graze_speed : float
+        Events whose guard speed is below this are refused as grazing.
+    probe_rtol : float
+        The answer is recomputed with dt/2 and refused if the Jacobian moves by more than
+        probe_rtol * max(1, max|J|); 0 switches the check off.
+    max_steps : int
+        Refuse longer runs.
+
+    Returns
+    -------
+    HybridSolution
+
+    Raises
+    ------
+    Grazing
+        An event slower than ``graze_speed``; the message gives the time-of-impact term
+        the saltation matrix would have carried.
+    HiddenState
+        The system declares state outside x that its flow depends on.
+    TwoEventsInOneStep
+        Two events inside one step.
+    ProbeDependent
+        The Jacobian moved beyond ``probe_rtol`` when recomputed with dt/2.
+    InvalidParameter, TooManySteps, NonFinite
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> s = fm.hybrid_jacobian(fm.BouncingDrop(), [1.0, 0.0], 0.0, 0.8)
+    >>> s.jacobian.shape, len(s.events), round(float(s.jacobian[1, 0]), 2)   # as fm.exact
+    ((2, 2), 1, 3.61)
+    >>> fm.hybrid_jacobian(fm.BouncingDrop(), [4e-8, 0.0], 0.0, 1.5e-4, dt=1e-5)
+    Traceback (most recent call last):
+        ...
+    ferromotion.Grazing: grazing impact at t = ... s: speed 8.8...e-4 m/s is below the threshold 1e-3 m/s
+    (the time-of-impact term would be 1.8...e4 1/s)
+    """
+    options = {"dt": dt, "graze_speed": graze_speed, "probe_rtol": probe_rtol, "max_steps": max_steps}
+    shipped = isinstance(system, (BouncingDrop, SlopeBall, WarmStartedDrop))
+    d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
+                              mode=mode, options=options)
+    return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=frozen(d["jacobian"]),
+                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
+                          spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"])

@@ -1,0 +1,408 @@
+"""The drop and its routes: x(T) and J = dx(T)/dx(0) by each route (core: ``physics/``, ``lab/scenario.rs``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Dict, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _core
+from ._common import DEFAULTS, DROP, DT, Json, TOL, fmt_matrix, frozen
+
+
+@dataclasses.dataclass(frozen=True)
+class Drop(Json):
+    """A point mass dropped onto flat ground at y = 0 (SI units throughout).
+
+    Validated by the core at construction: every number finite; height, t_final,
+    gravity and mass > 0; zeta in [0, 1); and at least one impact before t_final.
+
+    Parameters
+    ----------
+    height : float
+        Initial height y0, m.
+    velocity : float
+        Initial velocity v0, m/s (positive up).
+    t_final : float
+        Final time T, s.
+    zeta : float
+        Damping ratio of the penalty contact law, held fixed while k sweeps.
+    gravity : float
+        Gravitational acceleration g, m/s^2.
+    mass : float
+        Mass m, kg.
+
+    Raises
+    ------
+    InvalidParameter
+        A parameter is non-finite or out of range.
+    NoImpact
+        The drop does not reach the ground before t_final.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.Drop()
+    Drop(height=1.0, velocity=0.0, t_final=0.8, zeta=0.1606, gravity=9.81, mass=1.0)
+    >>> round(fm.Drop().impact_speed(), 2)   # sqrt(2 g h)
+    4.43
+    >>> fm.Drop(height=100.0)
+    Traceback (most recent call last):
+        ...
+    ferromotion.NoImpact: no impact before t_final = 0.8 s: ...
+    """
+
+    height: float = DROP["height"]
+    velocity: float = DROP["velocity"]
+    t_final: float = DROP["t_final"]
+    zeta: float = DROP["zeta"]
+    gravity: float = DROP["gravity"]
+    mass: float = DROP["mass"]
+
+    def __post_init__(self) -> None:
+        _core.validate_drop(self)
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, float(getattr(self, f.name)))
+
+    def impact_speed(self) -> float:
+        """Speed of the first impact, m/s: sqrt(v0^2 + 2 g h)."""
+        return _core.impact_speed(self)
+
+    def first_impact_time(self) -> float:
+        """Time of the first ground contact in free flight, s."""
+        return _core.first_impact_time(self)
+
+    def to_dict(self) -> Dict[str, float]:
+        """The six parameters as a dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Route(Json):
+    """One route's answer: x(T), its Jacobian, and what it cost.
+
+    Attributes
+    ----------
+    route : str
+        ``"exact"``, ``"fixed"``, ``"corrected"``, ``"flow"`` or ``"tolerance"``.
+    state : numpy.ndarray
+        x(T) = (y in m, v in m/s), shape (2,), float64.
+    jacobian : numpy.ndarray
+        J = dx(T)/dx(0), shape (2, 2), float64, row-major: ``jacobian[1, 0]`` is dv(T)/dy0.
+    steps, rejected_steps : int
+        Integrator steps accepted and rejected, summed over rollouts.
+    force_evals : int
+        Force (right-hand side) evaluations spent on the Jacobian.
+    state_force_evals : int
+        Force evaluations of a separate nominal rollout (the tolerance route), else 0.
+    rollouts : int
+        Whole rollouts run to get the Jacobian.
+    probe_gap : float or None
+        Tolerance route only: max |J(eps) - J(eps/2)| between the two probe sizes.
+    probe_dependent : bool
+        Tolerance route only: the probe gap exceeds 1e-3 max|J| (PROBE-DEPENDENT).
+    step_stable : bool or None
+        Fixed route only: the contact-phase step matrix of semi-implicit Euler has spectral
+        radius <= 1 at this dt. False means x(T) is blown up (the repr says UNSTABLE STEP).
+    omega_dt : float or None
+        Fixed route only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.fixed(fm.Drop(), k=1e6, dt=1e-4)
+    >>> r.state.shape, r.jacobian.shape, r.jacobian.dtype
+    ((2,), (2, 2), dtype('float64'))
+    >>> r.steps, r.force_evals, r.rollouts
+    (8000, 8000, 1)
+    """
+
+    route: str
+    state: np.ndarray
+    jacobian: np.ndarray
+    steps: int
+    rejected_steps: int
+    force_evals: int
+    state_force_evals: int
+    rollouts: int
+    probe_gap: Optional[float]
+    probe_dependent: bool
+
+    step_stable: Optional[bool] = None
+    omega_dt: Optional[float] = None
+
+    @classmethod
+    def _from_core(cls, route: str, d: Mapping[str, Any]) -> "Route":
+        """From the core's ``RouteResult`` document (``jacobian`` flat, row-major)."""
+        stability = d.get("step_stability") or {}
+        return cls(
+            route=route,
+            state=frozen(np.array(d["state"], dtype=np.float64)),
+            jacobian=frozen(np.array(d["jacobian"], dtype=np.float64).reshape(2, 2)),
+            steps=d.get("steps", 0),
+            rejected_steps=d.get("rejected_steps", 0),
+            force_evals=d.get("force_evals", 0),
+            state_force_evals=d.get("state_force_evals", 0),
+            rollouts=d.get("rollouts", 0),
+            probe_gap=d.get("probe_gap"),
+            probe_dependent=d.get("probe_dependent", False),
+            step_stable=stability.get("stable"),
+            omega_dt=stability.get("omega_dt"),
+        )
+
+    @property
+    def dv_dy0(self) -> float:
+        """dv(T)/dy0, 1/s: ``jacobian[1, 0]`` as a plain float (the number whose sign the
+        routes disagree on).
+
+        Examples
+        --------
+        >>> import ferromotion as fm
+        >>> round(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).dv_dy0, 1), round(fm.exact(fm.Drop()).dv_dy0, 2)
+        (-160.9, 3.61)
+        """
+        return float(self.jacobian[1, 0])
+
+    def __repr__(self) -> str:
+        y, v = self.state
+        text = (
+            f"Route({self.route!r}: y = {y:.6g} m, v = {v:.6g} m/s, J = {fmt_matrix(self.jacobian)}, "
+            f"steps={self.steps}, force_evals={self.force_evals}, rollouts={self.rollouts}"
+        )
+        if self.probe_gap is not None:
+            text += f", probe_gap={self.probe_gap:.3g}"
+            if self.probe_dependent:
+                text += " PROBE-DEPENDENT"
+        if self.step_stable is False:
+            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
+        return text + ")"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (lists for the arrays), ready for ``json.dumps``."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["state"] = self.state.tolist()
+        d["jacobian"] = self.jacobian.tolist()
+        return d
+
+
+# Routes
+
+
+def exact(drop: Drop, *, restitution: Optional[float] = None,
+          graze_speed: float = DEFAULTS["graze_speed"]) -> Route:
+    """The rigid reference: flight maps composed with the saltation matrices of the impacts.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    restitution : float, optional
+        Coefficient of restitution in [0, 1]. Default: the push-only penalty law's
+        k -> infinity limit for ``drop.zeta`` (see :func:`limit_restitution`).
+    graze_speed : float
+        Impacts slower than this (m/s) are refused as grazing.
+
+    Returns
+    -------
+    Route
+
+    Raises
+    ------
+    Grazing
+        An impact slower than ``graze_speed``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.exact(fm.Drop())
+    >>> round(float(r.jacobian[1, 0]), 2)   # the time-of-impact term (1+e) g / |v|
+    3.61
+    """
+    return Route._from_core("exact", _core.exact(drop, {"restitution": restitution, "graze_speed": graze_speed}))
+
+
+def fixed(drop: Drop, k: float, dt: float = DT, *, max_steps: int = DEFAULTS["max_steps"]) -> Route:
+    """Semi-implicit Euler on the push-only penalty law, Jacobian by forward-mode tangent.
+
+    This is what an autodiff framework (JAX, PyTorch, Warp, Brax) returns for the loop:
+    the contact branch is not differentiated.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    k : float
+        Penalty stiffness, N/m.
+    dt : float
+        Fixed step, s; must divide ``drop.t_final`` into a whole number of steps.
+    max_steps : int
+        Refuse rollouts longer than this.
+
+    Returns
+    -------
+    Route
+
+    Raises
+    ------
+    InvalidParameter, StepDoesNotDivide, TooManySteps, NonFinite
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.fixed(fm.Drop(), k=1e6, dt=1e-4)
+    >>> bool(r.jacobian[1, 0] < 0)   # the true dv(T)/dy0 is positive
+    True
+    """
+    return Route._from_core("fixed", _core.fixed(drop, k, dt, {"max_steps": max_steps}))
+
+
+def corrected(drop: Drop, k: float, dt: float = DT, *, locate: bool = DEFAULTS["locate"],
+              max_steps: int = DEFAULTS["max_steps"]) -> Route:
+    """The fixed step with the missing event term restored, at the fixed route's cost.
+
+    Each contact switch (entry, force returning to zero, re-engagement) is located inside
+    its step and the step is split there; the tangent follows the switch times.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    k : float
+        Penalty stiffness, N/m.
+    dt : float
+        Fixed step, s; must divide ``drop.t_final``.
+    locate : bool
+        False applies the continuous entry saltation at the step that detects contact
+        instead of locating the switches (a shortcut, kept so that its error can be measured).
+    max_steps : int
+        Refuse rollouts longer than this.
+
+    Returns
+    -------
+    Route
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.corrected(fm.Drop(), k=1e6, dt=1e-4)
+    >>> bool(r.jacobian[1, 0] > 0), r.force_evals >= fm.fixed(fm.Drop(), k=1e6, dt=1e-4).force_evals
+    (True, True)
+    """
+    return Route._from_core("corrected", _core.corrected(drop, k, dt, {"locate": locate, "max_steps": max_steps}))
+
+
+def flow(drop: Drop, k: float, *, root_rtol: float = DEFAULTS["root_rtol"],
+         max_events: int = DEFAULTS["max_events"]) -> Route:
+    """The exact derivative of the continuous penalty ODE (closed form per phase).
+
+    No integrator is involved: this is the reference of the blame split.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    k : float
+        Penalty stiffness, N/m.
+    root_rtol : float
+        Root-finding tolerance on the event times, relative to T.
+    max_events : int
+        Cap on contact switches before T.
+
+    Returns
+    -------
+    Route
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.flow(fm.Drop(), k=1e6)
+    >>> bool(r.jacobian[1, 0] > 0)
+    True
+    """
+    return Route._from_core("flow", _core.flow(drop, k, {"root_rtol": root_rtol, "max_events": max_events}))
+
+
+def tolerance(drop: Drop, k: float, *, rtol: float = TOL["rtol"], atol: Optional[float] = TOL["atol"],
+              events: bool = TOL["events"], eps: float = TOL["eps"],
+              max_steps: int = TOL["max_steps"], jacobian: str = TOL["jacobian"],
+              min_step: float = TOL["min_step"]) -> Route:
+    """Dormand-Prince 5(4) with error control; J by central differences of 8 rollouts, or
+    by forward sensitivities along one event-located rollout.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    k : float
+        Penalty stiffness, N/m.
+    rtol : float
+        Relative tolerance of each rollout.
+    atol : float, optional
+        Absolute tolerance (m and m/s); default rtol * 1e-2.
+    events : bool
+        Stop each rollout exactly at the contact switches and restart there.
+    eps : float
+        Larger probe size; the smaller is eps/2, combined by Richardson extrapolation.
+    max_steps : int
+        Cap on accepted plus rejected steps per rollout.
+    jacobian : {"richardson", "forward"}
+        ``"richardson"``: central differences of 8 whole rollouts (probes eps and eps/2).
+        ``"forward"``: the variational equations integrated with the state along ONE rollout,
+        the saltation applied at each located switch; needs ``events=True`` (without located
+        switches the tangent never sees the force's jump at entry, so it is refused).
+    min_step : float
+        Smallest step the controller may ask for, s (0: no floor); below it the rollout is
+        refused (:class:`StepTooSmall`) instead of creeping on.
+
+    Returns
+    -------
+    Route
+        ``probe_dependent`` is True when the two probe sizes disagree by more than
+        1e-3 max|J|: the value is shown but should not be trusted.
+
+    Raises
+    ------
+    InvalidParameter, TooManySteps, StepSizeUnderflow, StepTooSmall, NonFinite
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.tolerance(fm.Drop(), k=1e6, rtol=1e-6, events=True)
+    >>> r.rollouts, bool(r.jacobian[1, 0] > 0)
+    (8, True)
+    >>> f = fm.tolerance(fm.Drop(), k=1e6, rtol=1e-6, events=True, jacobian="forward")
+    >>> f.rollouts, bool(abs(f.jacobian - fm.flow(fm.Drop(), k=1e6).jacobian).max() < 1e-4)
+    (1, True)
+    """
+    return Route._from_core(
+        "tolerance",
+        _core.tolerance(drop, k, {"rtol": rtol, "atol": atol, "events": events, "eps": eps, "max_steps": max_steps,
+                                  "jacobian": jacobian, "min_step": min_step}),
+    )
+
+
+
+def evaluate(scenario: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """Every route on one scenario document (the golden-test format), as the core serialises it.
+
+    Parameters
+    ----------
+    scenario : str or dict
+        ``{"drop": {...}, "k": 1e6, "dt": 1e-4}``; missing drop fields take the defaults.
+
+    Raises
+    ------
+    ScenarioError
+        The document could not be read (bad JSON, unknown field).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> e = fm.evaluate({"k": 1e6, "dt": 1e-4})
+    >>> len(e["exact"]["jacobian"]), e["fixed"]["errors"]["right_sign"]   # J flat, row-major
+    (4, False)
+    """
+    text = scenario if isinstance(scenario, str) else json.dumps(scenario)
+    return _core.evaluate(text)

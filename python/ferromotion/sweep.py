@@ -1,0 +1,536 @@
+"""Sweeps over stiffness, one numpy array per readout (core: ``lab/sweep.rs``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+
+from . import _core
+from ._core import FerroError, InvalidParameter
+from ._common import ArrayLike, DT, Json, float_array, frozen, tolerance_rtol
+from .routes import Drop, Route
+from .readouts import Fit
+
+
+# Sweeps
+
+# Stiffnesses per core call in a sweep when a progress bar is shown (it moves between calls).
+_CHUNK = 16
+# Seconds before a sweep's progress bar appears: sweeps that finish sooner print nothing.
+_PROGRESS_DELAY = 0.5
+
+
+class SweepRoute:
+    """One route's readouts across a sweep, one numpy array per readout (length n).
+
+    Attributes
+    ----------
+    state : numpy.ndarray
+        x(T) per stiffness, shape (n, 2).
+    jacobian : numpy.ndarray
+        J per stiffness, shape (n, 2, 2), row-major.
+    dy, dv : numpy.ndarray
+        |y - y_exact| in m and |v - v_exact| in m/s.
+    forward_error : numpy.ndarray
+        The larger of dy and dv; its unit is in ``forward_unit`` ("m" or "m/s").
+    gradient_error : numpy.ndarray
+        max_ij |J - J_exact| / max_ij |J_exact|.
+    dv_dy0 : numpy.ndarray
+        The route's dv(T)/dy0.
+    right_sign : numpy.ndarray
+        bool: dv(T)/dy0 has the sign of the exact answer's.
+    steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
+        Cost counters (uint64).
+    probe_dependent : numpy.ndarray
+        bool: the tolerance route's two probe sizes disagree.
+    """
+
+    state: np.ndarray
+    jacobian: np.ndarray
+    dy: np.ndarray
+    dv: np.ndarray
+    forward_error: np.ndarray
+    forward_unit: np.ndarray
+    gradient_error: np.ndarray
+    dv_dy0: np.ndarray
+    right_sign: np.ndarray
+    steps: np.ndarray
+    rejected_steps: np.ndarray
+    force_evals: np.ndarray
+    state_force_evals: np.ndarray
+    rollouts: np.ndarray
+    probe_dependent: np.ndarray
+
+    def __init__(self, columns: Dict[str, Any]) -> None:
+        for name, value in columns.items():
+            setattr(self, name, frozen(value))
+
+    def __len__(self) -> int:
+        return len(self.gradient_error)
+
+    def __repr__(self) -> str:
+        return f"SweepRoute({len(self)} stiffnesses, wrong sign at {int((~self.right_sign).sum())})"
+
+
+class SweepBlame:
+    """The blame split across a sweep: arrays ``integrator_share``, ``contact_share``,
+    ``ratio``, ``noise_floor``, ``integrator_below_floor`` and ``contact_below_floor``
+    (see :class:`Blame`)."""
+
+    integrator_share: np.ndarray
+    contact_share: np.ndarray
+    ratio: np.ndarray
+    noise_floor: np.ndarray
+    integrator_below_floor: np.ndarray
+    contact_below_floor: np.ndarray
+
+    def __init__(self, columns: Dict[str, Any]) -> None:
+        for name, value in columns.items():
+            setattr(self, name, frozen(value))
+
+    def __repr__(self) -> str:
+        return f"SweepBlame({len(self.integrator_share)} stiffnesses)"
+
+
+class Sweep(Json):
+    """Every readout of a sweep over stiffness, as numpy arrays.
+
+    Made by :func:`sweep`. The fixed route is the sweep's subject: its readouts are
+    also available at the top level (``s.gradient_error`` is ``s.fixed.gradient_error``).
+
+    Attributes
+    ----------
+    drop : Drop
+        The drop.
+    dt : float
+        Fixed step, s.
+    k : numpy.ndarray
+        Stiffnesses, N/m, shape (n,), in the order given.
+    exact : Route
+        The rigid reference every row is compared with.
+    fixed : SweepRoute
+        The fixed route's readouts.
+    tolerance : SweepRoute or None
+        The tolerance route's readouts, when asked for.
+    corrected : SweepRoute or None
+        The corrected route's readouts (same dt), when asked for.
+    blame : SweepBlame or None
+        The blame split, when asked for.
+    tolerance_cost_ratio : numpy.ndarray or None
+        Force evaluations of the tolerance route's Jacobian over the fixed route's, per k,
+        when the tolerance route ran.
+    """
+
+    def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool) -> None:
+        self._run = run
+        self._rtol = rtol
+        self._events = events
+        self.drop = drop
+        cols = run.columns()
+        self.dt: float = cols["dt"]
+        self.k: np.ndarray = frozen(cols["k"])
+        exact_cols = cols["exact"]
+        self.exact = Route._from_core("exact", cols["exact"])
+        self.fixed = SweepRoute(cols["fixed"])
+        self.tolerance: Optional[SweepRoute] = (
+            SweepRoute(cols["tolerance"]) if cols["tolerance"] is not None else None
+        )
+        self.corrected: Optional[SweepRoute] = (
+            SweepRoute(cols["corrected"]) if cols["corrected"] is not None else None
+        )
+        self.blame: Optional[SweepBlame] = SweepBlame(cols["blame"]) if cols["blame"] is not None else None
+        ratio = cols["tolerance_cost_ratio"]
+        self.tolerance_cost_ratio: Optional[np.ndarray] = None if ratio is None else frozen(ratio)
+
+    # The fixed route's readouts, at the top level.
+    @property
+    def state(self) -> np.ndarray:
+        """x(T) of the fixed route, shape (n, 2)."""
+        return self.fixed.state
+
+    @property
+    def jacobian(self) -> np.ndarray:
+        """J of the fixed route, shape (n, 2, 2), row-major."""
+        return self.fixed.jacobian
+
+    @property
+    def dy(self) -> np.ndarray:
+        """|y - y_exact| of the fixed route, m."""
+        return self.fixed.dy
+
+    @property
+    def dv(self) -> np.ndarray:
+        """|v - v_exact| of the fixed route, m/s."""
+        return self.fixed.dv
+
+    @property
+    def forward_error(self) -> np.ndarray:
+        """The larger of dy and dv; unit in ``forward_unit``."""
+        return self.fixed.forward_error
+
+    @property
+    def forward_unit(self) -> np.ndarray:
+        """"m" or "m/s" per row: the unit of ``forward_error``."""
+        return self.fixed.forward_unit
+
+    @property
+    def gradient_error(self) -> np.ndarray:
+        """max_ij |J - J_exact| / max_ij |J_exact| of the fixed route."""
+        return self.fixed.gradient_error
+
+    @property
+    def dv_dy0(self) -> np.ndarray:
+        """The fixed route's dv(T)/dy0."""
+        return self.fixed.dv_dy0
+
+    @property
+    def right_sign(self) -> np.ndarray:
+        """bool: the fixed route's dv(T)/dy0 has the exact answer's sign."""
+        return self.fixed.right_sign
+
+    def __len__(self) -> int:
+        return len(self.k)
+
+    def exponent(self, points: str = "lab") -> Fit:
+        """The divergence exponent: the slope of log(gradient error) on log(k).
+
+        The number depends on the grid it is fitted on: the error is not a clean power of
+        k (it steps where the first contact step changes), so a fit on 41 points between
+        1e4 and 1e8 (a 61-point sweep from 1e2 to 1e8) reads 0.447 where the lab's nine
+        points read 0.476 at the default drop and dt = 1e-4.
+
+        Parameters
+        ----------
+        points : {"lab", "all"}
+            ``"lab"`` (default): the lab's and the CLI's definition, nine points
+            k = 1e4, 10^4.5, ..., 1e8 (:func:`divergence_exponent`); the sweep must hold those
+            stiffnesses. ``"all"``: every one of the sweep's own points with k in [1e4, 1e8].
+
+        ``Fit.points`` says how many were used.
+
+        Raises
+        ------
+        InvalidParameter
+            ``"lab"``: the sweep lacks one of the nine stiffnesses; ``"all"``: fewer than two
+            of its stiffnesses lie in [1e4, 1e8].
+
+        Examples
+        --------
+        >>> import numpy as np, ferromotion as fm
+        >>> s = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 61), dt=1e-4)
+        >>> lab, own = s.exponent(), s.exponent(points="all")
+        >>> (lab.points, round(lab.slope, 3)), (own.points, round(own.slope, 3))
+        ((9, 0.476), (41, 0.447))
+        """
+        if points == "all":
+            return Fit(**self._run.exponent())
+        if points != "lab":
+            raise InvalidParameter(f"invalid parameter `points` = {points!r}: must be \"lab\" or \"all\"")
+        nine = _core.log_grid(4.0, 8.0, 2)
+        missing = [k for k in nine if not np.isclose(self.k, k, rtol=1e-9, atol=0.0).any()]
+        if missing:
+            raise InvalidParameter(
+                f"invalid parameter `k`: the lab's nine-point exponent needs k = 1e4, 10^4.5, ..., 1e8 in the sweep; "
+                f"{len(missing)} of them are missing (exponent(points=\"all\") fits the sweep's own points)")
+        return Fit(**_core.divergence_exponent(self.drop, self.dt))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's serialisation (``dt``, ``exact``, ``rows``) plus the drop, the
+        options and the fitted exponent: the lab's nine points when the sweep holds them,
+        else its own points in [1e4, 1e8] (``points`` says how many), None when neither fits."""
+        d: Dict[str, Any] = json.loads(self._run.to_json())
+        exponent: Optional[Dict[str, Any]] = None
+        for points in ("lab", "all"):
+            try:
+                exponent = self.exponent(points).to_dict()
+                break
+            except FerroError:
+                pass
+        return {
+            "drop": self.drop.to_dict(),
+            "dt": d["dt"],
+            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
+            "corrected": self.corrected is not None,
+            "blame": self.blame is not None,
+            "exact": d["exact"],
+            "rows": d["rows"],
+            "exponent": exponent,
+        }
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """:meth:`to_dict` as JSON."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
+             height: int = 480) -> Any:
+        """A Bokeh figure: forward and gradient error against k, log-log.
+
+        The fixed route's two errors, the tolerance and corrected routes' gradient errors
+        when the sweep ran them, the k ranges where the fixed route's dv(T)/dy0 has the
+        wrong sign shaded, and ``mark_k`` (N/m) marked with a vertical line. Show it with
+        ``bokeh.plotting.show(fig)`` or put it in a Panel app.
+
+        Needs bokeh (``pip install 'ferromotion[plot]'``).
+
+        Examples
+        --------
+        >>> import numpy as np, ferromotion as fm
+        >>> fig = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 25)).plot(mark_k=1e6)
+        >>> fig.x_scale.__class__.__name__, fig.y_scale.__class__.__name__
+        ('LogScale', 'LogScale')
+        """
+        from .plot import sweep_figure
+
+        return sweep_figure(self, mark_k=mark_k, title=title, width=width, height=height)
+
+    def __repr__(self) -> str:
+        n = len(self)
+        if n == 0:
+            return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
+        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
+        routes += "" if self.corrected is None else " + corrected"
+        wrong = int((~self.right_sign).sum())
+        return (
+            f"Sweep({n} stiffnesses from {self.k.min():.3g} to {self.k.max():.3g} N/m, dt = {self.dt:g} s, "
+            f"routes: {routes}{', blame' if self.blame is not None else ''}; "
+            f"wrong sign at {wrong} of {n}; gradient error {self.gradient_error.min():.3g} .. "
+            f"{self.gradient_error.max():.3g})"
+        )
+
+
+def _progress_bar(total: int, quiet: bool) -> Any:
+    """A tqdm bar on a terminal, or None (quiet, not a TTY, tqdm missing, or a short sweep)."""
+    if quiet or total <= _CHUNK or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:  # tqdm is optional (the `progress` extra)
+        return None
+    return tqdm(total=total, unit="k", desc="sweep", delay=_PROGRESS_DELAY, file=sys.stderr)
+
+
+def _chunks(n: int, bar: Any) -> Iterator[slice]:
+    """Slices of the stiffness array: the whole array in one core call when no bar is shown
+    (fastest), otherwise chunks small enough for the bar to move."""
+    if bar is None:
+        yield slice(0, n)
+        return
+    size = max(_CHUNK, -(-n // 50))
+    for start in range(0, n, size):
+        stop = min(n, start + size)
+        yield slice(start, stop)
+        bar.update(stop - start)
+
+
+@overload
+def sweep(drop: Drop, k: Any, dt: float = ..., *, tolerance: Union[None, bool, float] = ...,
+          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> Sweep: ...
+
+
+@overload
+def sweep(drop: Drop, k: Any, dt: ArrayLike, *, tolerance: Union[None, bool, float] = ...,
+          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> "SweepGrid": ...
+
+
+def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Union[None, bool, float] = None,
+          events: bool = False, corrected: bool = False, blame: bool = False,
+          quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
+    """Run the routes at many stiffnesses; every readout comes back as a numpy array.
+
+    The core computes the rows on all cores with the GIL released. Sweeps that take
+    longer than about half a second show a progress bar on a terminal (needs tqdm), unless
+    ``quiet``; nothing is printed when stderr is not a terminal.
+
+    Parameters
+    ----------
+    drop : Drop
+        The drop.
+    k : array_like
+        Stiffnesses, N/m, shape (n,), in any order (the rows keep it).
+    dt : float or array_like
+        Fixed step, s. A number gives a :class:`Sweep`. An array of steps, shape (m,),
+        gives a :class:`SweepGrid`: one sweep per step, its readouts stacked with the step
+        first, shape (m, n).
+    tolerance : None, bool or float
+        Also run the tolerance route: True for the default rtol, a number for that rtol.
+        (It has no fixed step, so in a grid it is the same at every dt.)
+    events : bool
+        The tolerance route stops its rollouts at the contact switches.
+    corrected : bool
+        Also run the corrected route at the same dt.
+    blame : bool
+        Also compute the blame split at every k.
+    quiet : bool
+        Never show a progress bar.
+
+    Returns
+    -------
+    Sweep or SweepGrid
+
+    Raises
+    ------
+    InvalidParameter
+        ``k`` (or ``dt``) is not one-dimensional or not numeric, or a value is out of range.
+    StepDoesNotDivide, TooManySteps
+        A step does not suit the drop's final time.
+
+    Examples
+    --------
+    >>> import numpy as np, ferromotion as fm
+    >>> s = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 61), dt=1e-4)
+    >>> s.gradient_error.shape, s.jacobian.shape, s.right_sign.dtype
+    ((61,), (61, 2, 2), dtype('bool'))
+    >>> s.exponent().points   # the lab's nine (points="all": the 41 of the 61 in [1e4, 1e8])
+    9
+    >>> g = fm.sweep(fm.Drop(), k=np.logspace(4, 8, 9), dt=[1e-4, 1e-5, 1e-6])
+    >>> g.gradient_error.shape   # (dt, k)
+    (3, 9)
+    >>> [round(f.slope, 2) for f in g.exponent()]
+    [0.48, 0.48, 0.5]
+    """
+    ks = float_array(k, "k")
+    dts = float_array(dt, "dt")
+    rtol = tolerance_rtol(tolerance)
+    events = events if rtol is not None else False
+    if dts.ndim > 1:
+        raise InvalidParameter(
+            f"invalid parameter `dt`: expected a number or an array of shape (m,), got {dts.shape}")
+    steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
+    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events}, "corrected": corrected,
+               "blame": blame}
+    runs = [_core.SweepRun(drop, d, options) for d in steps]
+    if ks.ndim != 1:
+        for run in runs[:1]:
+            run.extend(ks)  # the binding refuses it with the shape in the message
+        if not runs:
+            raise InvalidParameter(f"invalid parameter `k`: expected array of shape (n,), got {ks.shape}")
+    bar = _progress_bar(len(ks) * len(runs), quiet)
+    try:
+        for run in runs:
+            for part in _chunks(len(ks), bar):
+                run.extend(ks[part])
+    finally:
+        if bar is not None:
+            bar.close()
+    sweeps = [Sweep(run, drop, rtol, events) for run in runs]
+    if dts.ndim == 0:
+        return sweeps[0]
+    return SweepGrid(drop, dts, ks, sweeps)
+
+
+class SweepGrid(Json):
+    """Sweeps over stiffness at several fixed steps: one :class:`Sweep` per dt.
+
+    Made by :func:`sweep` with an array of steps. The fixed route's readouts are stacked
+    with the step first: ``g.gradient_error[i, j]`` is at ``dt[i]`` and ``k[j]``. Other
+    routes' readouts: ``g.stack("gradient_error", route="corrected")``; one step's whole
+    sweep: ``g[i]``.
+
+    Attributes
+    ----------
+    drop : Drop
+        The drop.
+    dt : numpy.ndarray
+        Fixed steps, s, shape (m,).
+    k : numpy.ndarray
+        Stiffnesses, N/m, shape (n,).
+    sweeps : tuple of Sweep
+        One sweep per step, in the order of ``dt``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> g = fm.sweep(fm.Drop(), k=[1e4, 1e6], dt=[1e-4, 1e-5], corrected=True)
+    >>> g.jacobian.shape, g.stack("gradient_error", route="corrected").shape
+    ((2, 2, 2, 2), (2, 2))
+    >>> g[1].dt
+    1e-05
+    """
+
+    def __init__(self, drop: Drop, dt: np.ndarray, k: np.ndarray, sweeps: Sequence[Sweep]) -> None:
+        self.drop = drop
+        self.dt: np.ndarray = frozen(dt.copy())
+        self.k: np.ndarray = frozen(k.copy())
+        self.sweeps: Tuple[Sweep, ...] = tuple(sweeps)
+
+    def __len__(self) -> int:
+        return len(self.sweeps)
+
+    def __getitem__(self, i: int) -> Sweep:
+        return self.sweeps[i]
+
+    def __iter__(self) -> Iterator[Sweep]:
+        return iter(self.sweeps)
+
+    def stack(self, name: str, route: str = "fixed") -> np.ndarray:
+        """One readout of one route (``"fixed"``, ``"tolerance"``, ``"corrected"`` or
+        ``"blame"``) stacked over the steps: shape (m, n, ...)."""
+        parts = []
+        for s in self.sweeps:
+            part = getattr(s, route)
+            if part is None:
+                raise InvalidParameter(f"invalid parameter `route`: the sweep did not run {route!r}")
+            parts.append(getattr(part, name))
+        if not parts:
+            return frozen(np.empty((0, len(self.k))))
+        return frozen(np.stack(parts))
+
+    @property
+    def state(self) -> np.ndarray:
+        """x(T) of the fixed route, shape (m, n, 2)."""
+        return self.stack("state")
+
+    @property
+    def jacobian(self) -> np.ndarray:
+        """J of the fixed route, shape (m, n, 2, 2), row-major."""
+        return self.stack("jacobian")
+
+    @property
+    def forward_error(self) -> np.ndarray:
+        """The fixed route's forward error, shape (m, n); units in ``forward_unit``."""
+        return self.stack("forward_error")
+
+    @property
+    def forward_unit(self) -> np.ndarray:
+        """"m" or "m/s" per entry, shape (m, n)."""
+        return self.stack("forward_unit")
+
+    @property
+    def gradient_error(self) -> np.ndarray:
+        """The fixed route's gradient error, shape (m, n)."""
+        return self.stack("gradient_error")
+
+    @property
+    def dv_dy0(self) -> np.ndarray:
+        """The fixed route's dv(T)/dy0, shape (m, n)."""
+        return self.stack("dv_dy0")
+
+    @property
+    def right_sign(self) -> np.ndarray:
+        """bool, shape (m, n): the fixed route's dv(T)/dy0 has the exact answer's sign."""
+        return self.stack("right_sign")
+
+    def exponent(self) -> List[Fit]:
+        """The divergence exponent at each step (see :meth:`Sweep.exponent`)."""
+        return [s.exponent() for s in self.sweeps]
+
+    def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
+             height: int = 480) -> Any:
+        """A Bokeh figure: the fixed route's gradient error against k, one line per step,
+        log-log, with the k ranges where it has the wrong sign at the first step shaded.
+
+        Needs bokeh (``pip install 'ferromotion[plot]'``)."""
+        from .plot import grid_figure
+
+        return grid_figure(self, mark_k=mark_k, title=title, width=width, height=height)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``dt``, ``k`` and one :meth:`Sweep.to_dict` per step."""
+        return {"dt": self.dt.tolist(), "k": self.k.tolist(), "sweeps": [s.to_dict() for s in self.sweeps]}
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{d:g}" for d in self.dt)
+        return f"SweepGrid({len(self.k)} stiffnesses x {len(self)} steps dt = [{steps}] s)"
