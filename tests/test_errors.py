@@ -102,6 +102,13 @@ CASES = [
     ("grazing impact", lambda: fm.exact(fm.Drop(height=1e-8)), fm.Grazing, "grazing"),
     ("step size underflow", lambda: fm.tolerance(D, k=1e6, rtol=1e-100), fm.StepSizeUnderflow, "underflow"),
     (
+        "step below min_step",
+        # At k = 1e8 the contact lasts pi/1e4 s: rtol 1e-10 asks for steps far below 1e-5 s.
+        lambda: fm.tolerance(D, k=1e8, rtol=1e-10, events=True, min_step=1e-5),
+        fm.StepTooSmall,
+        "min_step",
+    ),
+    (
         "non-finite result",
         lambda: fm.tolerance(fm.Drop(mass=1e-300), k=1e6, rtol=1e-6),
         fm.NonFinite,

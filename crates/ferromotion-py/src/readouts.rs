@@ -1,6 +1,6 @@
 //! The lab's readouts (core: `lab/readout.rs`), each as the core's serde document.
 
-use crate::convert::{document, DropArg, Options};
+use crate::convert::{document, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core::{self as fm, readout};
 use numpy::PyArray1;
@@ -39,7 +39,8 @@ fn equal_budget<'py>(
     options: Option<Options<fm::BudgetOptions>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = crate::convert::options(options);
-    document(py, &py_result(py.detach(|| fm::equal_budget(&drop.0, &o)))?)
+    // As JSON values (lists, not tuples): the same document `ferromotion audit --json` prints.
+    json_document(py, &py_result(py.detach(|| fm::equal_budget(&drop.0, &o)))?)
 }
 
 #[pyfunction]
