@@ -43,7 +43,8 @@ RTOL_CHOICES = [1e-4, 1e-6, 1e-8, 1e-11]
 DIVISORS = (1, 10, 100)
 
 
-def _panel() -> Any:
+def require_panel() -> Any:
+    """The ``panel`` module, or an ImportError naming the extra that brings it."""
     try:
         import panel as pn
     except ImportError as e:  # panel is optional (the `app` extra)
@@ -161,7 +162,7 @@ class BenchApp:
     """
 
     def __init__(self, drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = DEFAULTS["dt"]) -> None:
-        pn = _panel()
+        pn = require_panel()
         self.workbench = fm.Workbench(drop, k=k, dt=dt)
         self._curves: Dict[Tuple[Any, ...], Any] = {}
         base = self.workbench.base_dt
@@ -293,7 +294,7 @@ def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None) -> None
     Panel's JavaScript and CSS come from this server (resources mode "server"), so the
     page needs no network.
     """
-    pn = _panel()
+    pn = require_panel()
     from bokeh.settings import settings
 
     # Panel and Bokeh's JavaScript and CSS from this server, whatever BOKEH_RESOURCES says.

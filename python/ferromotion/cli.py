@@ -527,12 +527,12 @@ def _lab(args: argparse.Namespace) -> int:
 def _app(args: argparse.Namespace) -> int:
     try:
         from . import app
-        app._panel()
+        app.require_panel()
     except ImportError as e:
         raise _ServerError(f"{e}") from e
 
     def ready(url: str) -> None:
-        print(f"ferromotion app: serving the Panel bench at {url} (Ctrl-C to stop)", flush=True)
+        print(f"ferromotion app: serving the Panel workbench at {url} (Ctrl-C to stop)", flush=True)
 
     labserver.stop_on_sigterm()
     try:

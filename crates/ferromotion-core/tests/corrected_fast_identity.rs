@@ -209,6 +209,7 @@ fn reference(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<Ro
         },
         probe_gap: None,
         probe_dependent: false,
+        step_stability: None,
     })
 }
 

@@ -4,8 +4,7 @@
 use crate::convert::to_json;
 use crate::errors::py_result;
 use ferromotion_core::quadruped::{
-    self as quad, ContactLaw, ContactMode, PenaltyContact, QuadrupedExperiment, Trajectory, NDOF,
-    NFEET,
+    self as quad, ContactMode, QuadrupedExperiment, Trajectory, NDOF, NFEET,
 };
 use ferromotion_core::FerroError;
 use numpy::{PyArray1, PyArrayMethods};
@@ -73,28 +72,7 @@ fn quadruped_rollout<'py>(
     steps: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let cfg = read_config(config)?;
-    py_result(cfg.validate())?;
-    let law = match stiffness {
-        None => ContactLaw::Rigid,
-        Some(k) => ContactLaw::Penalty(py_result(PenaltyContact::from_ratio(
-            k,
-            cfg.damping_ratio,
-            cfg.reference_mass,
-        ))?),
-    };
-    // `validate` has checked that t_final is a whole number of steps within max_steps.
-    let steps = steps.unwrap_or_else(|| (cfg.t_final / cfg.dt).round() as usize);
-    let t = py_result(py.detach(|| {
-        if steps as u64 > cfg.max_steps {
-            return Err(FerroError::TooManySteps {
-                route: "quadruped rollout",
-                max_steps: cfg.max_steps,
-                detail: format!("{steps} steps would be needed"),
-            });
-        }
-        let x0 = cfg.robot.initial_state(cfg.clearance, cfg.speed)?;
-        quad::rollout(&cfg.robot, &law, &x0, cfg.dt, steps)
-    }))?;
+    let t = py_result(py.detach(|| cfg.rollout(stiffness, steps)))?;
     trajectory_dict(py, &t)
 }
 

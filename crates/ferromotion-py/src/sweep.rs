@@ -146,6 +146,14 @@ pub fn sweep_columns<'py>(
     Ok(out)
 }
 
+/// The wrong-sign bands (core: `sweep::wrong_sign_bands_of`) as (from, to) pairs, N/m.
+#[pyfunction]
+fn wrong_sign_bands(k: Vec<f64>, right_sign: Vec<bool>) -> PyResult<Vec<(f64, f64)>> {
+    let bands = py_result(fm::sweep::wrong_sign_bands_of(&k, &right_sign))?;
+    Ok(bands.iter().map(|b| (b.from, b.to)).collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(wrong_sign_bands, m)?)?;
     m.add_class::<PySweepRun>()
 }

@@ -109,10 +109,26 @@ pub struct KBand {
 /// and the first wrong-signed sample, or at the sampled k at either end of the grid. One
 /// definition for the lab's plot and the Python package's (see `Sweep::wrong_sign_bands`).
 pub fn wrong_sign_bands(rows: &[SweepRow]) -> Vec<KBand> {
-    let mut sorted: Vec<(f64, bool)> = rows
-        .iter()
-        .map(|r| (r.k, r.fixed.errors.right_sign))
-        .collect();
+    let k: Vec<f64> = rows.iter().map(|r| r.k).collect();
+    let right: Vec<bool> = rows.iter().map(|r| r.fixed.errors.right_sign).collect();
+    bands_of(&k, &right)
+}
+
+/// [`wrong_sign_bands`] from bare samples: stiffness `k` (N/m, any order) and whether the
+/// sign at each is right; refuses slices of different lengths.
+pub fn wrong_sign_bands_of(k: &[f64], right_sign: &[bool]) -> Result<Vec<KBand>> {
+    if k.len() != right_sign.len() {
+        return Err(crate::error::FerroError::InvalidParameter {
+            name: "right_sign",
+            value: right_sign.len() as f64,
+            limit: format!("must have one entry per stiffness ({})", k.len()),
+        });
+    }
+    Ok(bands_of(k, right_sign))
+}
+
+fn bands_of(k: &[f64], right_sign: &[bool]) -> Vec<KBand> {
+    let mut sorted: Vec<(f64, bool)> = k.iter().copied().zip(right_sign.iter().copied()).collect();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut bands: Vec<KBand> = Vec::new();
     for (i, &(k, right)) in sorted.iter().enumerate() {
