@@ -41,6 +41,7 @@ __all__ = [
     "blame",
     "divergence_exponent",
     "fit_loglog",
+    "wrong_sign_bands",
     "contact_share_exponent",
     "dt_refinement",
     "limit_restitution",

@@ -41,6 +41,7 @@ struct RouteAnswer {
     cost: fm::Cost,
     probe_gap: Option<f64>,
     probe_dependent: bool,
+    step_stability: Option<fm::integrate::fixed::StepStability>,
 }
 
 fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
@@ -50,6 +51,7 @@ fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
         cost: r.cost,
         probe_gap: r.probe_gap,
         probe_dependent: r.probe_dependent,
+        step_stability: r.step_stability,
     })
 }
 
@@ -63,8 +65,7 @@ pub fn script_defaults() -> Result<JsValue, JsError> {
     to_js(&serde_json::json!({
         "drop": {"height": d.height, "velocity": d.velocity, "t_final": d.t_final,
                  "gravity": d.gravity, "mass": d.mass, "zeta": d.zeta},
-        "tolerance": {"rtol": t.rtol, "atol": t.atol, "events": t.events, "eps": t.eps,
-                      "max_steps": t.max_steps},
+        "tolerance": t,
         "dt": SweepOptions::default().dt,
         "k": fm::WorkbenchConfig::default().k,
         "max_steps": fm::DEFAULT_MAX_STEPS,
@@ -160,14 +161,21 @@ pub fn route_tolerance(
     events: bool,
     eps: f64,
     max_steps: f64,
+    jacobian: &str,
+    min_step: f64,
 ) -> Result<JsValue, JsError> {
+    // The method by its serde name ("richardson" | "forward"), as the native options read it.
+    let jacobian: fm::JacobianMethod = serde_json::from_value(serde_json::Value::from(jacobian))
+        .map_err(FerroError::from)
+        .into_js()?;
     let opts = ToleranceOptions {
         rtol,
         atol,
         events,
         eps,
         max_steps: steps(max_steps)?,
-        ..ToleranceOptions::default()
+        min_step,
+        jacobian,
     };
     route(fm::tolerance(&drop_from(drop)?, k, &opts))
 }

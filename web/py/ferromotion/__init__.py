@@ -108,7 +108,7 @@ def _native_types(d: Dict[str, Any]) -> Dict[str, Any]:
             out[key] = _native_types(v)
         elif isinstance(v, list):
             out[key] = _floats(v)
-        elif isinstance(v, bool) or v is None or key in counts:
+        elif isinstance(v, (bool, str)) or v is None or key in counts:
             out[key] = v
         else:
             out[key] = float(v)
@@ -177,8 +177,12 @@ class Route(_Json):
     probe_gap: Optional[float]
     probe_dependent: bool
 
+    step_stable: Optional[bool] = None
+    omega_dt: Optional[float] = None
+
     @classmethod
     def _from_core(cls, route: str, d: Dict[str, Any]) -> "Route":
+        stability = d.get("step_stability") or {}
         return cls(
             route=route,
             state=_array(_floats(d["state"])),
@@ -190,7 +194,14 @@ class Route(_Json):
             rollouts=int(d["rollouts"]),
             probe_gap=None if d["probe_gap"] is None else float(d["probe_gap"]),
             probe_dependent=bool(d["probe_dependent"]),
+            step_stable=None if stability.get("stable") is None else bool(stability["stable"]),
+            omega_dt=None if stability.get("omega_dt") is None else float(stability["omega_dt"]),
         )
+
+    @property
+    def dv_dy0(self) -> float:
+        """dv(T)/dy0, 1/s: ``jacobian[1][0]`` as a plain float."""
+        return float(self.jacobian[1][0])
 
     def __repr__(self) -> str:
         y, v = self.state
@@ -202,6 +213,8 @@ class Route(_Json):
             text += f", probe_gap={self.probe_gap:.3g}"
             if self.probe_dependent:
                 text += " PROBE-DEPENDENT"
+        if self.step_stable is False:
+            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
         return text + ")"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -293,11 +306,14 @@ def flow(drop: Drop, k: float, *, root_rtol: float = _DEFAULTS["root_rtol"],
 
 def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optional[float] = _TOL["atol"],
               events: bool = _TOL["events"], eps: float = _TOL["eps"],
-              max_steps: int = _TOL["max_steps"]) -> Route:
-    """Dormand-Prince 5(4) with error control; J by central differences of 8 rollouts."""
+              max_steps: int = _TOL["max_steps"], jacobian: str = _TOL["jacobian"],
+              min_step: float = _TOL["min_step"]) -> Route:
+    """Dormand-Prince 5(4) with error control; J by central differences of 8 rollouts
+    (``jacobian="richardson"``) or forward sensitivities of one event-located rollout
+    (``jacobian="forward"``, needs ``events=True``)."""
     return Route._from_core("tolerance", _call("routeTolerance", drop.to_dict(), float(k), float(rtol),
                                                None if atol is None else float(atol), bool(events),
-                                               float(eps), max_steps))
+                                               float(eps), max_steps, str(jacobian), float(min_step)))
 
 
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
