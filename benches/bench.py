@@ -9,9 +9,11 @@ WebAssembly packages and the Python extension. Prints four tables (docs/model.md
    jit(jacfwd), NumPy vectorised over k, plain Python; targets native <= 1.3x C, wasm <= 3x C;
 2. a 61-k sweep at dt = 1e-4 s: the core on 1 thread and on all, against JAX
    jit(vmap(jacfwd)); target at least 2x faster than JAX (5x the stretch);
-3. every route's cost at k = 1e4, 1e6, 1e8 (fixed, corrected, tolerance with and without
-   events, RK4 uniform, flow): force evaluations and wall time per Jacobian, each with its
-   ratio to the fixed route's, and the gradient error; target corrected <= 1.5x fixed;
+3. every route's cost at k = 1e4, 1e6, 1e8 (fixed, corrected, tolerance by Richardson and by
+   forward sensitivities, with and without events, RK4 uniform, flow): force evaluations and
+   wall time per Jacobian, each with its ratio to the fixed route's, and the gradient error;
+   targets corrected <= 1.5x fixed and forward (events, rtol 1e-6) <= 1.0x fixed (0.3x stretch)
+   with error vs flow <= 1e-6, both at k = 1e6;
 4. a sweep's wall time against its size and the number of threads.
 
 Each time is the best of several samples (the median beside it): on a busy machine the best
@@ -21,6 +23,9 @@ not a test: it asserts nothing (it does say whether each implementation returned
 bits, since a fast wrong loop would prove nothing).
 
     .venv-bench/bin/python benches/bench.py --c-loop target/bench/fixed_loop
+    .venv/bin/python benches/bench.py --section costs      # one table (no C loop, no JAX needed)
+
+Tables 1 and 2 run together (the sweep table reuses table 1's NumPy timing).
 """
 
 from __future__ import annotations
@@ -52,6 +57,11 @@ ROUNDS = 3  # rounds of the compiled implementations, interleaved so they share 
 TARGET_NATIVE, TARGET_WASM = 1.3, 3.0
 TARGET_SWEEP, STRETCH_SWEEP = 2.0, 5.0
 TARGET_CORRECTED = 1.5  # issue 13: corrected at most 1.5x the fixed route's wall time
+# issue 13: one-rollout forward sensitivities at most 1.0x the fixed route's wall time (stretch
+# 0.3x) with error vs flow at most 1e-6, at k = 1e6
+TARGET_FORWARD, STRETCH_FORWARD, FORWARD_ERROR = 1.0, 0.3, 1e-6
+FORWARD_ROW = "tolerance forward events 1e-6"
+SECTIONS = ("fixed", "sweep", "costs", "scaling")
 
 
 def measure(fn: Callable[[], Any], samples: int = 7, sample_s: float = 0.1) -> Tuple[float, float]:
@@ -120,17 +130,43 @@ def cpu_name() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--c-loop", required=True, help="the C loop built from benches/c/fixed_loop.c")
+    ap.add_argument("--c-loop", help="the C loop built from benches/c/fixed_loop.c (tables 1 and 2)")
     ap.add_argument("--no-chromium", action="store_true", help="skip headless Chromium")
+    ap.add_argument("--section", action="append", choices=SECTIONS,
+                    help="run only this table (repeatable; default: all four)")
     args = ap.parse_args()
-    jax = jax_module()
+    sections = set(args.section or SECTIONS)
+    first_two = bool(sections & {"fixed", "sweep"})
+    if first_two and not args.c_loop:
+        ap.error("tables 1 and 2 need --c-loop")
     results: Dict[str, Any] = {}
     ncpu = os.cpu_count() or 1
     load_start = os.getloadavg()
+    jax = jax_module() if first_two else None
     print(f"make bench: ferromotion {fm.__version__}, {ncpu} CPUs ({cpu_name()}), Python "
-          f"{platform.python_version()}, numpy {np.__version__}, JAX {jax.__version__}")
+          f"{platform.python_version()}, numpy {np.__version__}"
+          + (f", JAX {jax.__version__}" if jax else ""))
     print(f"load average at start: {load()}"
           + ("  -- a busy machine: quote numbers from a quiet one" if load_start[0] > 0.5 * ncpu else ""))
+    if first_two:
+        fixed_and_sweep(args, results, ncpu)
+    if "costs" in sections:
+        results["costs"] = costs_table()
+    if "scaling" in sections:
+        results["scaling"] = scaling_table()
+
+    print()
+    print(f"load average at end: {load()}")
+    results["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
+    out = ROOT / "target/bench/results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+    print(f"(all numbers: {out.relative_to(ROOT)})")
+    return 0
+
+
+def fixed_and_sweep(args: argparse.Namespace, results: Dict[str, Any], ncpu: int) -> None:
+    """Tables 1 and 2."""
 
     # ---------------------------------------------------------------- 1. ns per step
     drop, params = fm.Drop(), DropParams()
@@ -225,32 +261,52 @@ def main() -> int:
                         "rows": [{"impl": n, "seconds": b, "seconds_median": m} for n, b, m in sweep_rows],
                         "speedup_over_jax": speedup}
 
-    # ---------------------------------------------------------------- 3. cost per route
+
+def costs_table() -> Dict[str, Any]:
+    """Table 3: every route's cost per Jacobian at k = 1e4, 1e6, 1e8."""
     costs = native("costs")["costs"]
     print()
-    print(f"3. Cost of every route (fixed and corrected at dt = {costs['dt']:g} s; gradient error against exact,"
+    print(f"3. Cost of every route (fixed, corrected, rk4 at dt = {costs['dt']:g} s; gradient error against exact,"
           " and against flow, the reference every converging route tends to)")
-    print("   (wall time per Jacobian, best of 5 samples; 'x fixed' divides by the fixed route's at the same k)")
-    print(f"   {'k N/m':>6}  {'route':<28} {'force evals':>12} {'x fixed':>8} {'wall us':>9} {'x fixed':>8}"
-          f" {'grad err':>9} {'vs flow':>9}")
+    print("   (wall time per Jacobian, best of 5 samples; 'x fixed' divides by the fixed route's at the same k;"
+          " force evals of the whole call: the Jacobian's plus a separate nominal rollout's)")
+    print(f"   {'k N/m':>6}  {'route':<34} {'force evals':>12} {'x fixed':>8} {'wall us':>9} {'x fixed':>8}"
+          f" {'grad err':>9} {'sign':>5} {'vs flow':>9}")
     fixed_row = {r["k"]: r for r in costs["rows"] if r["route"] == "fixed"}
     for r in costs["rows"]:
+        if "refused" in r:
+            print(f"   {r['k']:>6.0e}  {r['route']:<34} {'n/a':>12} {'':>8} {'n/a':>9}   refused: {r['refused'][:60]}")
+            continue
         f = fixed_row[r["k"]]
         r["wall_ratio_to_fixed"] = r["seconds"] / f["seconds"]
-        r["evals_ratio_to_fixed"] = None if r["force_evals"] is None else r["force_evals"] / f["force_evals"]
-        evals = "-" if r["force_evals"] is None else f"{r['force_evals']:,}"
+        evals = None if r["force_evals"] is None else r["force_evals"] + r["state_force_evals"]
+        r["evals_ratio_to_fixed"] = None if evals is None else evals / f["force_evals"]
+        ev = "-" if evals is None else f"{evals:,}"
         eratio = "-" if r["evals_ratio_to_fixed"] is None else f"{r['evals_ratio_to_fixed']:.2f}"
         flag = "  PROBE-DEPENDENT" if r["probe_dependent"] else ""
-        print(f"   {r['k']:>6.0e}  {r['route']:<28} {evals:>12} {eratio:>8} {r['seconds'] * 1e6:>9.1f} "
-              f"{r['wall_ratio_to_fixed']:>8.2f} {r['gradient_error']:>9.2e} {r['gradient_error_vs_flow']:>9.2e}{flag}")
-    cor = fixed_row.get(1e6) and next((r for r in costs["rows"] if r["k"] == 1e6 and r["route"] == "corrected"), None)
+        sign = "right" if r["right_sign"] else "WRONG"
+        print(f"   {r['k']:>6.0e}  {r['route']:<34} {ev:>12} {eratio:>8} {r['seconds'] * 1e6:>9.1f} "
+              f"{r['wall_ratio_to_fixed']:>8.2f} {r['gradient_error']:>9.2e} {sign:>5} "
+              f"{r['gradient_error_vs_flow']:>9.2e}{flag}")
+    at_1e6 = {r["route"]: r for r in costs["rows"] if r["k"] == 1e6 and "refused" not in r}
+    cor = at_1e6.get("corrected")
     if cor:
         status = "met" if cor["wall_ratio_to_fixed"] <= TARGET_CORRECTED else "MISSED"
         print(f"   target: corrected <= {TARGET_CORRECTED:g}x the fixed route's wall time at k = 1e6: "
               f"{cor['wall_ratio_to_fixed']:.2f}x, {status}")
-    results["costs"] = costs
+    fw = at_1e6.get(FORWARD_ROW)
+    if fw:
+        ratio, err = fw["wall_ratio_to_fixed"], fw["gradient_error_vs_flow"]
+        status = "met" if ratio <= TARGET_FORWARD and err <= FORWARD_ERROR else "MISSED"
+        stretch = "met" if ratio <= STRETCH_FORWARD and err <= FORWARD_ERROR else "not met"
+        print(f"   target: {FORWARD_ROW} <= {TARGET_FORWARD:g}x the fixed route's wall time with error vs flow"
+              f" <= {FORWARD_ERROR:g} at k = 1e6: {ratio:.2f}x, {err:.1e}, {status} "
+              f"(stretch {STRETCH_FORWARD:g}x: {stretch})")
+    return costs
 
-    # ---------------------------------------------------------------- 4. scaling
+
+def scaling_table() -> Dict[str, Any]:
+    """Table 4: sweep wall time against its size and the number of threads."""
     scaling = native("scaling")["scaling"]
     print()
     print(f"4. Sweep wall time against size and threads (native sweep(), dt = {scaling['dt']:g} s)")
@@ -259,16 +315,7 @@ def main() -> int:
     for n in sorted({r["ks"] for r in scaling["runs"]}):
         one, two = by[(n, 1)], by[(n, 2)]
         print(f"   {n:>8} {one * 1e3:>12.3f} {two * 1e3:>13.3f} {one / two:>9.2f} {one * 1e6 / n:>17.2f}")
-    results["scaling"] = scaling
-
-    print()
-    print(f"load average at end: {load()}")
-    results["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-    out = ROOT / "target/bench/results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=1))
-    print(f"(all numbers: {out.relative_to(ROOT)})")
-    return 0
+    return scaling
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@
 //! - `fixed`: the fixed route with its tangent at k = 1e6 N/m, dt = 1e-6 s (8e5 steps, so
 //!   the per-call work outside the loop is far below 1%), ns per step;
 //! - `sweep`: `sweep()` over np.logspace(2, 8, 61) at dt = 1e-4 s on 1 thread and on all;
-//! - `costs`: every route at k = 1e4, 1e6, 1e8: force evaluations, wall time per Jacobian
-//!   and its ratio to the fixed route's, gradient error;
+//! - `costs`: every route at k = 1e4, 1e6, 1e8 (tolerance with Richardson and with forward
+//!   sensitivities, with and without events): force evaluations, wall time per Jacobian
+//!   and its ratio to the fixed route's, gradient error against exact and against flow;
 //! - `scaling`: sweep wall time against its size (61, 244, 976 k) and threads (1, 2).
 //!
 //! Each time is the best and the median of several samples, each sample long enough
@@ -129,73 +130,122 @@ fn bench_scaling() -> Value {
     json!({"dt": 1e-4, "runs": rows})
 }
 
+/// The tolerance rows of the costs table: (name, rtol, events, jacobian). Forward
+/// sensitivities need events, so forward without events is a row that says so ('n/a').
+const TOLERANCE_ROWS: [(&str, f64, bool, JacobianMethod); 7] = [
+    (
+        "tolerance richardson rtol 1e-6",
+        1e-6,
+        false,
+        JacobianMethod::Richardson,
+    ),
+    (
+        "tolerance richardson rtol 1e-11",
+        1e-11,
+        false,
+        JacobianMethod::Richardson,
+    ),
+    (
+        "tolerance richardson events 1e-6",
+        1e-6,
+        true,
+        JacobianMethod::Richardson,
+    ),
+    (
+        "tolerance forward rtol 1e-6",
+        1e-6,
+        false,
+        JacobianMethod::Forward,
+    ),
+    (
+        "tolerance forward events 1e-6",
+        1e-6,
+        true,
+        JacobianMethod::Forward,
+    ),
+    (
+        "tolerance forward events 1e-8",
+        1e-8,
+        true,
+        JacobianMethod::Forward,
+    ),
+    (
+        "tolerance forward events 1e-11",
+        1e-11,
+        true,
+        JacobianMethod::Forward,
+    ),
+];
+
 fn bench_costs() -> Value {
     let drop = Drop::default();
     let reference = exact(&drop, &ExactOptions::default()).expect("the rigid reference");
     let dt = 1e-4;
-    let tol = |rtol: f64, events: bool| ToleranceOptions {
-        rtol,
-        events,
-        ..ToleranceOptions::default()
-    };
     let mut rows = Vec::new();
     for k in [1e4, 1e6, 1e8] {
         let flow_ref = flow(&drop, k, &FlowOptions::default()).expect("the flow route");
         type Route<'a> = Box<dyn Fn() -> Result<RouteResult> + 'a>;
-        let routes: Vec<(&str, bool, Route)> = vec![
+        let mut routes: Vec<(String, bool, Route)> = vec![
             (
-                "exact",
+                "exact".into(),
                 false,
                 Box::new(|| exact(&drop, &ExactOptions::default())),
             ),
             (
-                "fixed",
+                "fixed".into(),
                 true,
                 Box::new(move || fixed(&drop, k, dt, &FixedOptions::default())),
             ),
             (
-                "corrected",
+                "corrected".into(),
                 true,
                 Box::new(move || corrected(&drop, k, dt, &CorrectedOptions::default())),
             ),
-            (
-                "tolerance rtol 1e-6",
-                true,
-                Box::new(move || tolerance(&drop, k, &tol(1e-6, false))),
-            ),
-            (
-                "tolerance rtol 1e-11",
-                true,
-                Box::new(move || tolerance(&drop, k, &tol(1e-11, false))),
-            ),
-            (
-                "tolerance events rtol 1e-6",
-                true,
-                Box::new(move || tolerance(&drop, k, &tol(1e-6, true))),
-            ),
-            (
-                "rk4",
-                true,
-                Box::new(move || rk4(&drop, k, dt, &Rk4Options::default())),
-            ),
-            (
-                "flow",
-                false,
-                Box::new(move || flow(&drop, k, &FlowOptions::default())),
-            ),
         ];
+        for (name, rtol, events, jacobian) in TOLERANCE_ROWS {
+            let opts = ToleranceOptions {
+                rtol,
+                events,
+                jacobian,
+                ..ToleranceOptions::default()
+            };
+            routes.push((
+                name.into(),
+                true,
+                Box::new(move || tolerance(&drop, k, &opts)),
+            ));
+        }
+        routes.push((
+            "rk4".into(),
+            true,
+            Box::new(move || rk4(&drop, k, dt, &Rk4Options::default())),
+        ));
+        routes.push((
+            "flow".into(),
+            false,
+            Box::new(move || flow(&drop, k, &FlowOptions::default())),
+        ));
         for (name, counts, f) in routes {
-            let r = f().expect("a route");
+            let r = match f() {
+                Ok(r) => r,
+                // A refusal is a row too (forward without events): it says why, untimed.
+                Err(e) => {
+                    rows.push(json!({"k": k, "route": name, "refused": e.to_string()}));
+                    continue;
+                }
+            };
             let (best, median) = time(5, 0.02, &f);
             let vs_flow = state::max_abs(&(r.jacobian - flow_ref.jacobian))
                 / state::max_abs(&flow_ref.jacobian);
             rows.push(json!({
                 "k": k, "route": name,
                 "force_evals": if counts { Value::from(r.cost.force_evals) } else { Value::Null },
+                "state_force_evals": if counts { Value::from(r.cost.state_force_evals) } else { Value::Null },
                 "steps": r.cost.steps, "rollouts": r.cost.rollouts,
                 "seconds": best, "seconds_median": median,
                 "gradient_error": compare(&r, &reference).gradient,
                 "gradient_error_vs_flow": vs_flow,
+                "right_sign": r.jacobian[(1, 0)].signum() == reference.jacobian[(1, 0)].signum(),
                 "probe_dependent": r.probe_dependent,
             }));
         }
