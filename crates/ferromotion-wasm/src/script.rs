@@ -207,14 +207,15 @@ struct Refusal {
     message: String,
 }
 
-/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`) and its exponent fit
-/// or the core's refusal to fit it.
+/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`), its exponent fit
+/// or the core's refusal to fit it, and its wrong-sign bands (what the panel's plot shades).
 #[derive(Serialize)]
 struct SweepRows {
     #[serde(flatten)]
     sweep: fm::Sweep,
     exponent: Option<readout::Fit>,
     exponent_error: Option<Refusal>,
+    wrong_sign: Vec<fm::lab::sweep::KBand>,
 }
 
 /// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order.
@@ -249,10 +250,12 @@ pub fn sweep_rows(
             }),
         ),
     };
+    let wrong_sign = sweep.wrong_sign_bands();
     to_js(&SweepRows {
         sweep,
         exponent,
         exponent_error,
+        wrong_sign,
     })
 }
 
