@@ -62,6 +62,9 @@ def app_url() -> Iterator[str]:
 
 def test_the_printed_url_carries_the_prefix(app_url: str) -> None:
     assert urlsplit(app_url).path == PREFIX + "/", app_url
+    # The page's icon (./favicon.ico; browsers fetch it outside the page's network log).
+    with urllib.request.urlopen(app_url + "favicon.ico", timeout=20) as r:
+        assert r.status == 200 and r.read(4) == b"\x00\x00\x01\x00"  # an .ico file
     # The root is not the app: only the prefix is served.
     root = f"http://127.0.0.1:{urlsplit(app_url).port}/"
     with pytest.raises(urllib.error.HTTPError) as e:

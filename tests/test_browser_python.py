@@ -122,7 +122,7 @@ def test_python_panel(browser, lab):  # noqa: F811
         gradient, forward = page.locator("#py-plot-gradient svg"), page.locator("#py-plot-forward svg")
         assert gradient.locator("polyline.series").count() == 1
         assert forward.locator("polyline.series").count() == 1
-        assert gradient.locator(".axis-label").last.text_content() == "relative gradient error (no unit)"
+        assert gradient.locator(".axis-label").last.text_content() == "relative gradient error"
         assert forward.locator(".axis-label").last.text_content() == "|dy| at T (m)"
         # The core's one wrong-sign band (8 of the 9 points), shaded in both panels.
         assert len(fm.plot.wrong_sign_spans(s.k, s.right_sign)) == 1

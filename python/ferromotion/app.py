@@ -319,6 +319,14 @@ def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None, prefix:
     # Panel and Bokeh's JavaScript and CSS from this server, whatever BOKEH_RESOURCES says.
     settings.resources.set_value("server")
     path = url_prefix(prefix)
+    extra: Dict[str, Any] = {}
+    if path:
+        # Bokeh answers /favicon.ico at the root only, but the page asks for ./favicon.ico: under
+        # the prefix too (a proxy forwards only the prefix), Panel's own icon.
+        from panel.io.resources import DIST_DIR
+        from tornado.web import StaticFileHandler
+
+        extra["extra_patterns"] = [(r"/(favicon\.ico)", StaticFileHandler, {"path": str(DIST_DIR / "images")})]
     server = pn.serve(
         {"/": create_app},
         address="127.0.0.1",
@@ -330,6 +338,7 @@ def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None, prefix:
         # Any port of the local host: the server binds 127.0.0.1 only.
         websocket_origin=["127.0.0.1", "localhost", *origins],
         threaded=False,
+        **extra,
     )
     url = f"http://127.0.0.1:{server.port}{path}/"
     if on_ready is not None:

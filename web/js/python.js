@@ -142,7 +142,8 @@ function drawPlot({ title, k, gradient, dy, tolerance, corrected, bands, wrong, 
     };
     plots = {
       gradient: new LogPlot(panel("py-plot-gradient"), {
-        title, xLabel: "stiffness k (N/m)", yLabel: "relative gradient error (no unit)", xDomain: [2, 8],
+        // A label short enough for a phone's 220 px high panel (the legend says it has no unit).
+        title, xLabel: "stiffness k (N/m)", yLabel: "relative gradient error", xDomain: [2, 8],
       }),
       forward: new LogPlot(panel("py-plot-forward"), {
         title, xLabel: "stiffness k (N/m)", yLabel: "|dy| at T (m)", xDomain: [2, 8], height: [160, 240],
@@ -150,7 +151,7 @@ function drawPlot({ title, k, gradient, dy, tolerance, corrected, bands, wrong, 
     };
   }
   const pts = (ys) => k.map((x, i) => [x, ys[i]]);
-  const series = [{ label: "relative gradient error, fixed", cls: "s-gradient", points: pts(gradient) }];
+  const series = [{ label: "relative gradient error (no unit), fixed", cls: "s-gradient", points: pts(gradient) }];
   if (corrected) series.push({ label: "relative gradient error, corrected", cls: "s-corrected", points: pts(corrected) });
   if (tolerance) {
     series.push({ label: "relative gradient error, tolerance", cls: "s-tolerance", dashed: true, points: pts(tolerance) });
