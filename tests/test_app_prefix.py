@@ -9,55 +9,24 @@ that forgot the prefix). Playwright only drives /usr/bin/chromium: never `playwr
 
 from __future__ import annotations
 
-import os
-import queue
-import subprocess
-import sys
-import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Iterator, List, Tuple
 from urllib.parse import urlsplit
 
 import pytest
 
 pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
+from labkit import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serve_app  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SCREENSHOTS = ROOT / "target" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = 30_000  # Panel's first render on a busy machine
 PREFIX = "/course/ferromotion"
 
 
 @pytest.fixture(scope="module")
 def app_url() -> Iterator[str]:
-    env = dict(os.environ, BOKEH_RESOURCES="cdn")  # the app must still serve its own resources
-    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "app", "--port", "0", "--prefix", PREFIX + "/"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    lines: "queue.Queue[str]" = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-    url = None
-    try:
-        while url is None:
-            try:
-                line = lines.get(timeout=60)
-            except queue.Empty:
-                pytest.fail("`ferromotion app --prefix` printed no URL within 60 s")
-            if line.startswith("ferromotion app: serving"):
-                url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+    yield from serve_app("--prefix", PREFIX + "/")
 
 
 def test_the_printed_url_carries_the_prefix(app_url: str) -> None:
