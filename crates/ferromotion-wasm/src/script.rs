@@ -7,7 +7,7 @@
 use crate::errors::{js_error, IntoJs};
 use crate::to_js;
 use ferromotion_core as fm;
-use ferromotion_core::readout::{self, Flat};
+use ferromotion_core::lab::readout::{self, Flat};
 use ferromotion_core::{Drop, FerroError, RouteResult, SweepOptions, ToleranceOptions};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -41,7 +41,7 @@ struct RouteAnswer {
     cost: fm::Cost,
     probe_gap: Option<f64>,
     probe_dependent: bool,
-    step_stability: Option<fm::integrate::fixed::StepStability>,
+    step_stability: Option<fm::physics::integrate::fixed::StepStability>,
 }
 
 fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
