@@ -99,6 +99,33 @@ def test_the_lab_runs_under_a_sub_path(browser: Browser, host: str, entry: str) 
         page.context.close()
 
 
+def test_the_python_panel_runs_under_a_sub_path(browser: Browser, host: str) -> None:  # noqa: F811
+    """The site's Python panel assets (pyodide, the in-browser package and the result classes
+    it shares with the native package) load from the sub-path, and its numbers are native's."""
+    import ferromotion as fm
+
+    base = host + SUBPATH
+    page = new_page(browser, base)
+    try:
+        open_lab(page, base)
+        page.locator("#python > summary").click()
+        page.wait_for_function("document.getElementById('python').dataset.ready === 'true'", timeout=120_000)
+        page.locator("#py-code").fill("import ferromotion as fm\nprint(repr(fm.fixed(fm.Drop(), k=1e6, dt=1e-4)))\n"
+                                      "fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2)).plot(mark_k=1e6)")
+        page.locator("#py-run").click()
+        page.wait_for_function("Number(document.getElementById('python').dataset.runs || 0) > 0", timeout=60_000)
+        assert page.locator("#py-output span.py-err").count() == 0, page.locator("#py-output").inner_text()
+        assert page.locator("#py-output").inner_text().strip() == repr(fm.fixed(fm.Drop(), k=1e6, dt=1e-4))
+        assert page.locator("#py-plot-gradient svg polyline.series").count() == 1
+        assert page.console_errors == []
+        for url in page.requests:
+            parts = urlsplit(url)
+            assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
+        assert any(u.endswith(SUBPATH + "/py/ferromotion/_results.py") for u in page.requests)
+    finally:
+        page.context.close()
+
+
 def test_a_root_relative_url_is_refused(tmp_path: Path) -> None:
     """site.sh stops instead of writing a folder that would break under a sub-path."""
     web = tmp_path / "web"
