@@ -187,8 +187,8 @@ fn bench_costs() -> Value {
         for (name, counts, f) in routes {
             let r = f().expect("a route");
             let (best, median) = time(5, 0.02, &f);
-            let vs_flow = state::max_abs(&(r.jacobian - flow_ref.jacobian))
-                / state::max_abs(&flow_ref.jacobian);
+            let vs_flow = physics::state::max_abs(&(r.jacobian - flow_ref.jacobian))
+                / physics::state::max_abs(&flow_ref.jacobian);
             rows.push(json!({
                 "k": k, "route": name,
                 "force_evals": if counts { Value::from(r.cost.force_evals) } else { Value::Null },
