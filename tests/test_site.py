@@ -28,7 +28,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     settle,
     slide_to,
 )
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 SUBPATH = "/courses/physics-101/ferromotion-lab"
 
@@ -76,6 +76,16 @@ def test_the_folder_is_the_lab_and_nothing_else(site: Path) -> None:
         assert (site / name).read_bytes() == (WEB / name).read_bytes(), name
 
 
+def assert_under_sub_path(page: Page, fetched: str) -> None:
+    """No console error, every request stayed under the sub-path (nothing was asked of the
+    host's root), and ``fetched`` (a path inside the site) was among them."""
+    assert page.console_errors == []  # type: ignore[attr-defined]
+    for url in page.requests:  # type: ignore[attr-defined]
+        parts = urlsplit(url)
+        assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
+    assert any(u.endswith(SUBPATH + fetched) for u in page.requests)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("entry", ["/", "/index.html"])
 def test_the_lab_runs_under_a_sub_path(browser: Browser, host: str, entry: str) -> None:  # noqa: F811
     base = host + SUBPATH
@@ -89,12 +99,7 @@ def test_the_lab_runs_under_a_sub_path(browser: Browser, host: str, entry: str) 
         for name in ("forward", "gradient", "sign", "exponent"):
             assert readout(page, name) not in ("", "…"), name
         settle(page)
-        assert page.console_errors == []
-        # Every request stayed under the sub-path: nothing was asked of the host's root.
-        for url in page.requests:
-            parts = urlsplit(url)
-            assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
-        assert any(u.endswith(SUBPATH + "/pkg/ferromotion_wasm_bg.wasm") for u in page.requests)
+        assert_under_sub_path(page, "/pkg/ferromotion_wasm_bg.wasm")
     finally:
         page.context.close()
 
@@ -117,11 +122,7 @@ def test_the_python_panel_runs_under_a_sub_path(browser: Browser, host: str) -> 
         assert page.locator("#py-output span.py-err").count() == 0, page.locator("#py-output").inner_text()
         assert page.locator("#py-output").inner_text().strip() == repr(fm.fixed(fm.Drop(), k=1e6, dt=1e-4))
         assert page.locator("#py-plot-gradient svg polyline.series").count() == 1
-        assert page.console_errors == []
-        for url in page.requests:
-            parts = urlsplit(url)
-            assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
-        assert any(u.endswith(SUBPATH + "/py/ferromotion/_results.py") for u in page.requests)
+        assert_under_sub_path(page, "/py/ferromotion/_results.py")
     finally:
         page.context.close()
 
