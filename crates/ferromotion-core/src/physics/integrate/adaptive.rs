@@ -28,10 +28,10 @@
 //! sensitivities cost a few 2×2 products per step and no force evaluations.
 
 use crate::check::fd;
-use crate::contact::penalty::check_finite;
 use crate::error::{positive, FerroError, Result};
-use crate::model::{Drop, Penalty};
-use crate::state::{max_abs, Cost, Jacobian, RouteResult, State};
+use crate::physics::contact::penalty::check_finite;
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{max_abs, Cost, Jacobian, RouteResult, State};
 
 // Butcher tableau of Dormand–Prince 5(4).
 const A21: f64 = 1.0 / 5.0;
