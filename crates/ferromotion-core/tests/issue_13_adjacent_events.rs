@@ -14,7 +14,7 @@
 
 mod common;
 use common::{best_over_eps, rel_err};
-use ferromotion_core::hybrid::*;
+use ferromotion_core::experiments::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 
@@ -60,7 +60,11 @@ fn bounces_in_consecutive_steps_are_located_and_exact() {
             steps.windows(2).all(|w| w[1] == w[0] + 1),
             "e = {e}: events not in consecutive steps: {steps:?}"
         );
-        let j = DMatrix::from_row_slice(2, 2, &state::to_row_major(&truth.jacobian));
+        let j = DMatrix::from_row_slice(
+            2,
+            2,
+            &ferromotion_core::physics::state::to_row_major(&truth.jacobian),
+        );
         let err = (&sol.jacobian - &j).amax() / j.amax();
         assert!(err < 1e-12, "e = {e}, dt = {dt}: vs exact {err:e}");
     }
