@@ -60,6 +60,24 @@ def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
     assert "<td>off</td>" in a.readouts.object
 
 
+def test_the_jacobian_select_switches_events_on_and_reaches_the_core() -> None:
+    a = BenchApp(k=1e6)
+    a.tolerance_switch.value = True
+    a.rtol.value = 1e-6
+    assert not a.events.value
+    a.jacobian.value = "forward"
+    # Forward needs events: the app switches them on and holds the checkbox, never a refusal.
+    assert a.events.value and a.events.disabled and "need the contact switches located" in a.jacobian_note.object
+    assert a.status.object == "status: ok"
+    c = a.workbench.config()
+    assert (c["jacobian"], c["events"]) == ("forward", True)
+    r = fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True, jacobian="forward")
+    assert f"{r.force_evals:,} evals · " in a.readouts.object and "over 1 rollout " in a.readouts.object
+    assert "forward sensitivities" in a.readouts.object
+    a.jacobian.value = "richardson"
+    assert not a.events.disabled and a.workbench.config()["jacobian"] == "richardson"
+
+
 def test_a_refused_setting_shows_in_the_status_line() -> None:
     a = BenchApp(k=1e6, dt=1e-4)
     a.slider.value = 8.0

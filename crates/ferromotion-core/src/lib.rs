@@ -39,7 +39,8 @@ pub mod physics;
 pub use check::fixtures;
 pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
 pub use experiments::{budget, descent, hybrid, quadruped};
-pub use lab::{readout, scenario, sweep, workbench};
+pub use lab::clock::Clock;
+pub use lab::{clock, readout, scenario, sweep, workbench};
 pub use physics::{contact, integrate, jacobian, model, state};
 
 pub use contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
@@ -55,5 +56,5 @@ pub use readout::{
     blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,
 };
 pub use state::{Cost, Jacobian, RouteResult, State};
-pub use sweep::{sweep, Sweep, SweepOptions, SweepRow};
+pub use sweep::{sweep, sweep_timed, Sweep, SweepOptions, SweepRow};
 pub use workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};

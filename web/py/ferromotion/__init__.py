@@ -349,7 +349,7 @@ def _numbers(value: Any, name: str) -> List[float]:
 
 _ROUTE_COLUMNS = ("state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0",
                   "right_sign", "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts",
-                  "probe_dependent")
+                  "wall_s", "probe_dependent")
 _BLAME_COLUMNS = ("integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor",
                   "contact_below_floor")
 
@@ -372,6 +372,8 @@ class SweepRoute:
             "dv_dy0": _floats([x["dv_dy0"] for x in e]),
             "right_sign": [bool(x["right_sign"]) for x in e],
             "probe_dependent": [bool(r["probe_dependent"]) for r in rows],
+            # Wall time per Jacobian, s, read from this page's performance.now() (NaN: not timed).
+            "wall_s": _floats([float("nan") if r["wall_s"] is None else r["wall_s"] for r in rows]),
         }
         for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
             cols[name] = [int(x[name]) for x in c]
@@ -403,10 +405,11 @@ class Sweep(_Json):
     The same attributes as the native ``Sweep``; ``plot()`` draws in the lab's panel."""
 
     def __init__(self, answer: Dict[str, Any], drop: Drop, rtol: Optional[float], events: bool,
-                 ran: Dict[str, bool]) -> None:
+                 ran: Dict[str, bool], jacobian: str = "richardson") -> None:
         self._answer = answer
         self._rtol = rtol
         self._events = events
+        self._jacobian = jacobian
         self.drop = drop
         rows = answer["rows"]
         self.dt: float = float(answer["dt"])
@@ -449,7 +452,8 @@ class Sweep(_Json):
         return {
             "drop": self.drop.to_dict(),
             "dt": a["dt"],
-            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
+            "tolerance": (None if self._rtol is None
+                          else {"rtol": self._rtol, "events": self._events, "jacobian": self._jacobian}),
             "corrected": self.corrected is not None,
             "blame": self.blame is not None,
             "exact": a["exact"],
@@ -484,7 +488,8 @@ class Sweep(_Json):
         n = len(self)
         if n == 0:
             return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
-        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
+        routes = "fixed" + ("" if self.tolerance is None
+                            else f" + tolerance (rtol = {self._rtol:g}, jacobian = {self._jacobian})")
         routes += "" if self.corrected is None else " + corrected"
         wrong = sum(not s for s in self.right_sign)
         return (
@@ -504,14 +509,14 @@ def _tolerance_rtol(tolerance: Union[None, bool, float]) -> Optional[float]:
 
 
 def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, corrected: bool = False, blame: bool = False,
+          events: bool = False, jacobian: str = _TOL["jacobian"], corrected: bool = False, blame: bool = False,
           quiet: bool = False) -> Sweep:
     """Run the routes at many stiffnesses (the core's sweep, in this page's wasm core).
 
     ``k`` is a list (or 1-D array) of stiffnesses in N/m; every readout comes back as a list
     with one entry per k. An array of steps ``dt`` (a native ``SweepGrid``) is not offered
     in the browser: loop over the steps instead. ``quiet`` is accepted (there is no progress
-    bar here).
+    bar here). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``).
     """
     if not isinstance(dt, (int, float)):
         raise _errors.InvalidParameter(
@@ -519,9 +524,10 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
     ks = _numbers(k, "k")
     rtol = _tolerance_rtol(tolerance)
     events = events if rtol is not None else False
-    answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame))
+    answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame),
+                   str(jacobian))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
-    return Sweep(answer, drop, rtol, events, ran)
+    return Sweep(answer, drop, rtol, events, ran, str(jacobian))
 
 
 # ---------------------------------------------------------------------------------------
