@@ -33,7 +33,7 @@ from playwright.sync_api import Page, expect
 
 def untimed(text: str) -> str:
     """A readout with its wall times blanked: they are measured anew on every load."""
-    return re.sub(r"(?:< )?\d[\d.]* (?:µs|ms|s)\b", "<wall>", text)
+    return re.sub(r"(?:<\s)?\d[\d.]*\s(?:µs|ms|s)\b", "<wall>", text)
 
 
 def test_page_loads_locked_until_a_prediction_is_committed(page: Page, lab: str) -> None:

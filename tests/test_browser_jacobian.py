@@ -35,7 +35,7 @@ from playwright.sync_api import Page, expect
 
 DROP = fm.Drop()
 # A printed wall time: "1.9 ms", "0.31 ms", "12 ms", "3.1 µs", "1.2 s", or "< 0.1 ms" under a tick.
-WALL = r"(?:< )?\d[\d.]* (?:µs|ms|s)"
+WALL = r"(?:<\s)?\d[\d.]*\s(?:µs|ms|s)"
 
 
 def choose(page: Page, method: str) -> None:
@@ -77,7 +77,7 @@ def test_forward_changes_the_cost_and_keeps_the_gradient_on_flow(page: Page, lab
     assert after.startswith("Tolerance route (forward sensitivities)") and "over 1 rollout," in after, after
     printed = numbers(after)
     assert [int(x.replace(",", "")) for x in printed[:4]] == [r.steps, r.rejected_steps, r.rollouts, r.force_evals]
-    assert re.search(rf"{r.force_evals:,} force evaluations · {WALL}:", after), after
+    assert re.search(rf"{r.force_evals:,} force evaluations\s· {WALL}:", after), after
     bench = fm.Workbench(DROP, k=1e6, tolerance=1e-6, events=True, jacobian="forward").readout()
     assert agrees(printed[-1], bench["tolerance"]["cost_ratio"]), (printed, bench["tolerance"]["cost_ratio"])
 
@@ -87,8 +87,8 @@ def test_forward_changes_the_cost_and_keeps_the_gradient_on_flow(page: Page, lab
     e_tol, e_flow = value(numbers(tol_row[2])[0]), value(numbers(flow_row[2])[0])
     assert abs(e_tol - e_flow) <= 0.01 * e_flow, (tol_row, flow_row)
     assert agrees(numbers(tol_row[2])[0], bench["tolerance"]["errors"]["gradient"])
-    assert re.fullmatch(rf"{r.force_evals:,} evals · {WALL}", tol_row[4]), tol_row
-    assert re.fullmatch(rf"closed form · {WALL}", flow_row[4]), flow_row
+    assert re.fullmatch(rf"{r.force_evals:,} evals\s· {WALL}", tol_row[4]), tol_row
+    assert re.fullmatch(rf"closed form\s· {WALL}", flow_row[4]), flow_row
     assert "forward sensitivities" in readout(page, "tolerance-detail")
     assert "PROBE" not in tol_row[2]
 
@@ -106,11 +106,11 @@ def test_every_cost_line_shows_a_wall_time_beside_its_evaluations(page: Page, la
     open_lab(page, lab, "?k=1e6&dt=1e-4&tol=1e-6&ev=1&jac=forward&cor=1")
     commit_prediction(page)
     fixed = fm.fixed(DROP, 1e6, 1e-4)
-    assert re.search(rf"{fixed.force_evals:,} force evaluations · {WALL}, 1 rollout", readout(page, "cost-fixed"))
-    assert re.search(rf"force evaluations · {WALL}, 1 rollout", readout(page, "cost-corrected"))
-    assert re.search(rf"force evaluations · {WALL}: ", readout(page, "cost-tolerance"))
+    assert re.search(rf"{fixed.force_evals:,} force evaluations\s· {WALL}, 1 rollout", readout(page, "cost-fixed"))
+    assert re.search(rf"force evaluations\s· {WALL}, 1 rollout", readout(page, "cost-corrected"))
+    assert re.search(rf"force evaluations\s· {WALL}: ", readout(page, "cost-tolerance"))
     for name in ("fixed", "corrected", "tolerance"):
-        assert re.fullmatch(rf"[\d,]+ evals · {WALL}", route_cells(page, name)[4]), name
+        assert re.fullmatch(rf"[\d,]+ evals\s· {WALL}", route_cells(page, name)[4]), name
     clock = readout(page, "cost-clock")
     assert clock.startswith("Wall time:") and re.search(WALL, clock), clock
 

@@ -97,7 +97,7 @@ def test_readouts_equal_the_core(page: Page, lab: str, log10k, divisor, rtol, ev
     c = r["fixed"]["cost"]
     assert [int(cost[0].replace(",", "")), int(cost[1].replace(",", ""))] == [c["steps"], c["force_evals"]]
     # Beside the evaluations, the wall time (measured in the page: not compared with Python's).
-    assert re.search(r"force evaluations · (?:< )?\d[\d.]* (?:µs|ms|s), 1 rollout", readout(page, "cost-fixed"))
+    assert re.search(r"force evaluations\s· (?:<\s)?\d[\d.]*\s(?:µs|ms|s), 1 rollout", readout(page, "cost-fixed"))
     assert agrees(cost[4], r["k_dt2"])
 
     b = r["blame"]

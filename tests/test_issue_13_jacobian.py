@@ -54,7 +54,8 @@ def test_the_two_methods_are_different_routes_to_nearly_the_same_jacobian() -> N
     assert int(rich.force_evals[0]) != int(fwd.force_evals[0])
     flow = fm.flow(DROP, 1e6).jacobian
     for route in (rich, fwd):
-        assert np.abs(route.jacobian[0] - flow).max() / np.abs(flow).max() < 1e-4
+        # The target for forward at rtol 1e-6 is 1e-6; Richardson's probes add O(eps^4).
+        assert np.abs(route.jacobian[0] - flow).max() / np.abs(flow).max() < 1e-5
 
 
 @pytest.mark.parametrize("jacobian", METHODS)

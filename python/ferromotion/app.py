@@ -75,9 +75,18 @@ def _wall(seconds: Optional[float], resolution: Optional[float]) -> str:
     if seconds is None:
         return "not timed"
     if resolution is not None and seconds < resolution:
-        return f"< {resolution * 1e3:.2g} ms"
+        return f"< {_duration(resolution)}"
+    return _duration(seconds)
+
+
+def _duration(seconds: float) -> str:
+    """Two figures in the unit that reads best, as the lab prints it: 3.1 µs, 0.31 ms, 12 ms, 1.2 s."""
     ms = seconds * 1e3
-    return f"{ms:.2g} ms" if ms < 10 else f"{ms:,.0f} ms"
+    if ms < 0.01:
+        return f"{ms * 1e3:.2g} µs"
+    if ms < 10:
+        return f"{ms:.2g} ms"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{seconds:.2g} s"
 
 
 def _cost(row: Dict[str, Any], resolution: Optional[float]) -> str:

@@ -88,7 +88,7 @@ const view = { corrected: false, linked: false };
  */
 function costText(row, tick, word = "evals") {
   const evals = row.cost.force_evals ? `${int(row.cost.force_evals)} ${word}` : "closed form";
-  return `${evals} · ${wall(row.wall_s, tick)}`;
+  return `${evals}\u00a0· ${wall(row.wall_s, tick)}`;
 }
 
 function routeRow(name, row, ratio, tick) {
@@ -107,6 +107,7 @@ function routeRow(name, row, ratio, tick) {
     if (i === 0) td.scope = "row";
     td.textContent = text;
     if (i === 3) td.className = e.sign;
+    if (i === 4) td.className = "cost";
     tr.append(td);
   }
   return tr;

@@ -97,7 +97,11 @@ mod tests {
     #[test]
     fn the_native_clock_moves_forward_and_resolves_below_a_millisecond() {
         let c = Clock::new(monotonic_seconds);
-        assert!(c.resolution() > 0.0 && c.resolution() < 1e-3, "{}", c.resolution());
+        assert!(
+            c.resolution() > 0.0 && c.resolution() < 1e-3,
+            "{}",
+            c.resolution()
+        );
         let (sum, wall) = c.time(|| (0..1000u64).sum::<u64>());
         assert_eq!(sum, 499_500);
         assert!(wall >= 0.0 && wall.is_finite());
