@@ -8,9 +8,9 @@
 //! numbers), and `flow`, the closed-form derivative of the same spring-damper, which shares
 //! no machinery with the adaptive stepper.
 
-use ferromotion_core::clock::{monotonic_seconds, Clock};
-use ferromotion_core::scenario::{evaluate, Scenario};
-use ferromotion_core::sweep::RouteRow;
+use ferromotion_core::lab::clock::{monotonic_seconds, Clock};
+use ferromotion_core::lab::scenario::{evaluate, Scenario};
+use ferromotion_core::lab::sweep::RouteRow;
 use ferromotion_core::*;
 
 const K: f64 = 1e6;
@@ -46,7 +46,10 @@ fn relative_gap(a: &[f64; 4], b: &[f64; 4]) -> f64 {
 }
 
 fn same_as_direct(row: &RouteRow, direct: &RouteResult) {
-    assert_eq!(row.flat.jacobian, state::to_row_major(&direct.jacobian));
+    assert_eq!(
+        row.flat.jacobian,
+        ferromotion_core::physics::state::to_row_major(&direct.jacobian)
+    );
     assert_eq!(row.cost, direct.cost);
 }
 

@@ -12,7 +12,7 @@
 //! once the core returns.
 
 use crate::errors::{invalid_parameter, py_result};
-use ferromotion_core::descent::Arm;
+use ferromotion_core::experiments::descent::Arm;
 use ferromotion_core::{Drop, FerroError};
 use nalgebra::DMatrix;
 use numpy::{
@@ -39,7 +39,7 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
 /// The clock the workbench and sweeps time their routes with: the core's `Instant`-based
 /// monotonic seconds (the readouts' `wall_s`).
 pub fn clock() -> ferromotion_core::Clock {
-    ferromotion_core::Clock::new(ferromotion_core::clock::monotonic_seconds)
+    ferromotion_core::Clock::new(ferromotion_core::lab::clock::monotonic_seconds)
 }
 
 /// A core value as JSON text, for the export paths that write a file (`to_json`).

@@ -3,15 +3,15 @@
 //! ([`sweep_timed`]) each row also carries the wall time of each route's Jacobian, measured
 //! on the thread that ran it (rows run in parallel, so under load: for reading only).
 
-use crate::clock::{timed, Clock};
-use crate::contact::rigid::{exact, ExactOptions};
 use crate::error::{positive, Result};
-use crate::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
-use crate::state::{Cost, RouteResult};
+use crate::lab::clock::{timed, Clock};
+use crate::lab::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
+use crate::physics::contact::rigid::{exact, ExactOptions};
+use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::{Cost, RouteResult};
 use serde::Serialize;
 
 /// What a sweep computes at each stiffness.
@@ -51,7 +51,7 @@ pub struct RouteRow {
     pub cost: Cost,
     /// Wall time of the route call that produced this row (its state and Jacobian), s;
     /// `None` where nothing was timed (no clock: the golden parity's evaluation, a sweep
-    /// without a clock). See [`crate::clock`].
+    /// without a clock). See [`crate::lab::clock`].
     pub wall_s: Option<f64>,
     /// `tolerance` only: the two probe sizes disagree.
     pub probe_dependent: bool,

@@ -6,25 +6,29 @@
 //! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
 //! few closed-form evaluations.
 //!
-//! With a clock ([`Workbench::with_clock`], injected by the binding: see [`crate::clock`])
+//! With a clock ([`Workbench::with_clock`], injected by the binding: see [`crate::lab::clock`])
 //! every route's row also carries the wall time its Jacobian took (`wall_s`), measured here
 //! around each route call; without one those are `None`.
 
-use crate::clock::{timed, Clock};
-use crate::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
-use crate::contact::rigid::{exact, time_of_impact_term, ExactOptions};
 use crate::error::{positive, FerroError, Result};
-use crate::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions, PROBE_DEPENDENCE};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::readout::{
+use crate::lab::clock::{timed, Clock};
+use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
-use crate::readout::{refinement_steps, DT_DIVISORS};
-use crate::state::Cost;
-use crate::state::RouteResult;
-use crate::sweep::{sweep_timed, KBand, RouteRow, Sweep, SweepOptions};
+use crate::lab::readout::{refinement_steps, DT_DIVISORS};
+use crate::lab::sweep::{sweep_timed, KBand, RouteRow, Sweep, SweepOptions};
+use crate::physics::contact::penalty::{
+    flow, limit_restitution, realised_restitution, FlowOptions,
+};
+use crate::physics::contact::rigid::{exact, time_of_impact_term, ExactOptions};
+use crate::physics::integrate::adaptive::{
+    tolerance, JacobianMethod, ToleranceOptions, PROBE_DEPENDENCE,
+};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::Cost;
+use crate::physics::state::RouteResult;
 use serde::{Deserialize, Serialize};
 
 /// Gradient error below which a route "lands on the exact answer" (with the right sign and,
@@ -73,9 +77,9 @@ impl Default for WorkbenchConfig {
     }
 }
 
-impl From<crate::scenario::Scenario> for WorkbenchConfig {
+impl From<crate::lab::scenario::Scenario> for WorkbenchConfig {
     /// The lab's controls for a scenario: its drop, k, and its dt as the base step.
-    fn from(sc: crate::scenario::Scenario) -> Self {
+    fn from(sc: crate::lab::scenario::Scenario) -> Self {
         WorkbenchConfig {
             drop: sc.drop,
             k: sc.k,
@@ -97,7 +101,7 @@ impl WorkbenchConfig {
 pub struct ExactReadout {
     /// State and Jacobian.
     #[serde(flatten)]
-    pub flat: crate::readout::Flat,
+    pub flat: crate::lab::readout::Flat,
     /// The restitution used: the push-only law's stiff limit for the drop's zeta.
     pub restitution: f64,
     /// Speed of the first impact, m/s.
@@ -270,7 +274,7 @@ impl Workbench {
         config.tolerance_options.integrator()?;
         // The dt-refinement readout always runs base_dt/10 and base_dt/100: check the finest.
         for dt in [config.dt(), config.base_dt / 100.0] {
-            crate::integrate::fixed::step_count(
+            crate::physics::integrate::fixed::step_count(
                 config.drop.t_final,
                 dt,
                 FixedOptions::default().max_steps,
@@ -401,7 +405,7 @@ impl Workbench {
             |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
         let refinement = Refinement::from_errors(
             c.base_dt,
-            std::array::from_fn(|i| crate::readout::compare(&rollouts[i], reference).gradient),
+            std::array::from_fn(|i| crate::lab::readout::compare(&rollouts[i], reference).gradient),
         );
         let (flow_route, flow_wall) = timed(clock, || flow(drop, c.k, &FlowOptions::default()));
         let flow_route = flow_route?;
@@ -423,7 +427,7 @@ impl Workbench {
                 jacobian_method: c.tolerance_options.jacobian,
                 probe_gap: t.probe_gap,
                 probe_threshold: probes
-                    .then(|| PROBE_DEPENDENCE * crate::state::max_abs(&t.jacobian)),
+                    .then(|| PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian)),
                 cost_ratio: per_yardstick(&t.cost),
                 lands,
                 row,
