@@ -45,6 +45,7 @@
 pub mod config;
 pub mod law;
 pub mod lcp;
+pub mod located;
 pub mod model;
 pub mod report;
 pub mod run;
@@ -54,6 +55,7 @@ pub mod verdict;
 
 pub use config::{QuadrupedExperiment, INPUTS, OUTPUTS};
 pub use law::quadruped_experiment;
+pub use located::{located_run, LocatedRun};
 pub use model::{QuadState, Quadruped, FOOT_NAMES, NDOF, NFEET};
 pub use report::{
     count_modes, event_sequence, Forward, Gradient, LawReport, LcpSummary, ModeCounts, ProbeColumn,
