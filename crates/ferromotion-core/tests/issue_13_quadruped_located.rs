@@ -27,13 +27,7 @@ fn outputs(x: &QuadState) -> [f64; 6] {
 }
 
 /// The fixed-step penalty rollout through the public API: final outputs and per-step modes.
-fn fixed(
-    robot: &Quadruped,
-    k: f64,
-    x0: &QuadState,
-    dt: f64,
-    n: usize,
-) -> ([f64; 6], Vec<[ContactMode; NFEET]>) {
+fn fixed(robot: &Quadruped, k: f64, x0: &QuadState, dt: f64, n: usize) -> Outcome {
     let tr = rollout(robot, &ContactLaw::Penalty(law(k)), x0, dt, n).unwrap();
     let l = &tr.state[n * 2 * NDOF..];
     (
@@ -53,13 +47,12 @@ fn located(
     (outputs(&r.final_state), r.modes, r.events)
 }
 
+/// A rollout's final outputs and its per-step modes.
+type Outcome = ([f64; 6], Vec<[ContactMode; NFEET]>);
+
 /// Central difference along the initial trunk height z0 (m) at probe eps, with whether the
 /// per-step modes and the event order held at both probes.
-fn cd_z0(
-    f: &dyn Fn(&QuadState) -> ([f64; 6], Vec<[ContactMode; NFEET]>),
-    x0: &QuadState,
-    eps: f64,
-) -> ([f64; 6], bool, bool) {
+fn cd_z0(f: &dyn Fn(&QuadState) -> Outcome, x0: &QuadState, eps: f64) -> ([f64; 6], bool, bool) {
     let (_, nominal) = f(x0);
     let mut ys = [[0.0; 6]; 2];
     let (mut steps, mut events) = (true, true);

@@ -152,6 +152,10 @@ fn root(
     hi
 }
 
+/// A located switch: its time in the step, the branch after it, and the switching
+/// function (foot, index) whose root it is.
+type Switch = (f64, [ContactMode; NFEET], Option<(usize, usize)>);
+
 /// Where, along the path over [0, h], the branch first leaves `held`: the switch time,
 /// the branch after it and the switching function (foot, index) whose root it is (none for
 /// a switch at the start of the step or one found without a root). `None` when the middle
@@ -163,7 +167,7 @@ fn first_switch(
     held: &[ContactMode; NFEET],
     g0: &[[f64; 4]; NFEET],
     h: f64,
-) -> Option<(f64, [ContactMode; NFEET], Option<(usize, usize)>)> {
+) -> Option<Switch> {
     let eval = |s: f64| {
         let (q, v) = path.at(s);
         switching(robot, law, &q, &v)
