@@ -292,12 +292,16 @@ fn diagnose_probe_dependence() {
             ("located 10 µs", 1e-5, true),
         ] {
             let n = (0.5 / dt).round() as usize;
+            // A probe whose explicit step blows up reads as NaN (k = 1e7 at 1 ms does).
             let f = |x: &QuadState| {
                 if loc {
                     let (y, m, _) = located(&robot, k, x, dt, n);
                     (y, m)
                 } else {
-                    fixed(&robot, k, x, dt, n)
+                    match rollout(&robot, &ContactLaw::Penalty(law(k)), x, dt, n) {
+                        Ok(_) => fixed(&robot, k, x, dt, n),
+                        Err(_) => ([f64::NAN; 6], vec![]),
+                    }
                 }
             };
             let (_, nominal) = f(&x0);

@@ -621,10 +621,16 @@ fn gradient_at_dt_against_the_converged_scheme() {
         rg.refined_tangent_error
     );
     let located = pg.converged_tangent_error.unwrap();
-    assert!(located < 1e-6, "located tangent vs its differences {located:e}");
+    assert!(
+        located < 1e-6,
+        "located tangent vs its differences {located:e}"
+    );
     // The located reference is settled in dt (against dt/40 at the same probes).
     let spread = pg.converged_spread.unwrap();
-    assert!(spread < 1e-2, "penalty reference dt/20 vs dt/40: {spread:e}");
+    assert!(
+        spread < 1e-2,
+        "penalty reference dt/20 vs dt/40: {spread:e}"
+    );
     let (re, pe) = (rg.converged_error.unwrap(), pg.converged_error.unwrap());
     assert!(
         (0.02..0.2).contains(&re),
@@ -632,7 +638,10 @@ fn gradient_at_dt_against_the_converged_scheme() {
     );
     // The fixed step's penalty tangent misses the saltation at 1 ms and at dt/20 alike.
     let gap = pg.refined_tangent_error.unwrap();
-    assert!(pe > 0.1 && gap > 0.1, "penalty: {pe:e} at 1 ms, {gap:e} at dt/20");
+    assert!(
+        pe > 0.1 && gap > 0.1,
+        "penalty: {pe:e} at 1 ms, {gap:e} at dt/20"
+    );
     assert!((pe - gap).abs() < 0.2 * pe, "{pe:e} vs {gap:e}");
 }
 
