@@ -321,8 +321,8 @@ def quadruped(*, stiffness: Union[float, ArrayLike] = tuple(_QUAD["stiffness"]),
     (penetration, creep of sticking feet, contact work, energy, distance to its own
     dt/refinement run) and gradient accuracy (the one-period tangent against probe-stable
     central differences that keep the contact-mode sequence). The core runs it with the
-    GIL released (about a second at the defaults; ``converged_gradient=True`` adds about
-    a minute).
+    GIL released (about a second at the defaults; ``converged_gradient=True`` adds a few
+    minutes: about 2.5 CPU-minutes, mostly the event-located penalty references).
 
     Parameters
     ----------
@@ -330,7 +330,8 @@ def quadruped(*, stiffness: Union[float, ArrayLike] = tuple(_QUAD["stiffness"]),
         Penalty stiffnesses, N/m per foot.
     converged_gradient : bool
         Also measure each law's gradient against central differences of its dt/refinement
-        run (expensive).
+        run (for the penalty law an event-located run, every contact switch placed inside
+        its step; expensive).
     dt : float
         Fixed step, s.
     t_final : float

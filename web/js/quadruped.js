@@ -137,15 +137,16 @@ export function assess(report) {
     grad.push(`${text}.`);
   }
   if (uncert.length) {
-    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative.`);
+    const why = uncert.map((l) => `at ${exp(l.contact.stiffness, 0)} N/m, input ${report.inputs[0]}: ${l.gradient.reference[0].failure}`);
+    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative (the core's reason ${andList(why)}).`);
   }
   if (report.config.converged_gradient) {
     const known = (x) => x !== null && x !== undefined;
     const r = report.config.refinement;
     const rs = rigid.gradient.converged_spread;
     const ps = pen.map((p) => p.gradient.converged_spread).filter(known);
-    grad.push(`Read the converged column against its reference's own error in dt, each reference against the same probe at dt/${2 * r}: the rigid one (its own step at dt/${r}) moves by ${known(rs) ? num(rs) : "an unmeasured amount"}${ps.length ? `, the penalty ones by ${num(Math.min(...ps))} to ${num(Math.max(...ps))}` : ""}. The penalty references difference an event-located run (every touchdown, lift-off and stick/slide switch placed inside its step), so they carry the force's jump at touchdown that every fixed-step tangent leaves out.`);
-    const rescued = pen.filter((p) => p.gradient.certified_columns === 0 && p.gradient.converged_certified_columns > 0 && known(p.gradient.converged_error));
+    grad.push(`Read the converged column against its reference's own error in dt, each reference against the same probe at dt/${2 * r}: the rigid one (its own step at dt/${r}) moves by ${known(rs) ? num(rs) : "an unmeasured amount"}${ps.length ? `, the penalty ${ps.length === 1 ? "one" : "ones"} by ${Math.min(...ps) === Math.max(...ps) ? num(ps[0]) : `${num(Math.min(...ps))} to ${num(Math.max(...ps))}`}` : ""}. The penalty references difference an event-located run (every touchdown, lift-off and stick/slide switch placed inside its step), so they carry the force's jump at touchdown that every fixed-step tangent leaves out.`);
+    const rescued = laws(v.converged_only);
     if (rescued.length) {
       grad.push(`At ${kList(rescued)} the map at dt has no usable derivative, but the law converged in dt has one: the tangent at dt is ${andList(rescued.map((l) => num(l.gradient.converged_error)))} away from it, relative.`);
     }
