@@ -19,7 +19,9 @@
 //! dt/100 ("ccert"). Below the table, every reference column that is not certified says
 //! why, with the number that failed.
 
-use ferromotion_core::quadruped::{quadruped_experiment, ContactLaw, QuadrupedExperiment};
+use ferromotion_core::experiments::quadruped::{
+    quadruped_experiment, ContactLaw, QuadrupedExperiment,
+};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

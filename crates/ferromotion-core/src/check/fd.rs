@@ -6,7 +6,7 @@
 //! extrapolation, the descent's finite-difference arm a fixed 1e-6, and the quadruped
 //! halves a scaled probe until two agree.
 
-use crate::state::{Jacobian, State};
+use crate::physics::state::{Jacobian, State};
 
 /// How the probe size is chosen for an input coordinate.
 #[derive(Debug, Clone, Copy, PartialEq)]
