@@ -6,7 +6,7 @@
 //! The diagnosis that motivates it prints its numbers:
 //! `cargo test --release -p ferromotion-core --test issue_13_quadruped_located -- --ignored --nocapture`.
 
-use ferromotion_core::quadruped::{
+use ferromotion_core::experiments::quadruped::{
     count_modes, event_sequence, located_run, quadruped_experiment, rollout, ContactLaw,
     ContactMode, PenaltyContact, QuadState, Quadruped, QuadrupedExperiment, NDOF, NFEET,
 };
