@@ -143,7 +143,7 @@ CASES = [
                             guards=[lambda x: x[0] - (1 - 4.905 * 0.3195**2), lambda x: x[0] - (1 - 4.905 * 0.3205**2)]),
             [1.0, 0.0], 0.0, 0.4),
         fm.EventsInAdjacentSteps,
-        "events in adjacent steps at t = 0.3195",
+        "events in adjacent steps at t = 0.319",
     ),
     (
         "hybrid: probe-dependent (a Python system)",

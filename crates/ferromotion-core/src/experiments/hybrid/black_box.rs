@@ -349,7 +349,12 @@ pub fn step_jacobian(
             });
         }
         let h = opts.dt.min(t1 - t);
-        let next_t = if t1 - t <= opts.dt { t1 } else { t + h };
+        // Step k ends at t0 + k·dt (no drift from summing dt), the last one at t1.
+        let next_t = if t1 - t <= opts.dt {
+            t1
+        } else {
+            t0 + steps as f64 * opts.dt
+        };
         let y = step(sys, &x, h, t)?;
         let mut crossed = Vec::new();
         for i in 0..m {
