@@ -351,12 +351,12 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
             raise InvalidParameter(f"invalid parameter `mode` = {mode}: a StepFunction has one mode, 0")
         if eps is not None:
             options["eps"] = eps
-        d = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
+        b = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
                                 resets=list(system.resets), name=system.name, options=options)
-        return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=frozen(d["jacobian"]),
-                              events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
-                              spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"],
-                              split_residual=d["split_residual"])
+        return HybridSolution(x=frozen(b["x"]), mode=b["mode"], jacobian=frozen(b["jacobian"]),
+                              events=tuple(HybridEvent(**e) for e in b["events"]), probe_gap=b["probe_gap"],
+                              spectral_radius=b["spectral_radius"], worst_gain=b["worst_gain"],
+                              split_residual=b["split_residual"])
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")

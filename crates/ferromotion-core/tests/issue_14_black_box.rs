@@ -128,8 +128,14 @@ fn a_black_box_free_flight_with_guard_and_reset_reproduces_the_closed_form_drop(
     for how in [Integrator::Exact, Integrator::Rk4] {
         for t_final in [0.8, 1.9] {
             let (j, state) = exact_jacobian(t_final);
-            let s = step_jacobian(&Flight::new(how), &x0(), 0.0, t_final, &StepOptions::default())
-                .unwrap();
+            let s = step_jacobian(
+                &Flight::new(how),
+                &x0(),
+                0.0,
+                t_final,
+                &StepOptions::default(),
+            )
+            .unwrap();
             let sol = &s.solution;
             assert!(
                 rel(&sol.jacobian, &j) < 1e-6,
@@ -164,7 +170,11 @@ fn the_event_is_located_and_its_guard_speed_is_the_impact_speed() {
     let ev = &s.solution.events[0];
     let t_impact = (2.0 / G).sqrt();
     assert!((ev.t - t_impact).abs() < 1e-12, "{} vs {t_impact}", ev.t);
-    assert!((ev.guard_speed + G * t_impact).abs() < 1e-7, "{}", ev.guard_speed);
+    assert!(
+        (ev.guard_speed + G * t_impact).abs() < 1e-7,
+        "{}",
+        ev.guard_speed
+    );
 }
 
 #[test]
@@ -200,7 +210,10 @@ fn undeclared_memory_is_measured_and_refused() {
     match step_jacobian(&sys, &x0(), 0.0, 0.8, &StepOptions::default()) {
         Err(e @ FerroError::HiddenState { .. }) => {
             let m = e.to_string();
-            assert!(m.contains("bit for bit") && m.contains("black-box drop"), "{m}");
+            assert!(
+                m.contains("bit for bit") && m.contains("black-box drop"),
+                "{m}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -238,7 +251,11 @@ fn events_in_adjacent_steps_are_refused() {
     let s = step_jacobian(&sys, &x0(), 0.0, 0.4, &StepOptions::default()).unwrap();
     assert_eq!(s.solution.events.len(), 2);
     let want = DMatrix::from_row_slice(2, 2, &[1.0, 0.4, 0.0, 1.0]);
-    assert!(rel(&s.solution.jacobian, &want) < 1e-8, "{}", s.solution.jacobian);
+    assert!(
+        rel(&s.solution.jacobian, &want) < 1e-8,
+        "{}",
+        s.solution.jacobian
+    );
 }
 
 #[test]
@@ -281,7 +298,13 @@ fn two_events_in_one_step_are_refused() {
         graze_speed: 1e-6,
         ..StepOptions::default()
     };
-    let r = step_jacobian(&Dead(Flight::new(Integrator::Exact)), &x0(), 0.0, 0.6, &opts);
+    let r = step_jacobian(
+        &Dead(Flight::new(Integrator::Exact)),
+        &x0(),
+        0.0,
+        0.6,
+        &opts,
+    );
     assert!(
         matches!(r, Err(FerroError::TwoEventsInOneStep { .. })),
         "{r:?}"
@@ -337,7 +360,10 @@ fn too_many_steps_and_bad_options_are_typed() {
         },
     ] {
         let r = step_jacobian(&Flight::new(Integrator::Exact), &x0(), 0.0, 0.8, &bad);
-        assert!(matches!(r, Err(FerroError::InvalidParameter { .. })), "{r:?}");
+        assert!(
+            matches!(r, Err(FerroError::InvalidParameter { .. })),
+            "{r:?}"
+        );
     }
     let r = step_jacobian(
         &Flight::new(Integrator::Exact),
@@ -346,5 +372,8 @@ fn too_many_steps_and_bad_options_are_typed() {
         0.8,
         &StepOptions::default(),
     );
-    assert!(matches!(r, Err(FerroError::InvalidParameter { .. })), "{r:?}");
+    assert!(
+        matches!(r, Err(FerroError::InvalidParameter { .. })),
+        "{r:?}"
+    );
 }

@@ -92,7 +92,13 @@ struct PyStep<'py> {
 
 impl PyStep<'_> {
     /// `f(args)` read as `dim` numbers; NaN once a callback raised.
-    fn vector(&self, f: &Bound<'_, PyAny>, what: &str, x: &DVector<f64>, dt: Option<f64>) -> DVector<f64> {
+    fn vector(
+        &self,
+        f: &Bound<'_, PyAny>,
+        what: &str,
+        x: &DVector<f64>,
+        dt: Option<f64>,
+    ) -> DVector<f64> {
         let read = || {
             let xs = PyArray1::from_slice(f.py(), x.as_slice());
             let out = match dt {

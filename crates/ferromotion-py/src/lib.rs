@@ -19,9 +19,9 @@ mod sweep;
 mod workbench;
 
 use convert::document;
-use ferromotion_core::{self as fm, check::CheckOptions, descent as experiment};
 use ferromotion_core::hybrid::{HybridOptions, StepOptions};
 use ferromotion_core::quadruped::QuadrupedExperiment;
+use ferromotion_core::{self as fm, check::CheckOptions, descent as experiment};
 use pyo3::prelude::*;
 
 /// The core's defaults, one place, so that the Python signatures show them without

@@ -158,7 +158,10 @@ fn guard(sys: &dyn StepSystem, i: usize, x: &DVector<f64>, t: f64) -> Result<f64
     } else {
         Err(FerroError::NonFinite {
             what: "guard",
-            detail: format!("guard {i} returned {g} at x = {:?}, t = {t} s", x.as_slice()),
+            detail: format!(
+                "guard {i} returned {g} at x = {:?}, t = {t} s",
+                x.as_slice()
+            ),
         })
     }
 }
