@@ -11,14 +11,13 @@ set -euo pipefail
 ENG_VENV="$ROOT/.venv-engines"
 ENG_PY="$ENG_VENV/bin/python"
 
-install_if_changed() {  # $1 = requirements file, $2 = stamp name, then extra pip arguments
+install_if_changed() {  # $1 = requirements file, $2 = stamp name
     local req="$1" stamp="$ENG_VENV/.$2.sha256" want
-    shift 2
     want="$(sha256sum "$req" | cut -d' ' -f1)"
     if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
         echo "engines-env: pip install -r ${req#"$ROOT"/}"
         local t0=$SECONDS
-        "$ENG_PY" -m pip install -q --disable-pip-version-check "$@" -r "$req"
+        "$ENG_PY" -m pip install -q --disable-pip-version-check -r "$req"
         echo "$want" > "$stamp"
         echo "engines-env: installed in $((SECONDS - t0)) s"
     fi
@@ -31,7 +30,6 @@ fi
 install_if_changed "$ROOT/tests/engines/requirements-engines.txt" requirements-engines
 if [ "${ENGINES_TORCH:-0}" = "1" ]; then
     install_if_changed "$ROOT/tests/engines/requirements-torch.txt" requirements-torch
-    install_if_changed "$ROOT/tests/engines/requirements-torch-nodeps.txt" requirements-torch-nodeps --no-deps
 fi
 site="$("$ENG_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 echo "$ROOT/python" > "$site/ferromotion.pth"
