@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-lab bench-study fuzz engines clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-lab bench-study fuzz mutants engines clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -56,6 +56,9 @@ bench-study: ## fm.study on Dask: a 10,000-point drop and a 24-point quadruped s
 
 fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), Python (FUZZ_PY_CASES/test, 10000), wasm (FUZZ_WASM_CALLS, 300000)
 	@scripts/fuzz.sh
+
+mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD=0/8 samples every 8th mutant)
+	@scripts/mutants.sh
 
 engines: ## build .venv-engines (MuJoCo, MJX, JAX; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh

@@ -4,7 +4,9 @@
 #     (node_modules/pyodide, installed by scripts/bootstrap.sh), served from the lab's origin;
 #   - web/pyodide/_errors.py: the FerroError tree for the in-browser package, read from the
 #     native stub python/ferromotion/_core.pyi (its `class ...(FerroError...)` lines, verbatim),
-#     so the two packages name their errors from one list.
+#     so the two packages name their errors from one list;
+#   - web/py/ferromotion/_results.py: the native package's result classes (their fields, repr,
+#     to_dict), copied from python/ferromotion/_results.py, so the two packages print alike.
 # Nothing is fetched here. Called by scripts/wasm.sh after the wasm build.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -32,4 +34,6 @@ STUB=python/ferromotion/_core.pyi
     echo "]"
 } > "$OUT/_errors.py"
 [ "$(grep -c '^class ' "$OUT/_errors.py")" -ge 2 ] || { echo "pyodide: no error classes found in $STUB" >&2; exit 1; }
+RESULTS=python/ferromotion/_results.py
+cmp -s "$RESULTS" web/py/ferromotion/_results.py || cp "$RESULTS" web/py/ferromotion/_results.py
 echo "pyodide: $OUT/ ($(du -sm "$OUT" | cut -f1) MB, pyodide $(node -p "require('./$SRC/package.json').version"))"

@@ -11,7 +11,11 @@ each test module gets its own server and browser (a session-wide one would be im
 
 from __future__ import annotations
 
+import os
+import queue
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -48,6 +52,35 @@ def serve(root: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serve_app(*args: str):
+    """Run the real `ferromotion app --port 0 ARGS...` (with BOKEH_RESOURCES=cdn, which the app
+    must override: it serves its own JavaScript); yields the URL it prints, then stops it with
+    SIGTERM, which must end it like Ctrl-C, with status 0."""
+    env = dict(os.environ, BOKEH_RESOURCES="cdn")
+    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "app", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    url = None
+    try:
+        while url is None:
+            try:
+                line = lines.get(timeout=60)
+            except queue.Empty:
+                pytest.fail("`ferromotion app` printed no URL within 60 s")
+            if line.startswith("ferromotion app: serving"):
+                url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            status = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert status == 0, "SIGTERM stops the server like Ctrl-C, with status 0"
 
 
 @pytest.fixture(scope="module")

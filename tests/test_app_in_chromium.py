@@ -9,11 +9,6 @@ target/screenshots/. Playwright only drives /usr/bin/chromium: never `playwright
 
 from __future__ import annotations
 
-import os
-import queue
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Iterator, List
 from urllib.parse import urlsplit
@@ -21,6 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
+from labkit import serve_app  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,30 +29,7 @@ TIMEOUT_MS = 30_000
 
 @pytest.fixture(scope="module")
 def app_url() -> Iterator[str]:
-    # BOKEH_RESOURCES=cdn would make Bokeh load from a CDN; the app must override it.
-    env = dict(os.environ, BOKEH_RESOURCES="cdn")
-    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "app", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    lines: "queue.Queue[str]" = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
-    url = None
-    try:
-        while url is None:
-            try:
-                line = lines.get(timeout=60)
-            except queue.Empty:
-                pytest.fail("`ferromotion app` printed no URL within 60 s")
-            if line.startswith("ferromotion app: serving"):
-                url = next(w for w in line.split() if w.startswith("http://127.0.0.1:"))
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            status = proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    assert status == 0, "SIGTERM stops the server like Ctrl-C, with status 0"
+    yield from serve_app()
 
 
 @pytest.fixture(scope="module")

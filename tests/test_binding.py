@@ -324,7 +324,7 @@ def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     assert_gil_released(lambda: run.extend(ks), min_elapsed=0.1, what="sweep")
 
 @pytest.mark.parametrize("module", [
-    "ferromotion", "ferromotion._common", "ferromotion.routes", "ferromotion.readouts", "ferromotion.sweep",
+    "ferromotion", "ferromotion._common", "ferromotion._results", "ferromotion.routes", "ferromotion.readouts", "ferromotion.sweep",
     "ferromotion.workbench", "ferromotion.descent", "ferromotion.hybrid", "ferromotion.check", "ferromotion.quadruped",
     "ferromotion.cli", "ferromotion.plot", "ferromotion.app", "ferromotion.study",
 ])

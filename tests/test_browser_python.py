@@ -16,8 +16,11 @@ import time
 
 import ferromotion as fm
 import pytest
-from labkit import DESKTOP, PHONE, SCREENSHOTS, assert_stayed_local, browser, lab, new_page, open_lab  # noqa: F401
+import ferromotion.plot
+from labkit import DESKTOP, PHONE, ROOT, SCREENSHOTS, WEB, assert_stayed_local, browser, lab, new_page, open_lab  # noqa: F401
 from playwright.sync_api import Page
+
+RESULTS = ROOT / "python" / "ferromotion" / "_results.py"
 
 BOOT_MS = 120_000  # pyodide on a busy 2-core machine; the measured time is printed, not asserted
 
@@ -115,10 +118,33 @@ def test_python_panel(browser, lab):  # noqa: F811
         assert not err and out.strip() == "9"
         plot = page.locator("#py-plot")
         assert plot.is_visible()
-        assert plot.locator("svg polyline.series").count() == 2  # forward and gradient error
-        assert plot.locator("svg rect.band").count() == 1  # the wrong-sign band (8 of the 9 points)
+        # Two panels, as the lab's own error plot: a unitless error never shares an axis with metres.
+        gradient, forward = page.locator("#py-plot-gradient svg"), page.locator("#py-plot-forward svg")
+        assert gradient.locator("polyline.series").count() == 1
+        assert forward.locator("polyline.series").count() == 1
+        assert gradient.locator(".axis-label").last.text_content() == "relative gradient error"
+        assert forward.locator(".axis-label").last.text_content() == "|dy| at T (m)"
+        # The core's one wrong-sign band (8 of the 9 points), shaded in both panels.
+        assert len(fm.plot.wrong_sign_spans(s.k, s.right_sign)) == 1
+        assert gradient.locator("rect.band").count() == 1 and forward.locator("rect.band").count() == 1
         assert not all(s.right_sign) and s.right_sign.sum() == 1
-        assert int(page.locator("#py-plot svg").get_attribute("width")) > 200
+        assert int(gradient.get_attribute("width")) > 200
+
+        # One presentation: the result classes are the native package's own file, so their
+        # reprs print the same digits.
+        assert (WEB / "py" / "ferromotion" / "_results.py").read_text() == RESULTS.read_text(), (
+            "web/py/ferromotion/_results.py is stale: run scripts/pyodide.sh")
+        for expr, native in [
+            ("fm.fixed(fm.Drop(), 1e6, 1e-4)", fm.fixed(fm.Drop(), 1e6, 1e-4)),
+            ("fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True)", fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True)),
+            ("fm.blame(fm.Drop(), 1e6, 1e-4)", fm.blame(fm.Drop(), 1e6, 1e-4)),
+            ("fm.divergence_exponent(fm.Drop())", fm.divergence_exponent(fm.Drop())),
+            ("fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2), dt=1e-4, corrected=True)",
+             fm.sweep(fm.Drop(), k=ks, dt=1e-4, corrected=True)),
+            ("fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2)).fixed", s.fixed),
+        ]:
+            assert printed(page, f"repr({expr})") == repr(native), expr
+        assert printed(page, "type(fm.fixed(fm.Drop(), 1e6).jacobian).__name__") == "list"  # no numpy here
 
         # Errors: the same FerroError subclasses with the same messages.
         for expr, call in [

@@ -28,7 +28,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     settle,
     slide_to,
 )
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 SUBPATH = "/courses/physics-101/ferromotion-lab"
 
@@ -76,6 +76,16 @@ def test_the_folder_is_the_lab_and_nothing_else(site: Path) -> None:
         assert (site / name).read_bytes() == (WEB / name).read_bytes(), name
 
 
+def assert_under_sub_path(page: Page, fetched: str) -> None:
+    """No console error, every request stayed under the sub-path (nothing was asked of the
+    host's root), and ``fetched`` (a path inside the site) was among them."""
+    assert page.console_errors == []  # type: ignore[attr-defined]
+    for url in page.requests:  # type: ignore[attr-defined]
+        parts = urlsplit(url)
+        assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
+    assert any(u.endswith(SUBPATH + fetched) for u in page.requests)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("entry", ["/", "/index.html"])
 def test_the_lab_runs_under_a_sub_path(browser: Browser, host: str, entry: str) -> None:  # noqa: F811
     base = host + SUBPATH
@@ -89,12 +99,30 @@ def test_the_lab_runs_under_a_sub_path(browser: Browser, host: str, entry: str) 
         for name in ("forward", "gradient", "sign", "exponent"):
             assert readout(page, name) not in ("", "…"), name
         settle(page)
-        assert page.console_errors == []
-        # Every request stayed under the sub-path: nothing was asked of the host's root.
-        for url in page.requests:
-            parts = urlsplit(url)
-            assert parts.scheme == "data" or parts.path.startswith(SUBPATH + "/"), url
-        assert any(u.endswith(SUBPATH + "/pkg/ferromotion_wasm_bg.wasm") for u in page.requests)
+        assert_under_sub_path(page, "/pkg/ferromotion_wasm_bg.wasm")
+    finally:
+        page.context.close()
+
+
+def test_the_python_panel_runs_under_a_sub_path(browser: Browser, host: str) -> None:  # noqa: F811
+    """The site's Python panel assets (pyodide, the in-browser package and the result classes
+    it shares with the native package) load from the sub-path, and its numbers are native's."""
+    import ferromotion as fm
+
+    base = host + SUBPATH
+    page = new_page(browser, base)
+    try:
+        open_lab(page, base)
+        page.locator("#python > summary").click()
+        page.wait_for_function("document.getElementById('python').dataset.ready === 'true'", timeout=120_000)
+        page.locator("#py-code").fill("import ferromotion as fm\nprint(repr(fm.fixed(fm.Drop(), k=1e6, dt=1e-4)))\n"
+                                      "fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2)).plot(mark_k=1e6)")
+        page.locator("#py-run").click()
+        page.wait_for_function("Number(document.getElementById('python').dataset.runs || 0) > 0", timeout=60_000)
+        assert page.locator("#py-output span.py-err").count() == 0, page.locator("#py-output").inner_text()
+        assert page.locator("#py-output").inner_text().strip() == repr(fm.fixed(fm.Drop(), k=1e6, dt=1e-4))
+        assert page.locator("#py-plot-gradient svg polyline.series").count() == 1
+        assert_under_sub_path(page, "/py/ferromotion/_results.py")
     finally:
         page.context.close()
 

@@ -1,4 +1,4 @@
-"""What the topic modules share: the core's defaults, array helpers and ``to_json``.
+"""What the topic modules share: the core's defaults, array helpers and ``to_json`` (from ``_results``).
 
 Private to the package: the names are public so that sibling modules may import them.
 """
@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import copy
 import html
-import json
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _core
+from . import _core, _results
 from ._core import InvalidParameter
+# The result classes' helpers live with them (shared with the lab's in-browser package).
+from ._results import Json, fmt_matrix, frozen, json_ready  # noqa: F401  (re-exported to the topic modules)
 
 # The core's defaults, read once so that signatures show them without restating them.
 DEFAULTS: Dict[str, Any] = _core.DEFAULTS
@@ -40,40 +41,6 @@ def defaults() -> Dict[str, Any]:
     return copy.deepcopy(DEFAULTS)
 
 
-def frozen(a: Any) -> np.ndarray:
-    """A read-only view of an array returned by the core (results are immutable)."""
-    arr = np.asarray(a)
-    arr.setflags(write=False)
-    return arr
-
-
-class Json:
-    """``to_json`` for result objects that have a ``to_dict``."""
-
-    def to_dict(self) -> Dict[str, Any]:  # pragma: no cover - every subclass overrides it
-        raise NotImplementedError
-
-    def to_json(self, indent: Optional[int] = None) -> str:
-        """:meth:`to_dict` as JSON text (non-finite numbers become null)."""
-        return json.dumps(json_ready(self.to_dict()), indent=indent, allow_nan=False)
-
-
-def json_ready(x: Any) -> Any:
-    """NaN and infinities as None (JSON has no such numbers), numpy scalars and arrays as
-    Python numbers and lists."""
-    if isinstance(x, dict):
-        return {k: json_ready(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [json_ready(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return json_ready(x.tolist())
-    if isinstance(x, np.generic):
-        return json_ready(x.item())
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    return x
-
-
 def float_array(value: Any, name: str) -> np.ndarray:
     """float64 numbers from a number, list or array; InvalidParameter otherwise."""
     try:
@@ -85,17 +52,9 @@ def float_array(value: Any, name: str) -> np.ndarray:
 ArrayLike = Union[Sequence[float], np.ndarray]
 
 
-def fmt_matrix(j: np.ndarray) -> str:
-    return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
-
-
 def tolerance_rtol(tolerance: Union[None, bool, float]) -> Optional[float]:
     """None/False: off; True: the core's default rtol; a number: that rtol."""
-    if tolerance is None or tolerance is False:
-        return None
-    if tolerance is True:
-        return float(TOL["rtol"])
-    return float(tolerance)
+    return _results.tolerance_rtol(tolerance, TOL["rtol"])
 
 
 class Table(Dict[str, np.ndarray]):

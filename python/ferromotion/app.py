@@ -8,7 +8,8 @@ and the wrong-sign band shaded. Everything stretches to the window's width (up t
 Every number comes from :class:`ferromotion.Workbench`; this module only lays them out.
 
 Serve it with ``ferromotion app`` (127.0.0.1, offline: Panel and Bokeh send their own
-JavaScript and CSS from the local server, nothing from a CDN), or build it in a notebook::
+JavaScript and CSS from the local server, nothing from a CDN; ``--prefix /course/ferromotion/``
+serves it under a path, for a reverse proxy), or build it in a notebook::
 
     from ferromotion.app import create_app
     create_app().servable()
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import ferromotion as fm
 
@@ -287,29 +288,59 @@ def create_app(drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = DE
     return BenchApp(drop, k=k, dt=dt).layout
 
 
-def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None) -> None:
+def url_prefix(prefix: Optional[str]) -> str:
+    """A URL path prefix as Bokeh's server takes it: "" for none, else "/a/b" (slashes at either
+    end dropped, so "/course/ferromotion/" and "course/ferromotion" are the same prefix).
+
+    >>> url_prefix("/course/ferromotion/"), url_prefix(None), url_prefix("/")
+    ('/course/ferromotion', '', '')
+    """
+    parts = [p for p in (prefix or "").split("/") if p]
+    return "/" + "/".join(parts) if parts else ""
+
+
+def serve(port: int = 5006, *, show: bool = False, on_ready: Any = None, prefix: Optional[str] = None,
+          origins: Sequence[str] = ()) -> None:
     """Serve :func:`create_app` on 127.0.0.1 until interrupted (``ferromotion app``).
 
     ``port`` 0 picks a free port. ``on_ready(url)`` is called once the server listens.
     Panel's JavaScript and CSS come from this server (resources mode "server"), so the
     page needs no network.
+
+    ``prefix`` serves the app, its resources and its websocket under a URL path
+    (``"/course/ferromotion/"`` gives ``http://127.0.0.1:5006/course/ferromotion/``), as a
+    reverse proxy that forwards that path unchanged expects. ``origins`` adds the hosts
+    (``host[:port]``) whose pages may open the app's websocket: the public host of such a
+    proxy (127.0.0.1 and localhost always may).
     """
     pn = require_panel()
     from bokeh.settings import settings
 
     # Panel and Bokeh's JavaScript and CSS from this server, whatever BOKEH_RESOURCES says.
     settings.resources.set_value("server")
+    path = url_prefix(prefix)
+    extra: Dict[str, Any] = {}
+    if path:
+        # Bokeh answers /favicon.ico at the root only, but the page asks for ./favicon.ico: under
+        # the prefix too (a proxy forwards only the prefix), Panel's own icon.
+        from panel.io.resources import DIST_DIR
+        from tornado.web import StaticFileHandler
+
+        extra["extra_patterns"] = [(r"/(favicon\.ico)", StaticFileHandler, {"path": str(DIST_DIR / "images")})]
     server = pn.serve(
         {"/": create_app},
         address="127.0.0.1",
         port=port,
+        prefix=path,
         show=False,
         start=False,
         title="Ferromotion bench",
-        websocket_origin=["127.0.0.1", "localhost"],  # any port: the server binds 127.0.0.1 only
+        # Any port of the local host: the server binds 127.0.0.1 only.
+        websocket_origin=["127.0.0.1", "localhost", *origins],
         threaded=False,
+        **extra,
     )
-    url = f"http://127.0.0.1:{server.port}/"
+    url = f"http://127.0.0.1:{server.port}{path}/"
     if on_ready is not None:
         on_ready(url)
     if show:

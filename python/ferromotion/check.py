@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import json
@@ -16,7 +15,9 @@ import numpy as np
 
 from . import _core
 from ._core import InvalidParameter
+from . import _results
 from ._common import ArrayLike, DEFAULTS, Json, float_array, frozen, json_ready
+from ._results import CheckDirection
 
 
 # Gradient checks and receipts
@@ -74,114 +75,13 @@ def environment() -> Dict[str, str]:
     }
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class CheckDirection(Json):
-    """The check along one direction d.
-
-    Attributes
-    ----------
-    label : str
-        ``"random 0"``, ``"coordinate 1"``, ...
-    direction : numpy.ndarray
-        The unit direction, shape (n,).
-    claimed : float
-        The claimed directional derivative g . d.
-    eps : numpy.ndarray
-        The probe sizes of the central-difference sweep, largest first, shape (m,).
-    fd : numpy.ndarray
-        (f(x + eps d) - f(x - eps d)) / (2 eps) per probe (NaN where an evaluation failed).
-    error : numpy.ndarray
-        |g . d - fd| / max(1, |g . d|, |fd|) per probe: the V of truncation and round-off.
-    probe_classification : tuple of str
-        Per probe: ``"smooth"``, ``"event-crossing"`` (the event sequence differs between
-        +eps and -eps) or ``"grazing"``.
-    best_error, best_eps : float or None
-        The smallest error over smooth probes and its probe size.
-    smooth_below : float or None
-        The largest probe below which every probe is smooth (None: not even the smallest).
-    taylor_slope : float or None
-        Fitted slope of the Taylor remainder on log-log axes: ~1 for a right gradient, ~0
-        for a wrong one (~2 when ``taylor_second_order``); None when the remainder is
-        below round-off throughout.
-    taylor_second_order : bool
-        A Hessian-vector product was claimed and the second-order remainder is reported.
-    classification : str
-        The direction's: ``"smooth"``, ``"event-crossing"`` or ``"grazing"``.
-    certified : bool
-        Smooth, agrees to tolerance at its best probe, and the Taylor slope confirms it.
-    """
-
-    label: str
-    direction: np.ndarray
-    claimed: float
-    eps: np.ndarray
-    fd: np.ndarray
-    error: np.ndarray
-    probe_classification: Tuple[str, ...]
-    best_error: Optional[float]
-    best_eps: Optional[float]
-    smooth_below: Optional[float]
-    taylor_slope: Optional[float]
-    taylor_second_order: bool
-    classification: str
-    certified: bool
-
-    @classmethod
-    def _from_core(cls, d: Mapping[str, Any]) -> "CheckDirection":
-        def column(key: str) -> np.ndarray:
-            return frozen(np.array([np.nan if p[key] is None else p[key] for p in d["probes"]], dtype=np.float64))
-
-        return cls(label=d["label"], direction=frozen(np.array(d["direction"], dtype=np.float64)),
-                   claimed=d["claimed"], eps=column("eps"), fd=column("fd"), error=column("error"),
-                   probe_classification=tuple(p["classification"] for p in d["probes"]), best_error=d["best_error"],
-                   best_eps=d["best_eps"], smooth_below=d["smooth_below"], taylor_slope=d["taylor_slope"],
-                   taylor_second_order=d["taylor_second_order"], classification=d["classification"],
-                   certified=d["certified"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        """Plain Python types (arrays as lists, NaN as None)."""
-        return json_ready({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
-
-    def __repr__(self) -> str:
-        best = ("no smooth probe" if self.best_error is None
-                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
-        slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
-        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
-                f"{'certified' if self.certified else 'not certified'})")
-
-
-class Receipt(Json):
+class Receipt(_results.Receipt):
     """A gradient check's receipt: everything needed to judge its verdict later.
 
     Made by :func:`check_gradient` and :func:`check_fixture`; the core writes it, this
-    class reads it. ``to_json()`` is the document ``receipt.schema.json`` describes
+    class reads it (its attributes: ``ferromotion._results.Receipt``, shared with the lab's
+    in-browser package). ``to_json()`` is the document ``receipt.schema.json`` describes
     (see :func:`receipt_schema`).
-
-    Attributes
-    ----------
-    verdict : str
-        ``"verified"`` (every direction smooth, agreeing to tolerance, Taylor slope
-        confirming), ``"not-verified"`` (some smooth direction disagrees) or ``"refused"``
-        (some direction crosses an event or grazes: smooth differences cannot judge it).
-    why : str
-        The verdict's reason, in words.
-    objective : dict
-        ``name``, ``units``, ``description``, ``route``, ``integrator``, ``tolerances``
-        (a list of [name, value] pairs): what was certified against, and how the gradient
-        was produced.
-    x, gradient : numpy.ndarray
-        The point and the claimed gradient, shape (n,).
-    directions : tuple of CheckDirection
-        Per direction: the probe sweep, the classification and the Taylor slope.
-    max_error, median_error : float
-        Over the directions' best errors (NaN when no direction had a smooth probe).
-    evaluations : int
-        Objective evaluations spent.
-    options : dict
-        The check's options as the core used them.
-    environment : dict
-        ``core_version``, ``target`` and ``extra`` ([key, value] pairs, see
-        :func:`environment`).
 
     Examples
     --------
@@ -194,39 +94,7 @@ class Receipt(Json):
     """
 
     def __init__(self, receipt: _core.Receipt) -> None:
-        self._receipt = receipt
-        d = json.loads(receipt.to_json())
-        self._dict: Dict[str, Any] = d
-        report = d["report"]
-        self.schema: str = d["schema"]
-        self.verdict: str = report["verdict"]
-        self.why: str = report["why"]
-        self.objective: Dict[str, Any] = d["objective"]
-        self.x: np.ndarray = frozen(np.array(d["x"], dtype=np.float64))
-        self.gradient: np.ndarray = frozen(np.array(d["gradient"], dtype=np.float64))
-        self.directions: Tuple[CheckDirection, ...] = tuple(CheckDirection._from_core(r) for r in report["directions"])
-        self.max_error: float = np.nan if report["max_error"] is None else report["max_error"]
-        self.median_error: float = np.nan if report["median_error"] is None else report["median_error"]
-        self.evaluations: int = report["evaluations"]
-        self.options: Dict[str, Any] = report["options"]
-        self.environment: Dict[str, Any] = d["environment"]
-
-    @property
-    def verified(self) -> bool:
-        """The verdict is ``"verified"``."""
-        return self.verdict == "verified"
-
-    def summary(self) -> str:
-        """One line: the objective, the verdict, why, and the errors (the core's text)."""
-        return self._receipt.summary()
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The receipt document as plain Python types (non-finite numbers as None)."""
-        return copy.deepcopy(self._dict)
-
-    def to_json(self, indent: Optional[int] = 2) -> str:
-        """The receipt document as JSON text (UTF-8 characters kept as they are)."""
-        return json.dumps(self._dict, indent=indent, allow_nan=False, ensure_ascii=False)
+        super().__init__(receipt.to_json(), receipt.summary())
 
     def write(self, path: Union[str, "os.PathLike[str]"]) -> Path:
         """Write the receipt's JSON to ``path`` (UTF-8, indented); returns the path."""
@@ -244,11 +112,6 @@ class Receipt(Json):
         from .plot import receipt_figure
 
         return receipt_figure(self, title=title, width=width, height=height)
-
-    def __repr__(self) -> str:
-        name = self.objective["name"] or "unnamed objective"
-        return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
-                f"max error {self.max_error:.2e})")
 
 
 def receipt_schema() -> Dict[str, Any]:

@@ -215,6 +215,12 @@ def _parser() -> argparse.ArgumentParser:
     app.add_argument("--port", type=_port, default=5006, metavar="N",
                      help="port on 127.0.0.1; 0 picks a free one (default: %(default)d)")
     app.add_argument("--show", action="store_true", help="open the app in the default browser")
+    app.add_argument("--prefix", default="", metavar="PATH",
+                     help="serve the app, its resources and its websocket under this URL path, e.g. "
+                          "/course/ferromotion/ (behind a reverse proxy that forwards the path unchanged)")
+    app.add_argument("--origin", action="append", default=[], metavar="HOST[:PORT]",
+                     help="also accept the app's websocket from pages on this host (a reverse proxy's "
+                          "public host); repeat for more")
     app.set_defaults(func=_app)
     from ferromotion.study import add_parser as add_study  # `ferromotion study` lives in study.py
     add_study(sub)
@@ -536,7 +542,7 @@ def _app(args: argparse.Namespace) -> int:
 
     labserver.stop_on_sigterm()
     try:
-        app.serve(args.port, show=args.show, on_ready=ready)
+        app.serve(args.port, show=args.show, on_ready=ready, prefix=args.prefix, origins=args.origin)
     except KeyboardInterrupt:
         pass
     except OSError as e:

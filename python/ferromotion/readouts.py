@@ -9,81 +9,8 @@ import numpy as np
 
 from . import _core
 from ._common import ArrayLike, DT, Json, float_array, frozen
+from ._results import Blame, Fit
 from .routes import Drop
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class Fit(Json):
-    """A least-squares line through (log10 x, log10 y): y ~ x**slope.
-
-    Attributes
-    ----------
-    slope : float
-        The exponent.
-    intercept : float
-        log10 y at log10 x = 0.
-    r2 : float
-        Coefficient of determination in log-log space.
-    points : int
-        Points used.
-    """
-
-    slope: float
-    intercept: float
-    r2: float
-    points: int
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The four numbers as a dict."""
-        return dataclasses.asdict(self)
-
-    def __repr__(self) -> str:
-        return f"Fit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class Blame(Json):
-    """The blame split of the fixed route's Jacobian error (absolute, not normalised).
-
-    Attributes
-    ----------
-    integrator_share : float
-        max_ij |J_fixed - J_flow|: what the fixed-step integrator and its tangent add.
-    contact_share : float
-        max_ij |J_flow - J_exact|: what the penalty contact model itself differs by.
-    ratio : float
-        integrator_share / contact_share.
-    noise_floor : float
-        How far J_flow moves when its root-finding tolerance goes from 1e-10 to 1e-14.
-    integrator_below_floor, contact_below_floor : bool
-        The share is below the noise floor (reads "< floor").
-
-    Examples
-    --------
-    >>> import ferromotion as fm
-    >>> b = fm.blame(fm.Drop(), k=1e6, dt=1e-4)
-    >>> b.integrator_share > b.contact_share > b.noise_floor
-    True
-    """
-
-    integrator_share: float
-    contact_share: float
-    ratio: float
-    noise_floor: float
-    integrator_below_floor: bool
-    contact_below_floor: bool
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The readout as a dict."""
-        return dataclasses.asdict(self)
-
-    def __repr__(self) -> str:
-        def share(value: float, below: bool) -> str:
-            return "< floor" if below else f"{value:.4g}"
-
-        return (f"Blame(integrator share {share(self.integrator_share, self.integrator_below_floor)}, "
-                f"contact share {share(self.contact_share, self.contact_below_floor)}, "
-                f"ratio {self.ratio:.4g}, noise floor {self.noise_floor:.3g})")
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
@@ -141,7 +68,7 @@ def blame(drop: Drop, k: float, dt: float = DT) -> Blame:
     >>> b.ratio > 1   # at 1e6 the integrator's share dominates
     True
     """
-    return Blame(**_core.blame(drop, k, dt))
+    return Blame._from_core(_core.blame(drop, k, dt))
 
 
 def divergence_exponent(drop: Drop, dt: float = DT) -> Fit:
@@ -154,7 +81,7 @@ def divergence_exponent(drop: Drop, dt: float = DT) -> Fit:
     >>> fit.points, bool(0 < fit.slope < 1)
     (9, True)
     """
-    return Fit(**_core.divergence_exponent(drop, dt))
+    return Fit._from_core(_core.divergence_exponent(drop, dt))
 
 
 def contact_share_exponent(drop: Drop) -> Fit:
@@ -166,7 +93,7 @@ def contact_share_exponent(drop: Drop) -> Fit:
     >>> round(fm.contact_share_exponent(fm.Drop()).slope, 1)
     -0.5
     """
-    return Fit(**_core.contact_share_exponent(drop))
+    return Fit._from_core(_core.contact_share_exponent(drop))
 
 
 def dt_refinement(drop: Drop, k: float, base_dt: float = DT) -> Refinement:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, Mapping, Optional, Union
-
-import numpy as np
+from typing import Any, Dict, Optional, Union
 
 from . import _core
-from ._common import DEFAULTS, DROP, DT, Json, TOL, fmt_matrix, frozen
+from ._common import DEFAULTS, DROP, DT, Json, TOL
+from ._results import Route
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,114 +76,6 @@ class Drop(Json):
     def to_dict(self) -> Dict[str, float]:
         """The six parameters as a dict."""
         return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class Route(Json):
-    """One route's answer: x(T), its Jacobian, and what it cost.
-
-    Attributes
-    ----------
-    route : str
-        ``"exact"``, ``"fixed"``, ``"corrected"``, ``"flow"`` or ``"tolerance"``.
-    state : numpy.ndarray
-        x(T) = (y in m, v in m/s), shape (2,), float64.
-    jacobian : numpy.ndarray
-        J = dx(T)/dx(0), shape (2, 2), float64, row-major: ``jacobian[1, 0]`` is dv(T)/dy0.
-    steps, rejected_steps : int
-        Integrator steps accepted and rejected, summed over rollouts.
-    force_evals : int
-        Force (right-hand side) evaluations spent on the Jacobian.
-    state_force_evals : int
-        Force evaluations of a separate nominal rollout (the tolerance route), else 0.
-    rollouts : int
-        Whole rollouts run to get the Jacobian.
-    probe_gap : float or None
-        Tolerance route only: max |J(eps) - J(eps/2)| between the two probe sizes.
-    probe_dependent : bool
-        Tolerance route only: the probe gap exceeds 1e-3 max|J| (PROBE-DEPENDENT).
-    step_stable : bool or None
-        Fixed route only: the contact-phase step matrix of semi-implicit Euler has spectral
-        radius <= 1 at this dt. False means x(T) is blown up (the repr says UNSTABLE STEP).
-    omega_dt : float or None
-        Fixed route only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2).
-
-    Examples
-    --------
-    >>> import ferromotion as fm
-    >>> r = fm.fixed(fm.Drop(), k=1e6, dt=1e-4)
-    >>> r.state.shape, r.jacobian.shape, r.jacobian.dtype
-    ((2,), (2, 2), dtype('float64'))
-    >>> r.steps, r.force_evals, r.rollouts
-    (8000, 8000, 1)
-    """
-
-    route: str
-    state: np.ndarray
-    jacobian: np.ndarray
-    steps: int
-    rejected_steps: int
-    force_evals: int
-    state_force_evals: int
-    rollouts: int
-    probe_gap: Optional[float]
-    probe_dependent: bool
-
-    step_stable: Optional[bool] = None
-    omega_dt: Optional[float] = None
-
-    @classmethod
-    def _from_core(cls, route: str, d: Mapping[str, Any]) -> "Route":
-        """From the core's ``RouteResult`` document (``jacobian`` flat, row-major)."""
-        stability = d.get("step_stability") or {}
-        return cls(
-            route=route,
-            state=frozen(np.array(d["state"], dtype=np.float64)),
-            jacobian=frozen(np.array(d["jacobian"], dtype=np.float64).reshape(2, 2)),
-            steps=d.get("steps", 0),
-            rejected_steps=d.get("rejected_steps", 0),
-            force_evals=d.get("force_evals", 0),
-            state_force_evals=d.get("state_force_evals", 0),
-            rollouts=d.get("rollouts", 0),
-            probe_gap=d.get("probe_gap"),
-            probe_dependent=d.get("probe_dependent", False),
-            step_stable=stability.get("stable"),
-            omega_dt=stability.get("omega_dt"),
-        )
-
-    @property
-    def dv_dy0(self) -> float:
-        """dv(T)/dy0, 1/s: ``jacobian[1, 0]`` as a plain float (the number whose sign the
-        routes disagree on).
-
-        Examples
-        --------
-        >>> import ferromotion as fm
-        >>> round(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).dv_dy0, 1), round(fm.exact(fm.Drop()).dv_dy0, 2)
-        (-160.9, 3.61)
-        """
-        return float(self.jacobian[1, 0])
-
-    def __repr__(self) -> str:
-        y, v = self.state
-        text = (
-            f"Route({self.route!r}: y = {y:.6g} m, v = {v:.6g} m/s, J = {fmt_matrix(self.jacobian)}, "
-            f"steps={self.steps}, force_evals={self.force_evals}, rollouts={self.rollouts}"
-        )
-        if self.probe_gap is not None:
-            text += f", probe_gap={self.probe_gap:.3g}"
-            if self.probe_dependent:
-                text += " PROBE-DEPENDENT"
-        if self.step_stable is False:
-            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
-        return text + ")"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """Plain Python types (lists for the arrays), ready for ``json.dumps``."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["state"] = self.state.tolist()
-        d["jacobian"] = self.jacobian.tolist()
-        return d
 
 
 # Routes

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from . import _core
 from ._core import FerroError, InvalidParameter
 from ._common import ArrayLike, DT, Json, float_array, frozen, tolerance_rtol
+from ._results import SweepBlame, SweepResult, SweepRoute
 from .routes import Drop, Route
 from .readouts import Fit
 
@@ -23,83 +24,13 @@ _CHUNK = 16
 _PROGRESS_DELAY = 0.5
 
 
-class SweepRoute:
-    """One route's readouts across a sweep, one numpy array per readout (length n).
-
-    Attributes
-    ----------
-    state : numpy.ndarray
-        x(T) per stiffness, shape (n, 2).
-    jacobian : numpy.ndarray
-        J per stiffness, shape (n, 2, 2), row-major.
-    dy, dv : numpy.ndarray
-        |y - y_exact| in m and |v - v_exact| in m/s.
-    forward_error : numpy.ndarray
-        The larger of dy and dv; its unit is in ``forward_unit`` ("m" or "m/s").
-    gradient_error : numpy.ndarray
-        max_ij |J - J_exact| / max_ij |J_exact|.
-    dv_dy0 : numpy.ndarray
-        The route's dv(T)/dy0.
-    right_sign : numpy.ndarray
-        bool: dv(T)/dy0 has the sign of the exact answer's.
-    steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
-        Cost counters (uint64).
-    probe_dependent : numpy.ndarray
-        bool: the tolerance route's two probe sizes disagree.
-    """
-
-    state: np.ndarray
-    jacobian: np.ndarray
-    dy: np.ndarray
-    dv: np.ndarray
-    forward_error: np.ndarray
-    forward_unit: np.ndarray
-    gradient_error: np.ndarray
-    dv_dy0: np.ndarray
-    right_sign: np.ndarray
-    steps: np.ndarray
-    rejected_steps: np.ndarray
-    force_evals: np.ndarray
-    state_force_evals: np.ndarray
-    rollouts: np.ndarray
-    probe_dependent: np.ndarray
-
-    def __init__(self, columns: Dict[str, Any]) -> None:
-        for name, value in columns.items():
-            setattr(self, name, frozen(value))
-
-    def __len__(self) -> int:
-        return len(self.gradient_error)
-
-    def __repr__(self) -> str:
-        return f"SweepRoute({len(self)} stiffnesses, wrong sign at {int((~self.right_sign).sum())})"
-
-
-class SweepBlame:
-    """The blame split across a sweep: arrays ``integrator_share``, ``contact_share``,
-    ``ratio``, ``noise_floor``, ``integrator_below_floor`` and ``contact_below_floor``
-    (see :class:`Blame`)."""
-
-    integrator_share: np.ndarray
-    contact_share: np.ndarray
-    ratio: np.ndarray
-    noise_floor: np.ndarray
-    integrator_below_floor: np.ndarray
-    contact_below_floor: np.ndarray
-
-    def __init__(self, columns: Dict[str, Any]) -> None:
-        for name, value in columns.items():
-            setattr(self, name, frozen(value))
-
-    def __repr__(self) -> str:
-        return f"SweepBlame({len(self.integrator_share)} stiffnesses)"
-
-
-class Sweep(Json):
+class Sweep(SweepResult):
     """Every readout of a sweep over stiffness, as numpy arrays.
 
     Made by :func:`sweep`. The fixed route is the sweep's subject: its readouts are
     also available at the top level (``s.gradient_error`` is ``s.fixed.gradient_error``).
+    Presentation (``repr``, ``exponent``, ``to_dict``) is shared with the lab's in-browser
+    package (``ferromotion._results``).
 
     Attributes
     ----------
@@ -124,145 +55,36 @@ class Sweep(Json):
         when the tolerance route ran.
     """
 
+    _errors = (FerroError, InvalidParameter)
+
     def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool) -> None:
         self._run = run
         self._rtol = rtol
         self._events = events
         self.drop = drop
         cols = run.columns()
-        self.dt: float = cols["dt"]
-        self.k: np.ndarray = frozen(cols["k"])
-        exact_cols = cols["exact"]
+        self.dt = cols["dt"]
+        self.k = frozen(cols["k"])
         self.exact = Route._from_core("exact", cols["exact"])
         self.fixed = SweepRoute(cols["fixed"])
-        self.tolerance: Optional[SweepRoute] = (
-            SweepRoute(cols["tolerance"]) if cols["tolerance"] is not None else None
-        )
-        self.corrected: Optional[SweepRoute] = (
-            SweepRoute(cols["corrected"]) if cols["corrected"] is not None else None
-        )
-        self.blame: Optional[SweepBlame] = SweepBlame(cols["blame"]) if cols["blame"] is not None else None
+        self.tolerance = SweepRoute(cols["tolerance"]) if cols["tolerance"] is not None else None
+        self.corrected = SweepRoute(cols["corrected"]) if cols["corrected"] is not None else None
+        self.blame = SweepBlame(cols["blame"]) if cols["blame"] is not None else None
         ratio = cols["tolerance_cost_ratio"]
-        self.tolerance_cost_ratio: Optional[np.ndarray] = None if ratio is None else frozen(ratio)
+        self.tolerance_cost_ratio = None if ratio is None else frozen(ratio)
 
-    # The fixed route's readouts, at the top level.
-    @property
-    def state(self) -> np.ndarray:
-        """x(T) of the fixed route, shape (n, 2)."""
-        return self.fixed.state
-
-    @property
-    def jacobian(self) -> np.ndarray:
-        """J of the fixed route, shape (n, 2, 2), row-major."""
-        return self.fixed.jacobian
-
-    @property
-    def dy(self) -> np.ndarray:
-        """|y - y_exact| of the fixed route, m."""
-        return self.fixed.dy
-
-    @property
-    def dv(self) -> np.ndarray:
-        """|v - v_exact| of the fixed route, m/s."""
-        return self.fixed.dv
-
-    @property
-    def forward_error(self) -> np.ndarray:
-        """The larger of dy and dv; unit in ``forward_unit``."""
-        return self.fixed.forward_error
-
-    @property
-    def forward_unit(self) -> np.ndarray:
-        """"m" or "m/s" per row: the unit of ``forward_error``."""
-        return self.fixed.forward_unit
-
-    @property
-    def gradient_error(self) -> np.ndarray:
-        """max_ij |J - J_exact| / max_ij |J_exact| of the fixed route."""
-        return self.fixed.gradient_error
-
-    @property
-    def dv_dy0(self) -> np.ndarray:
-        """The fixed route's dv(T)/dy0."""
-        return self.fixed.dv_dy0
-
-    @property
-    def right_sign(self) -> np.ndarray:
-        """bool: the fixed route's dv(T)/dy0 has the exact answer's sign."""
-        return self.fixed.right_sign
-
-    def __len__(self) -> int:
-        return len(self.k)
-
-    def exponent(self, points: str = "lab") -> Fit:
-        """The divergence exponent: the slope of log(gradient error) on log(k).
-
-        The number depends on the grid it is fitted on: the error is not a clean power of
-        k (it steps where the first contact step changes), so a fit on 41 points between
-        1e4 and 1e8 (a 61-point sweep from 1e2 to 1e8) reads 0.447 where the lab's nine
-        points read 0.476 at the default drop and dt = 1e-4.
-
-        Parameters
-        ----------
-        points : {"lab", "all"}
-            ``"lab"`` (default): the lab's and the CLI's definition, nine points
-            k = 1e4, 10^4.5, ..., 1e8 (:func:`divergence_exponent`); the sweep must hold those
-            stiffnesses. ``"all"``: every one of the sweep's own points with k in [1e4, 1e8].
-
-        ``Fit.points`` says how many were used.
-
-        Raises
-        ------
-        InvalidParameter
-            ``"lab"``: the sweep lacks one of the nine stiffnesses; ``"all"``: fewer than two
-            of its stiffnesses lie in [1e4, 1e8].
-
-        Examples
-        --------
-        >>> import numpy as np, ferromotion as fm
-        >>> s = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 61), dt=1e-4)
-        >>> lab, own = s.exponent(), s.exponent(points="all")
-        >>> (lab.points, round(lab.slope, 3)), (own.points, round(own.slope, 3))
-        ((9, 0.476), (41, 0.447))
-        """
-        if points == "all":
-            return Fit(**self._run.exponent())
-        if points != "lab":
-            raise InvalidParameter(f"invalid parameter `points` = {points!r}: must be \"lab\" or \"all\"")
-        nine = _core.log_grid(4.0, 8.0, 2)
-        missing = [k for k in nine if not np.isclose(self.k, k, rtol=1e-9, atol=0.0).any()]
-        if missing:
-            raise InvalidParameter(
-                f"invalid parameter `k`: the lab's nine-point exponent needs k = 1e4, 10^4.5, ..., 1e8 in the sweep; "
-                f"{len(missing)} of them are missing (exponent(points=\"all\") fits the sweep's own points)")
-        return Fit(**_core.divergence_exponent(self.drop, self.dt))
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The core's serialisation (``dt``, ``exact``, ``rows``) plus the drop, the
-        options and the fitted exponent: the lab's nine points when the sweep holds them,
-        else its own points in [1e4, 1e8] (``points`` says how many), None when neither fits."""
+    def _core_document(self) -> Dict[str, Any]:
         d: Dict[str, Any] = json.loads(self._run.to_json())
-        exponent: Optional[Dict[str, Any]] = None
-        for points in ("lab", "all"):
-            try:
-                exponent = self.exponent(points).to_dict()
-                break
-            except FerroError:
-                pass
-        return {
-            "drop": self.drop.to_dict(),
-            "dt": d["dt"],
-            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
-            "corrected": self.corrected is not None,
-            "blame": self.blame is not None,
-            "exact": d["exact"],
-            "rows": d["rows"],
-            "exponent": exponent,
-        }
+        return d
 
-    def to_json(self, indent: Optional[int] = None) -> str:
-        """:meth:`to_dict` as JSON."""
-        return json.dumps(self.to_dict(), indent=indent)
+    def _fit_own(self) -> Mapping[str, Any]:
+        return self._run.exponent()
+
+    def _fit_lab(self) -> Mapping[str, Any]:
+        return _core.divergence_exponent(self.drop, self.dt)
+
+    def _log_grid(self, lo: float, hi: float, per_decade: int) -> Any:
+        return _core.log_grid(lo, hi, per_decade)
 
     def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
              height: int = 480) -> Any:
@@ -285,20 +107,6 @@ class Sweep(Json):
         from .plot import sweep_figure
 
         return sweep_figure(self, mark_k=mark_k, title=title, width=width, height=height)
-
-    def __repr__(self) -> str:
-        n = len(self)
-        if n == 0:
-            return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
-        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
-        routes += "" if self.corrected is None else " + corrected"
-        wrong = int((~self.right_sign).sum())
-        return (
-            f"Sweep({n} stiffnesses from {self.k.min():.3g} to {self.k.max():.3g} N/m, dt = {self.dt:g} s, "
-            f"routes: {routes}{', blame' if self.blame is not None else ''}; "
-            f"wrong sign at {wrong} of {n}; gradient error {self.gradient_error.min():.3g} .. "
-            f"{self.gradient_error.max():.3g})"
-        )
 
 
 def _progress_bar(total: int, quiet: bool) -> Any:

@@ -85,7 +85,9 @@ async function boot(progress) {
     plot: (spec) => drawPlot(spec.toJs ? spec.toJs({ dict_converter: Object.fromEntries }) : spec),
   });
   pyodide.FS.mkdirTree("/home/pyodide/ferromotion");
-  const files = [[new URL("__init__.py", PACKAGE), "__init__.py"], [new URL("_errors.py", PYODIDE), "_errors.py"]];
+  // _results.py (the result classes) is the native package's own, copied by scripts/pyodide.sh.
+  const files = [[new URL("__init__.py", PACKAGE), "__init__.py"], [new URL("_results.py", PACKAGE), "_results.py"],
+    [new URL("_errors.py", PYODIDE), "_errors.py"]];
   for (const [url, name] of files) {
     const res = await fetch(url);
     if (!res.ok) throw new Error(`could not load ${url.pathname} (${res.status})`);
@@ -119,37 +121,54 @@ _panel_run`);
   return { pyodide, run: (src) => runner(src, ns) };
 }
 
-let plot = null;
+let plots = null;
 
-/** Draw a sweep with the lab's LogPlot: forward and gradient errors, wrong-sign bands, a marker. */
-function drawPlot({ title, k, forward, gradient, wrong, tolerance, corrected, mark_k: markK }) {
+/**
+ * Draw a sweep with the lab's LogPlot, as the lab's own error plot does: the relative
+ * gradient errors in one panel and the height error |dy| (m) in a second one below it, so a
+ * unitless error never shares an axis with one in metres. The wrong-sign bands are the
+ * core's (the sweep's answer carries them); the marker is at `mark_k`.
+ */
+function drawPlot({ title, k, gradient, dy, tolerance, corrected, bands, wrong, mark_k: markK }) {
   const host = $("py-plot");
   host.hidden = false;
-  if (!plot) {
-    plot = new LogPlot(host, { title, xLabel: "stiffness k (N/m)", yLabel: "error vs exact", xDomain: [2, 8] });
+  if (!plots) {
+    const panel = (id) => {
+      const div = document.createElement("div");
+      div.id = id;
+      div.className = "plot-host";
+      host.append(div);
+      return div;
+    };
+    plots = {
+      gradient: new LogPlot(panel("py-plot-gradient"), {
+        // A label short enough for a phone's 220 px high panel (the legend says it has no unit).
+        title, xLabel: "stiffness k (N/m)", yLabel: "relative gradient error", xDomain: [2, 8],
+      }),
+      forward: new LogPlot(panel("py-plot-forward"), {
+        title, xLabel: "stiffness k (N/m)", yLabel: "|dy| at T (m)", xDomain: [2, 8], height: [160, 240],
+      }),
+    };
   }
   const pts = (ys) => k.map((x, i) => [x, ys[i]]);
-  const series = [
-    { label: "forward error, fixed", cls: "s-forward", points: pts(forward) },
-    { label: "gradient error, fixed", cls: "s-gradient", points: pts(gradient) },
-  ];
-  if (corrected) series.push({ label: "gradient error, corrected", cls: "s-corrected", points: pts(corrected) });
-  if (tolerance) series.push({ label: "gradient error, tolerance", cls: "s-tolerance", dashed: true, points: pts(tolerance) });
-  const bands = [];
-  const mid = (a, b) => Math.sqrt(a * b);
-  wrong.forEach((w, i) => {
-    if (!w) return;
-    const from = i === 0 ? k[i] : mid(k[i - 1], k[i]);
-    const to = i === k.length - 1 ? k[i] : mid(k[i], k[i + 1]);
-    if (i > 0 && wrong[i - 1] && bands.length) bands.at(-1).to = to;
-    else bands.push({ from, to });
+  const series = [{ label: "relative gradient error (no unit), fixed", cls: "s-gradient", points: pts(gradient) }];
+  if (corrected) series.push({ label: "relative gradient error, corrected", cls: "s-corrected", points: pts(corrected) });
+  if (tolerance) {
+    series.push({ label: "relative gradient error, tolerance", cls: "s-tolerance", dashed: true, points: pts(tolerance) });
+  }
+  const bandLabel = "fixed-step sign wrong";
+  plots.gradient.titleNode.textContent = `${title}: relative gradient error`;
+  plots.gradient.setData({
+    series, bands, bandLabel, summary: `${title}: ${k.length} stiffnesses, sign wrong at ${wrong}.`,
   });
-  plot.titleNode.textContent = title;
-  plot.setData({
-    series, bands, bandLabel: "fixed-step sign wrong",
-    summary: `${title}: ${k.length} stiffnesses, sign wrong at ${wrong.filter(Boolean).length}.`,
+  plots.forward.titleNode.textContent = `${title}: height error |dy| at T`;
+  plots.forward.setData({
+    series: [{ label: "|dy| at T, fixed (m)", cls: "s-forward", points: pts(dy) }], bands, bandLabel,
+    summary: `${title}: the fixed-step height error |dy| at ${k.length} stiffnesses.`,
   });
-  plot.setMarker(markK === null || markK === undefined ? null : { x: markK, label: `k = ${markK.toExponential(0).replace("e+", "e")} N/m`, points: [] });
+  const label = markK === null || markK === undefined ? null : `k = ${markK.toExponential(0).replace("e+", "e")} N/m`;
+  plots.gradient.setMarker(label && { x: markK, label, points: [] });
+  plots.forward.setMarker(label && { x: markK, label, points: [] });
 }
 
 function setup() {

@@ -16,7 +16,7 @@
 //! Each time is the best and the median of several samples, each sample long enough
 //! (tens of ms) for the clock; on a busy machine the best is the steadier of the two.
 
-use ferromotion_core::integrate::fixed::{euler_with_tangent, step_count};
+use ferromotion_core::physics::integrate::fixed::{euler_with_tangent, step_count};
 use ferromotion_core::*;
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -85,7 +85,7 @@ fn bench_fixed(k: f64, dt: f64) -> Value {
         "ns_per_step": best * 1e9 / n, "ns_per_step_median": median * 1e9 / n,
         "loop_ns_per_step": loop_best * 1e9 / n, "loop_ns_per_step_median": loop_median * 1e9 / n,
         "state": [r.state[0], r.state[1]],
-        "jacobian": ferromotion_core::state::to_row_major(&r.jacobian),
+        "jacobian": ferromotion_core::physics::state::to_row_major(&r.jacobian),
     })
 }
 
@@ -187,8 +187,8 @@ fn bench_costs() -> Value {
         for (name, counts, f) in routes {
             let r = f().expect("a route");
             let (best, median) = time(5, 0.02, &f);
-            let vs_flow = state::max_abs(&(r.jacobian - flow_ref.jacobian))
-                / state::max_abs(&flow_ref.jacobian);
+            let vs_flow = physics::state::max_abs(&(r.jacobian - flow_ref.jacobian))
+                / physics::state::max_abs(&flow_ref.jacobian);
             rows.push(json!({
                 "k": k, "route": name,
                 "force_evals": if counts { Value::from(r.cost.force_evals) } else { Value::Null },

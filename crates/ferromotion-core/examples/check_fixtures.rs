@@ -1,6 +1,6 @@
 //! Check every fixture and print its verdict; `--json NAME` prints that fixture's receipt.
+use ferromotion_core::check::fixtures::{check_fixture, FIXTURES};
 use ferromotion_core::check::CheckOptions;
-use ferromotion_core::fixtures::{check_fixture, FIXTURES};
 
 fn main() -> Result<(), ferromotion_core::FerroError> {
     let args: Vec<String> = std::env::args().collect();

@@ -3,7 +3,7 @@
 //! For each k and dt: the fixed route, the corrected route, and the tolerance route
 //! without and with event location. Gradient error against `exact` (and `flow`), force
 //! evaluations per Jacobian (tolerance: its 8 rollouts), and wall time per Jacobian.
-use ferromotion_core::state::max_abs;
+use ferromotion_core::physics::state::max_abs;
 use ferromotion_core::*;
 use std::time::Instant;
 

@@ -1,5 +1,5 @@
 //! Print the descent experiment's table: `cargo run --release --example descent_table`.
-use ferromotion_core::descent::{descent, Arm, Problem};
+use ferromotion_core::experiments::descent::{descent, Arm, Problem};
 
 fn main() -> Result<(), ferromotion_core::FerroError> {
     let p = Problem::default();

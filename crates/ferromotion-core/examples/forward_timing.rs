@@ -6,7 +6,7 @@
 //! Richardson option for comparison. Prints the error against `flow` (the exact
 //! derivative of the same penalty ODE) and against `exact` (rigid), the sign of
 //! dv/dy0, force evaluations, and wall time per Jacobian as a ratio to the fixed route.
-use ferromotion_core::state::max_abs;
+use ferromotion_core::physics::state::max_abs;
 use ferromotion_core::*;
 use std::time::Instant;
 

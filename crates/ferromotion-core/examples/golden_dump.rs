@@ -10,7 +10,7 @@
 //! cargo run --release -p ferromotion-core --example golden_dump > target/golden/native.json
 //! ```
 
-use ferromotion_core::scenario::{evaluate, Scenario};
+use ferromotion_core::lab::scenario::{evaluate, Scenario};
 use std::io::Write;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -16,7 +16,9 @@
 //! dt/100 tangent against that reference ("ref err"), and how many of the three reference
 //! columns are probe-stable ("cert").
 
-use ferromotion_core::quadruped::{quadruped_experiment, ContactLaw, QuadrupedExperiment};
+use ferromotion_core::experiments::quadruped::{
+    quadruped_experiment, ContactLaw, QuadrupedExperiment,
+};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -34,26 +34,32 @@ pub mod experiments;
 pub mod lab;
 pub mod physics;
 
-// The short paths (`ferromotion_core::model`, `::contact`, `::sweep`, ...) stay valid: each
-// names the module in its group.
+// The old short module paths (`ferromotion_core::sweep`, `::contact`, ...), hidden: nothing in this
+// repository names them; kept so that branches written against them still build (issue 11).
+#[doc(hidden)]
 pub use check::fixtures;
-pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
+#[doc(hidden)]
 pub use experiments::{budget, descent, hybrid, quadruped};
+#[doc(hidden)]
 pub use lab::{readout, scenario, sweep, workbench};
+#[doc(hidden)]
 pub use physics::{contact, integrate, jacobian, model, state};
 
-pub use contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
-pub use contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};
+// The flat API: every route, option and result by its name at the root. Modules are reached by
+// their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `experiments::hybrid`).
 pub use error::{FerroError, Result};
-pub use integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
-pub use integrate::corrected::{corrected, CorrectedOptions};
-pub use integrate::fixed::{fixed, FixedOptions};
-pub use integrate::rk4::{rk4, Rk4Options};
-pub use integrate::DEFAULT_MAX_STEPS;
-pub use model::{Drop, Penalty};
-pub use readout::{
+pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
+pub use lab::readout::{
     blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,
 };
-pub use state::{Cost, Jacobian, RouteResult, State};
-pub use sweep::{sweep, Sweep, SweepOptions, SweepRow};
-pub use workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};
+pub use lab::sweep::{sweep, Sweep, SweepOptions, SweepRow};
+pub use lab::workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};
+pub use physics::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
+pub use physics::contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};
+pub use physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
+pub use physics::integrate::corrected::{corrected, CorrectedOptions};
+pub use physics::integrate::fixed::{fixed, FixedOptions};
+pub use physics::integrate::rk4::{rk4, Rk4Options};
+pub use physics::integrate::DEFAULT_MAX_STEPS;
+pub use physics::model::{Drop, Penalty};
+pub use physics::state::{Cost, Jacobian, RouteResult, State};

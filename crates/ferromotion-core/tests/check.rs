@@ -1,10 +1,10 @@
 //! The gradient checker: its fixtures, its evidence ladder and its refusals, each
 //! cross-checked by an independent route.
 
+use ferromotion_core::check::fixtures::{linear_scalar, Projectile};
 use ferromotion_core::check::*;
-use ferromotion_core::contact::rigid::exact_with_impacts;
-use ferromotion_core::fixtures::{linear_scalar, Projectile};
-use ferromotion_core::integrate::fixed::{contact_signature, fixed_state};
+use ferromotion_core::physics::contact::rigid::exact_with_impacts;
+use ferromotion_core::physics::integrate::fixed::{contact_signature, fixed_state};
 use ferromotion_core::*;
 use nalgebra::DMatrix;
 
@@ -343,7 +343,7 @@ fn conditioning_finds_the_weak_combination() {
     let je = exact(&Drop::default(), &ExactOptions::default())
         .unwrap()
         .jacobian;
-    let m = DMatrix::from_row_slice(2, 2, &ferromotion_core::state::to_row_major(&je));
+    let m = DMatrix::from_row_slice(2, 2, &ferromotion_core::physics::state::to_row_major(&je));
     let c = conditioning(&m, 1e-8).unwrap();
     let (s0, s1) = (c.singular_values[0], c.singular_values[1]);
     let det = je.determinant().abs();
@@ -353,7 +353,7 @@ fn conditioning_finds_the_weak_combination() {
 
 #[test]
 fn every_fixture_gives_the_verdict_its_physics_implies() {
-    use ferromotion_core::fixtures::{check_fixture, FIXTURES};
+    use ferromotion_core::check::fixtures::{check_fixture, FIXTURES};
     let expected = [
         ("scalar", Verdict::Verified),
         ("projectile", Verdict::Verified),

@@ -4,8 +4,8 @@
 //! random drops, stiffnesses and steps (both `locate` settings), and the same error when
 //! the reference refuses.
 
-use ferromotion_core::integrate::fixed::step_count;
-use ferromotion_core::jacobian::Dual;
+use ferromotion_core::physics::integrate::fixed::step_count;
+use ferromotion_core::physics::jacobian::Dual;
 use ferromotion_core::*;
 use proptest::prelude::*;
 

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use ferromotion_core::state::max_abs;
+use ferromotion_core::physics::state::max_abs;
 use ferromotion_core::*;
 
 fn corrected_state(drop: &Drop, k: f64, dt: f64) -> State {

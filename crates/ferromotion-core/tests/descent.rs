@@ -1,6 +1,6 @@
 //! The descent experiment: outcomes asserted from the computed landscape.
 
-use ferromotion_core::descent::*;
+use ferromotion_core::experiments::descent::*;
 
 #[test]
 fn the_scan_finds_the_target_and_the_exact_gradient_reaches_it_from_every_start() {

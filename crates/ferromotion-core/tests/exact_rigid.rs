@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use ferromotion_core::contact::rigid::{exact_state, exact_with_impacts};
+use ferromotion_core::physics::contact::rigid::{exact_state, exact_with_impacts};
 use ferromotion_core::*;
 
 fn rigid_map(drop: &Drop, opts: &ExactOptions) -> impl Fn(&State) -> State {

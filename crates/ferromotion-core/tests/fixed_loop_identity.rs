@@ -5,7 +5,7 @@
 //! steps and starting tangents: equal bits whenever the result is finite, and a
 //! non-finite result from both when either overflows.
 
-use ferromotion_core::integrate::fixed::euler_with_tangent;
+use ferromotion_core::physics::integrate::fixed::euler_with_tangent;
 use ferromotion_core::*;
 use proptest::prelude::*;
 

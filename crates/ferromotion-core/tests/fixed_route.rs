@@ -4,10 +4,10 @@
 
 mod common;
 use common::*;
-use ferromotion_core::integrate::fixed::fixed_state;
-use ferromotion_core::readout::{
+use ferromotion_core::lab::readout::{
     exponent_stiffnesses, fit_loglog, fixed_gradient_error, matched_dt,
 };
+use ferromotion_core::physics::integrate::fixed::fixed_state;
 use ferromotion_core::*;
 
 /// A test-side semi-implicit Euler of the push-only drop that also records, step by

@@ -1,6 +1,6 @@
 //! `hybrid_jacobian`: verified against independent routes, and every refusal triggered.
 
-use ferromotion_core::hybrid::*;
+use ferromotion_core::experiments::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 
@@ -55,7 +55,7 @@ fn drop_matches_the_closed_form_exact_route_for_one_and_several_bounces() {
         let j = DMatrix::from_row_slice(
             2,
             2,
-            &ferromotion_core::state::to_row_major(&truth.jacobian),
+            &ferromotion_core::physics::state::to_row_major(&truth.jacobian),
         );
         assert!(
             rel(&sol.jacobian, &j) < 1e-9,

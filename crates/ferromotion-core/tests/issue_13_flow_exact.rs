@@ -14,7 +14,7 @@ mod common;
 mod dd;
 
 use dd::Dd;
-use ferromotion_core::contact::penalty::{flow_detail, FlowOptions};
+use ferromotion_core::physics::contact::penalty::{flow_detail, FlowOptions};
 use ferromotion_core::{Drop, Jacobian};
 
 /// The penalty drop's law in double-double, built from the f64 parameters the core uses.
@@ -314,7 +314,7 @@ fn the_known_bad_drop_is_exact_now() {
         d.error_bound
     );
     // The blame readout's noise floor is this bound, so it bounds the true error too.
-    let floor = ferromotion_core::readout::blame(&c.drop, c.k, 1e-3)
+    let floor = ferromotion_core::lab::readout::blame(&c.drop, c.k, 1e-3)
         .unwrap()
         .noise_floor;
     assert_eq!(floor, d.error_bound);

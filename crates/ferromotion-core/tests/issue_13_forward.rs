@@ -43,7 +43,8 @@ fn one_rollout_gives_the_flow_jacobian_for_every_k_from_1e5_to_1e8() {
             "k = {k:e}: rtol 1e-10 gives {vs_flow_tight:e}"
         );
         // The state is the same rollout's.
-        let (x, _) = integrate::adaptive::tolerance_state(&drop, k, &forward(1e-6)).unwrap();
+        let (x, _) =
+            physics::integrate::adaptive::tolerance_state(&drop, k, &forward(1e-6)).unwrap();
         assert_eq!(x, r.state);
     }
 }

@@ -7,7 +7,7 @@
 //! evaluation noise. Checked here without an `events` callback, as a user of an engine checks.
 
 use ferromotion_core::check::*;
-use ferromotion_core::integrate::fixed::fixed_state;
+use ferromotion_core::physics::integrate::fixed::fixed_state;
 use ferromotion_core::*;
 
 fn fixed_drop_check(scale: f64) -> CheckReport {

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ferromotion_core::integrate::adaptive::tolerance_state;
+use ferromotion_core::physics::integrate::adaptive::tolerance_state;
 use ferromotion_core::*;
 
 #[test]
@@ -47,7 +47,7 @@ fn flow_handles_a_second_contact_episode() {
         ..Default::default()
     };
     for k in [1e3, 1e5] {
-        let (r, episodes) = ferromotion_core::contact::penalty::flow_with_episodes(
+        let (r, episodes) = ferromotion_core::physics::contact::penalty::flow_with_episodes(
             &drop,
             k,
             &FlowOptions::default(),
@@ -69,7 +69,7 @@ fn flow_converges_to_exact_as_k_to_the_minus_half() {
     // The contact-model share |J_flow - J_exact| shrinks like k^-1/2 (the contact lasts
     // ~pi/omega and everything it perturbs scales with that duration).
     let drop = Drop::default();
-    let fit = ferromotion_core::readout::contact_share_exponent(&drop).unwrap();
+    let fit = ferromotion_core::lab::readout::contact_share_exponent(&drop).unwrap();
     assert!((fit.slope + 0.5).abs() < 0.02 && fit.r2 > 0.999, "{fit:?}");
 }
 

@@ -3,7 +3,7 @@
 //! control, the probe-stability of the Jacobian reference, and the two-axis comparison
 //! asserted from the numbers it computes.
 
-use ferromotion_core::quadruped::{
+use ferromotion_core::experiments::quadruped::{
     count_modes, quadruped_experiment, rigid_step, rollout, step, ContactLaw, ContactMode,
     PenaltyContact, QuadState, Quadruped, QuadrupedExperiment, QuadrupedReport, NDOF,
 };
@@ -393,7 +393,7 @@ fn converged() -> &'static QuadrupedReport {
     })
 }
 
-fn penalty(rep: &QuadrupedReport, k: f64) -> &ferromotion_core::quadruped::LawReport {
+fn penalty(rep: &QuadrupedReport, k: f64) -> &ferromotion_core::experiments::quadruped::LawReport {
     rep.penalty
         .iter()
         .find(|r| matches!(r.contact, ContactLaw::Penalty(p) if p.stiffness == k))
@@ -628,8 +628,11 @@ fn tangent_run(
     law: &ContactLaw,
     dt: f64,
     n: usize,
-) -> (Vec<f64>, ferromotion_core::quadruped::ModeCounts) {
-    use ferromotion_core::quadruped::{propagate_tangent, Tangent};
+) -> (
+    Vec<f64>,
+    ferromotion_core::experiments::quadruped::ModeCounts,
+) {
+    use ferromotion_core::experiments::quadruped::{propagate_tangent, Tangent};
     let mut x = robot.initial_state(0.01, 0.3).unwrap();
     let mut dq = DMatrix::zeros(NDOF, 3);
     let mut dv = DMatrix::zeros(NDOF, 3);

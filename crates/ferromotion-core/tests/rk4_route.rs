@@ -4,9 +4,9 @@
 //! flow's at all, and its state converges only at low order (issue 13: a higher order is
 //! not what the right gradient needs).
 
-use ferromotion_core::contact::penalty::ContactPhase;
-use ferromotion_core::integrate::rk4::rk4_with_tangent;
-use ferromotion_core::state::max_abs;
+use ferromotion_core::physics::contact::penalty::ContactPhase;
+use ferromotion_core::physics::integrate::rk4::rk4_with_tangent;
+use ferromotion_core::physics::state::max_abs;
 use ferromotion_core::*;
 
 /// log2 of the error ratio between step n and 2n: the observed order.

@@ -6,7 +6,9 @@
 //! `1 + tr + det = 0`, i.e. `(ω dt)² + 4ζ(ω dt) = 4`, so the limit is `ω dt = 2(sqrt(ζ² + 1) - ζ)` (2 without
 //! damping). Below it the step is stable; above it a rollout that stays in contact grows.
 
-use ferromotion_core::integrate::fixed::{drop_step_stability, euler, fixed, FixedOptions};
+use ferromotion_core::physics::integrate::fixed::{
+    drop_step_stability, euler, fixed, FixedOptions,
+};
 use ferromotion_core::*;
 
 /// The closed-form limit of ω·dt for damping ratio ζ.

@@ -2,8 +2,8 @@
 //! Tight tolerances land on `flow` (and so near `exact`); loose ones without event
 //! location are garbage, and the probe check says so.
 
-use ferromotion_core::integrate::adaptive::tolerance_state;
-use ferromotion_core::state::max_abs;
+use ferromotion_core::physics::integrate::adaptive::tolerance_state;
+use ferromotion_core::physics::state::max_abs;
 use ferromotion_core::*;
 
 fn rel_to_flow(r: &RouteResult, drop: &Drop, k: f64) -> f64 {

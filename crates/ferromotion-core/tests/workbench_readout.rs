@@ -1,6 +1,6 @@
 //! The lab's bench readout is the same numbers as the routes called one by one.
 
-use ferromotion_core::readout::dt_refinement;
+use ferromotion_core::lab::readout::dt_refinement;
 use ferromotion_core::*;
 
 #[test]
@@ -18,7 +18,7 @@ fn bench_readout_equals_the_routes_called_directly() {
         let f = fixed(&drop, k, dt, &FixedOptions::default()).unwrap();
         assert_eq!(
             r.fixed.flat.jacobian,
-            ferromotion_core::state::to_row_major(&f.jacobian)
+            ferromotion_core::physics::state::to_row_major(&f.jacobian)
         );
         assert_eq!(r.blame, blame(&drop, k, dt).unwrap());
         assert_eq!(r.refinement, dt_refinement(&drop, k, 1e-4).unwrap());
@@ -36,7 +36,7 @@ fn bench_readout_equals_the_routes_called_directly() {
 
 #[test]
 fn drop_at_impact_speed_matches_the_time_of_impact_term_and_refuses_grazing() {
-    use ferromotion_core::hybrid::drop_at_impact_speed;
+    use ferromotion_core::experiments::hybrid::drop_at_impact_speed;
     let drop = Drop::default();
     let e = limit_restitution(drop.zeta).unwrap();
     for speed in [4.0, 0.1, 0.01] {

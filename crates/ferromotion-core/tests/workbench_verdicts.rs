@@ -3,9 +3,9 @@
 //! "lands" only when the tolerance route is not probe-dependent, the three sign states,
 //! the wrong-sign bands of a curve, and its controls crossing as a serde document.
 
-use ferromotion_core::readout::{compare, Sign, FAR_OFF};
-use ferromotion_core::sweep::wrong_sign_bands;
-use ferromotion_core::workbench::{CurveOptions, LAB_RTOL, LANDS_BELOW};
+use ferromotion_core::lab::readout::{compare, Sign, FAR_OFF};
+use ferromotion_core::lab::sweep::wrong_sign_bands;
+use ferromotion_core::lab::workbench::{CurveOptions, LAB_RTOL, LANDS_BELOW};
 use ferromotion_core::*;
 
 fn bench(config: WorkbenchConfig) -> Workbench {

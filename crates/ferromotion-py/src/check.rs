@@ -5,7 +5,7 @@
 use crate::convert::{document, floats, matrix_from, options, to_json, Options, Raised};
 use crate::errors::py_result;
 use ferromotion_core::check::{self, CheckOptions, EventSignature, ObjectiveInfo, Receipt};
-use ferromotion_core::{self as fm, fixtures};
+use ferromotion_core::{self as fm, check::fixtures};
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -12,7 +12,7 @@
 //! once the core returns.
 
 use crate::errors::{invalid_parameter, py_result};
-use ferromotion_core::descent::Arm;
+use ferromotion_core::experiments::descent::Arm;
 use ferromotion_core::{Drop, FerroError};
 use nalgebra::DMatrix;
 use numpy::{

@@ -3,7 +3,7 @@
 
 use crate::convert::{document, options, ArmArg, DropArg, Options};
 use crate::errors::py_result;
-use ferromotion_core::descent::{self as experiment, Arm, Problem};
+use ferromotion_core::experiments::descent::{self as experiment, Arm, Problem};
 use pyo3::prelude::*;
 
 /// Scan the landscape, then run every arm from every start. `arms` None runs the core's

@@ -3,7 +3,7 @@
 //! `HybridSystem` methods is called back with the GIL held (`PySystem`).
 
 use crate::convert::{document, floats, matrix_array, options, Options, Raised};
-use ferromotion_core::hybrid::{
+use ferromotion_core::experiments::hybrid::{
     self, BouncingDrop, HybridOptions, HybridSystem, SlopeBall, WarmStartedDrop,
 };
 use nalgebra::{DMatrix, DVector};

@@ -4,7 +4,7 @@
 
 use crate::convert::{floats, options, Options, Raised};
 use crate::errors::invalid_parameter;
-use ferromotion_core::hybrid::{self, StepOptions, StepSystem};
+use ferromotion_core::experiments::hybrid::{self, StepOptions, StepSystem};
 use nalgebra::DVector;
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;

@@ -19,9 +19,9 @@ mod sweep;
 mod workbench;
 
 use convert::document;
-use ferromotion_core::hybrid::{HybridOptions, StepOptions};
-use ferromotion_core::quadruped::QuadrupedExperiment;
-use ferromotion_core::{self as fm, check::CheckOptions, descent as experiment};
+use ferromotion_core::experiments::hybrid::{HybridOptions, StepOptions};
+use ferromotion_core::experiments::quadruped::QuadrupedExperiment;
+use ferromotion_core::{self as fm, check::CheckOptions, experiments::descent as experiment};
 use pyo3::prelude::*;
 
 /// The core's defaults, one place, so that the Python signatures show them without
@@ -44,8 +44,8 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         "graze_speed": fm::DEFAULT_GRAZE_SPEED,
         "root_rtol": flow.root_rtol,
         "max_events": flow.max_events,
-        "exponent_range": fm::sweep::EXPONENT_RANGE,
-        "lands_below": fm::workbench::LANDS_BELOW,
+        "exponent_range": fm::lab::sweep::EXPONENT_RANGE,
+        "lands_below": fm::lab::workbench::LANDS_BELOW,
         "descent": errors::py_result(descent)?,
         "check": CheckOptions::default(),
         "quadruped": QuadrupedExperiment::default(),

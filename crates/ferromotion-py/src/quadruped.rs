@@ -3,7 +3,7 @@
 
 use crate::convert::to_json;
 use crate::errors::py_result;
-use ferromotion_core::quadruped::{
+use ferromotion_core::experiments::quadruped::{
     self as quad, ContactMode, QuadrupedExperiment, Trajectory, NDOF, NFEET,
 };
 use ferromotion_core::FerroError;

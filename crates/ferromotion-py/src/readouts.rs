@@ -2,7 +2,7 @@
 
 use crate::convert::{document, json_document, DropArg, Options};
 use crate::errors::py_result;
-use ferromotion_core::{self as fm, readout};
+use ferromotion_core::{self as fm, lab::readout};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 
@@ -20,7 +20,7 @@ readout!(blame(k, dt) = fm::blame);
 readout!(divergence_exponent(dt) = fm::divergence_exponent);
 readout!(contact_share_exponent() = readout::contact_share_exponent);
 readout!(dt_refinement(k, base_dt) = fm::dt_refinement);
-readout!(step_stability(k, dt) = fm::integrate::fixed::drop_step_stability);
+readout!(step_stability(k, dt) = fm::physics::integrate::fixed::drop_step_stability);
 
 /// A least-squares line through (log10 x, log10 y): the core's fit, for exponents measured
 /// outside the core (an engine audit's gradient errors against k).

@@ -51,7 +51,8 @@ route!(tolerance(k), fm::ToleranceOptions);
 #[pyfunction]
 fn evaluate<'py>(py: Python<'py>, scenario: &str) -> PyResult<Bound<'py, PyAny>> {
     let e = py_result(py.detach(|| {
-        fm::scenario::Scenario::from_json(scenario).and_then(|sc| fm::scenario::evaluate(&sc))
+        fm::lab::scenario::Scenario::from_json(scenario)
+            .and_then(|sc| fm::lab::scenario::evaluate(&sc))
     }))?;
     json_document(py, &e)
 }

@@ -2,7 +2,7 @@
 
 use crate::convert::{document, ks_from, options, to_json, DropArg, Options};
 use crate::errors::py_result;
-use ferromotion_core::sweep::RouteRow;
+use ferromotion_core::lab::sweep::RouteRow;
 use ferromotion_core::{self as fm, Blame, Sweep, SweepOptions};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
@@ -149,7 +149,7 @@ pub fn sweep_columns<'py>(
 /// The wrong-sign bands (core: `sweep::wrong_sign_bands_of`) as (from, to) pairs, N/m.
 #[pyfunction]
 fn wrong_sign_bands(k: Vec<f64>, right_sign: Vec<bool>) -> PyResult<Vec<(f64, f64)>> {
-    let bands = py_result(fm::sweep::wrong_sign_bands_of(&k, &right_sign))?;
+    let bands = py_result(fm::lab::sweep::wrong_sign_bands_of(&k, &right_sign))?;
     Ok(bands.iter().map(|b| (b.from, b.to)).collect())
 }
 

@@ -18,10 +18,10 @@ mod errors;
 mod script;
 
 use errors::IntoJs;
-use ferromotion_core::descent::{descent as run_descent, Arm, Problem};
-use ferromotion_core::hybrid;
-use ferromotion_core::scenario::{self, Scenario};
-use ferromotion_core::workbench::CurveOptions;
+use ferromotion_core::experiments::descent::{descent as run_descent, Arm, Problem};
+use ferromotion_core::experiments::hybrid;
+use ferromotion_core::lab::scenario::{self, Scenario};
+use ferromotion_core::lab::workbench::CurveOptions;
 use ferromotion_core::{Drop, FerroError, WorkbenchConfig, DEFAULT_GRAZE_SPEED};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -170,7 +170,7 @@ pub fn evaluate_json(scenario_json: &str) -> Result<String, JsError> {
 #[derive(Serialize)]
 struct FixedAnswer {
     #[serde(flatten)]
-    flat: ferromotion_core::readout::Flat,
+    flat: ferromotion_core::lab::readout::Flat,
     cost: ferromotion_core::Cost,
 }
 
@@ -216,6 +216,6 @@ pub fn version() -> String {
 /// drawing points in m, for the lab's animation).
 #[wasm_bindgen]
 pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
-    let cfg: ferromotion_core::quadruped::QuadrupedExperiment = from_js(config)?;
-    to_js(&ferromotion_core::quadruped::quadruped_experiment(&cfg).into_js()?)
+    let cfg: ferromotion_core::experiments::quadruped::QuadrupedExperiment = from_js(config)?;
+    to_js(&ferromotion_core::experiments::quadruped::quadruped_experiment(&cfg).into_js()?)
 }

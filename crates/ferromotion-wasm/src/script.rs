@@ -7,7 +7,7 @@
 use crate::errors::{js_error, IntoJs};
 use crate::to_js;
 use ferromotion_core as fm;
-use ferromotion_core::readout::{self, Flat};
+use ferromotion_core::lab::readout::{self, Flat};
 use ferromotion_core::{Drop, FerroError, RouteResult, SweepOptions, ToleranceOptions};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -41,7 +41,7 @@ struct RouteAnswer {
     cost: fm::Cost,
     probe_gap: Option<f64>,
     probe_dependent: bool,
-    step_stability: Option<fm::integrate::fixed::StepStability>,
+    step_stability: Option<fm::physics::integrate::fixed::StepStability>,
 }
 
 fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
@@ -207,14 +207,15 @@ struct Refusal {
     message: String,
 }
 
-/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`) and its exponent fit
-/// or the core's refusal to fit it.
+/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`), its exponent fit
+/// or the core's refusal to fit it, and its wrong-sign bands (what the panel's plot shades).
 #[derive(Serialize)]
 struct SweepRows {
     #[serde(flatten)]
     sweep: fm::Sweep,
     exponent: Option<readout::Fit>,
     exponent_error: Option<Refusal>,
+    wrong_sign: Vec<fm::lab::sweep::KBand>,
 }
 
 /// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order.
@@ -249,10 +250,12 @@ pub fn sweep_rows(
             }),
         ),
     };
+    let wrong_sign = sweep.wrong_sign_bands();
     to_js(&SweepRows {
         sweep,
         exponent,
         exponent_error,
+        wrong_sign,
     })
 }
 

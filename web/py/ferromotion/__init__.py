@@ -16,23 +16,23 @@ as natively.
 
 Errors are the native ``FerroError`` subclasses with the core's messages; their names come
 from the native stub ``python/ferromotion/_core.pyi`` (``_errors.py``, written at build time
-by ``scripts/pyodide.sh``).
+by ``scripts/pyodide.sh``). The result classes (``Route``, ``Fit``, ``Blame``, the sweep's,
+the receipt's) are the native package's own ``_results.py``, copied at build time; this
+file supplies only the calls into the WebAssembly core.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 from typing import Any, Dict, List, Optional, Union
 
 from ._errors import *  # noqa: F401,F403  (the FerroError tree, generated from the native stub)
 from . import _errors
-
-try:  # pragma: no cover - depends on the page
-    import numpy as _np
-except ImportError:  # the usual case offline
-    _np = None
+# The result classes, their repr and to_dict: the native package's own module
+# (python/ferromotion/_results.py, copied here by scripts/pyodide.sh).
+from ._results import (Blame, CheckDirection, Fit, Json, Receipt, Route, SweepBlame, SweepResult, SweepRoute, floats,
+                       frozen, tolerance_rtol)
+from ._results import _np
 
 from _ferromotion_wasm import call as _js_call  # registered by web/js/python.js
 
@@ -73,31 +73,6 @@ def _call(name: str, *args: Any) -> Any:
     return answer["value"]
 
 
-def _array(values: Any) -> Any:
-    """A list (nested lists stay nested) or, when numpy imported, a read-only numpy array."""
-    if _np is None:
-        return values
-    a = _np.asarray(values)
-    a.setflags(write=False)
-    return a
-
-
-def _floats(values: Any) -> Any:
-    """Every number as a float (a JS integer-valued number arrives as an int)."""
-    if isinstance(values, list):
-        return [_floats(v) for v in values]
-    return None if values is None else float(values)
-
-
-def _matrix(flat: List[float]) -> List[List[float]]:
-    """A row-major flat 2x2 as nested rows."""
-    return [[float(flat[0]), float(flat[1])], [float(flat[2]), float(flat[3])]]
-
-
-def _fmt_matrix(j: Any) -> str:
-    return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
-
-
 def _native_types(d: Dict[str, Any]) -> Dict[str, Any]:
     """The core's defaults with Python's types: a JS number that happens to be whole (1.0)
     arrives as an int; counts stay ints, everything else is a float as natively."""
@@ -107,7 +82,7 @@ def _native_types(d: Dict[str, Any]) -> Dict[str, Any]:
         if isinstance(v, dict):
             out[key] = _native_types(v)
         elif isinstance(v, list):
-            out[key] = _floats(v)
+            out[key] = floats(v)
         elif isinstance(v, (bool, str)) or v is None or key in counts:
             out[key] = v
         else:
@@ -124,17 +99,8 @@ for _name in _errors.__all__:  # the classes print as ferromotion.NoImpact, as n
     getattr(_errors, _name).__module__ = "ferromotion"
 
 
-class _Json:
-    def to_dict(self) -> Dict[str, Any]:  # pragma: no cover
-        raise NotImplementedError
-
-    def to_json(self, indent: Optional[int] = None) -> str:
-        """:meth:`to_dict` as JSON text."""
-        return json.dumps(self.to_dict(), indent=indent)
-
-
 @dataclasses.dataclass(frozen=True)
-class Drop(_Json):
+class Drop(Json):
     """A point mass dropped onto flat ground at y = 0 (SI units), validated by the core."""
 
     height: float = _DROP["height"]
@@ -160,120 +126,6 @@ class Drop(_Json):
     def to_dict(self) -> Dict[str, float]:
         """The six parameters as a dict."""
         return dataclasses.asdict(self)
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class Route(_Json):
-    """One route's answer: x(T) as ``[y, v]``, J as ``[[dy/dy0, dy/dv0], [dv/dy0, dv/dv0]]``."""
-
-    route: str
-    state: Any
-    jacobian: Any
-    steps: int
-    rejected_steps: int
-    force_evals: int
-    state_force_evals: int
-    rollouts: int
-    probe_gap: Optional[float]
-    probe_dependent: bool
-
-    step_stable: Optional[bool] = None
-    omega_dt: Optional[float] = None
-
-    @classmethod
-    def _from_core(cls, route: str, d: Dict[str, Any]) -> "Route":
-        stability = d.get("step_stability") or {}
-        return cls(
-            route=route,
-            state=_array(_floats(d["state"])),
-            jacobian=_array(_matrix(d["jacobian"])),
-            steps=int(d["steps"]),
-            rejected_steps=int(d["rejected_steps"]),
-            force_evals=int(d["force_evals"]),
-            state_force_evals=int(d["state_force_evals"]),
-            rollouts=int(d["rollouts"]),
-            probe_gap=None if d["probe_gap"] is None else float(d["probe_gap"]),
-            probe_dependent=bool(d["probe_dependent"]),
-            step_stable=None if stability.get("stable") is None else bool(stability["stable"]),
-            omega_dt=None if stability.get("omega_dt") is None else float(stability["omega_dt"]),
-        )
-
-    @property
-    def dv_dy0(self) -> float:
-        """dv(T)/dy0, 1/s: ``jacobian[1][0]`` as a plain float."""
-        return float(self.jacobian[1][0])
-
-    def __repr__(self) -> str:
-        y, v = self.state
-        text = (
-            f"Route({self.route!r}: y = {y:.6g} m, v = {v:.6g} m/s, J = {_fmt_matrix(self.jacobian)}, "
-            f"steps={self.steps}, force_evals={self.force_evals}, rollouts={self.rollouts}"
-        )
-        if self.probe_gap is not None:
-            text += f", probe_gap={self.probe_gap:.3g}"
-            if self.probe_dependent:
-                text += " PROBE-DEPENDENT"
-        if self.step_stable is False:
-            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
-        return text + ")"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """Plain Python types (lists for the arrays)."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["state"] = list(_floats(list(self.state)))
-        d["jacobian"] = [list(_floats(list(row))) for row in self.jacobian]
-        return d
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class Fit(_Json):
-    """A least-squares line through (log10 x, log10 y): y ~ x**slope."""
-
-    slope: float
-    intercept: float
-    r2: float
-    points: int
-
-    def to_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def __repr__(self) -> str:
-        return f"Fit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
-
-
-def _fit(d: Dict[str, Any]) -> Fit:
-    return Fit(slope=float(d["slope"]), intercept=float(d["intercept"]), r2=float(d["r2"]), points=int(d["points"]))
-
-
-@dataclasses.dataclass(frozen=True, repr=False)
-class Blame(_Json):
-    """The blame split of the fixed route's Jacobian error (absolute, not normalised)."""
-
-    integrator_share: float
-    contact_share: float
-    ratio: float
-    noise_floor: float
-    integrator_below_floor: bool
-    contact_below_floor: bool
-
-    def to_dict(self) -> Dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def __repr__(self) -> str:
-        def share(value: float, below: bool) -> str:
-            return "< floor" if below else f"{value:.4g}"
-
-        return (f"Blame(integrator share {share(self.integrator_share, self.integrator_below_floor)}, "
-                f"contact share {share(self.contact_share, self.contact_below_floor)}, "
-                f"ratio {self.ratio:.4g}, noise floor {self.noise_floor:.3g})")
-
-
-def _blame(d: Dict[str, Any]) -> Blame:
-    return Blame(
-        integrator_share=float(d["integrator_share"]), contact_share=float(d["contact_share"]),
-        ratio=float(d["ratio"]), noise_floor=float(d["noise_floor"]),
-        integrator_below_floor=bool(d["integrator_below_floor"]), contact_below_floor=bool(d["contact_below_floor"]),
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,12 +170,12 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
 
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
     """Split the fixed route's Jacobian error into integrator and contact-model shares."""
-    return _blame(_call("blameSplit", drop.to_dict(), float(k), float(dt)))
+    return Blame._from_core(_call("blameSplit", drop.to_dict(), float(k), float(dt)))
 
 
 def divergence_exponent(drop: Drop, dt: float = _DT) -> Fit:
     """Slope of log(gradient error) on log(k) over k = 10^4, 10^4.5, ..., 10^8 at step dt."""
-    return _fit(_call("divergenceExponent", drop.to_dict(), float(dt)))
+    return Fit._from_core(_call("divergenceExponent", drop.to_dict(), float(dt)))
 
 
 def time_of_impact_term(drop: Drop, speed: Any = None) -> Any:
@@ -331,7 +183,7 @@ def time_of_impact_term(drop: Drop, speed: Any = None) -> Any:
     speeds gives a list."""
     if speed is None or isinstance(speed, (int, float)):
         return float(_call("dropTimeOfImpactTerm", drop.to_dict(), None if speed is None else float(speed)))
-    return _array([float(_call("dropTimeOfImpactTerm", drop.to_dict(), float(v))) for v in _numbers(speed, "speed")])
+    return frozen([float(_call("dropTimeOfImpactTerm", drop.to_dict(), float(v))) for v in _numbers(speed, "speed")])
 
 
 def _numbers(value: Any, name: str) -> List[float]:
@@ -347,60 +199,11 @@ def _numbers(value: Any, name: str) -> List[float]:
 # ---------------------------------------------------------------------------------------
 # Sweeps
 
-_ROUTE_COLUMNS = ("state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0",
-                  "right_sign", "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts",
-                  "probe_dependent")
-_BLAME_COLUMNS = ("integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor",
-                  "contact_below_floor")
-
-
-class SweepRoute:
-    """One route's readouts across a sweep, one list per readout (length n); the same
-    names as the native ``SweepRoute``."""
-
-    def __init__(self, rows: List[Dict[str, Any]]) -> None:
-        e = [r["errors"] for r in rows]
-        c = [r["cost"] for r in rows]
-        cols: Dict[str, Any] = {
-            "state": _floats([r["state"] for r in rows]),
-            "jacobian": [_matrix(r["jacobian"]) for r in rows],
-            "dy": _floats([x["dy"] for x in e]),
-            "dv": _floats([x["dv"] for x in e]),
-            "forward_error": _floats([x["forward"] for x in e]),
-            "forward_unit": [x["forward_unit"] for x in e],
-            "gradient_error": _floats([x["gradient"] for x in e]),
-            "dv_dy0": _floats([x["dv_dy0"] for x in e]),
-            "right_sign": [bool(x["right_sign"]) for x in e],
-            "probe_dependent": [bool(r["probe_dependent"]) for r in rows],
-        }
-        for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
-            cols[name] = [int(x[name]) for x in c]
-        for name in _ROUTE_COLUMNS:
-            setattr(self, name, _array(cols[name]))
-
-    def __len__(self) -> int:
-        return len(self.gradient_error)
-
-    def __repr__(self) -> str:
-        return f"SweepRoute({len(self)} stiffnesses, wrong sign at {sum(not s for s in self.right_sign)})"
-
-
-class SweepBlame:
-    """The blame split across a sweep, one list per field of :class:`Blame`."""
-
-    def __init__(self, rows: List[Dict[str, Any]]) -> None:
-        for name in _BLAME_COLUMNS:
-            values = [r[name] for r in rows]
-            setattr(self, name, _array([bool(v) for v in values] if name.endswith("floor") and "below" in name
-                                       else _floats(values)))
-
-    def __repr__(self) -> str:
-        return f"SweepBlame({len(self.integrator_share)} stiffnesses)"
-
-
-class Sweep(_Json):
+class Sweep(SweepResult):
     """Every readout of a sweep over stiffness, as lists (numpy arrays when numpy imports).
-    The same attributes as the native ``Sweep``; ``plot()`` draws in the lab's panel."""
+    The native ``Sweep``'s attributes and presentation; ``plot()`` draws in the lab's panel."""
+
+    _errors = (FerroError, InvalidParameter)
 
     def __init__(self, answer: Dict[str, Any], drop: Drop, rtol: Optional[float], events: bool,
                  ran: Dict[str, bool]) -> None:
@@ -409,98 +212,57 @@ class Sweep(_Json):
         self._events = events
         self.drop = drop
         rows = answer["rows"]
-        self.dt: float = float(answer["dt"])
-        self.k = _array(_floats([r["k"] for r in rows]))
-        ex = answer["exact"]
-        self.exact = Route("exact", _array(_floats(ex["state"])), _array(_matrix(ex["jacobian"])),
-                           0, 0, 0, 0, 0, None, False)
-        self.fixed = SweepRoute([r["fixed"] for r in rows])
-        self.tolerance: Optional[SweepRoute] = SweepRoute([r["tolerance"] for r in rows]) if ran["tolerance"] else None
-        self.corrected: Optional[SweepRoute] = SweepRoute([r["corrected"] for r in rows]) if ran["corrected"] else None
-        self.blame: Optional[SweepBlame] = SweepBlame([r["blame"] for r in rows]) if ran["blame"] else None
-        self.tolerance_cost_ratio = (_array(_floats([r["tolerance_cost_ratio"] for r in rows]))
+        self.dt = float(answer["dt"])
+        self.k = frozen(floats([r["k"] for r in rows]))
+        self.exact = Route._from_core("exact", answer["exact"])
+        self.fixed = SweepRoute._from_rows([r["fixed"] for r in rows])
+        self.tolerance = SweepRoute._from_rows([r["tolerance"] for r in rows]) if ran["tolerance"] else None
+        self.corrected = SweepRoute._from_rows([r["corrected"] for r in rows]) if ran["corrected"] else None
+        self.blame = SweepBlame._from_rows([r["blame"] for r in rows]) if ran["blame"] else None
+        self.tolerance_cost_ratio = (frozen(floats([r["tolerance_cost_ratio"] for r in rows]))
                                      if ran["tolerance"] else None)
 
-    state = property(lambda self: self.fixed.state, doc="x(T) of the fixed route.")
-    jacobian = property(lambda self: self.fixed.jacobian, doc="J of the fixed route.")
-    dy = property(lambda self: self.fixed.dy, doc="|y - y_exact| of the fixed route, m.")
-    dv = property(lambda self: self.fixed.dv, doc="|v - v_exact| of the fixed route, m/s.")
-    forward_error = property(lambda self: self.fixed.forward_error, doc="The larger of dy and dv.")
-    forward_unit = property(lambda self: self.fixed.forward_unit, doc='"m" or "m/s" per row.')
-    gradient_error = property(lambda self: self.fixed.gradient_error,
-                              doc="max_ij |J - J_exact| / max_ij |J_exact| of the fixed route.")
-    dv_dy0 = property(lambda self: self.fixed.dv_dy0, doc="The fixed route's dv(T)/dy0.")
-    right_sign = property(lambda self: self.fixed.right_sign, doc="dv(T)/dy0 has the exact answer's sign.")
+    def _core_document(self) -> Dict[str, Any]:
+        return {key: self._answer[key] for key in ("dt", "exact", "rows")}
 
-    def __len__(self) -> int:
-        return len(self.k)
-
-    def exponent(self) -> Fit:
-        """The divergence exponent fitted on the sweep's own points with k in [1e4, 1e8]."""
+    def _fit_own(self) -> Dict[str, Any]:
         if self._answer["exponent"] is None:
             err = self._answer["exponent_error"]
             _raise(err["kind"], err["message"])
-        return _fit(self._answer["exponent"])
+        return self._answer["exponent"]
 
-    def to_dict(self) -> Dict[str, Any]:
-        """The core's serialisation (``dt``, ``exact``, ``rows``) plus the drop, the options
-        and the fitted exponent (None when it cannot be fitted)."""
-        a = self._answer
-        return {
-            "drop": self.drop.to_dict(),
-            "dt": a["dt"],
-            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
-            "corrected": self.corrected is not None,
-            "blame": self.blame is not None,
-            "exact": a["exact"],
-            "rows": a["rows"],
-            "exponent": a["exponent"],
-        }
+    def _fit_lab(self) -> Dict[str, Any]:
+        return _call("divergenceExponent", self.drop.to_dict(), float(self.dt))
+
+    def _log_grid(self, lo: float, hi: float, per_decade: int) -> List[float]:
+        return _call("logGrid", float(lo), float(hi), int(per_decade))
 
     def plot(self, *, mark_k: Optional[float] = None, title: Optional[str] = None, width: int = 720,
              height: int = 480) -> Any:
-        """Draw forward and gradient error against k, log-log, in the lab's panel with the
-        lab's own plotting code (``web/js/plots.js``). ``width`` and ``height`` are taken
-        for the native signature; the panel's plot fits its column."""
+        """Draw the relative gradient error and, below it on its own axis, the height error
+        |dy| in m against k, log-log, in the lab's panel with the lab's own plotting code
+        (``web/js/plots.js``), the core's wrong-sign bands shaded. ``width`` and ``height``
+        are taken for the native signature; the panel's plot fits its column."""
         from _ferromotion_wasm import plot as _js_plot
         from pyodide.ffi import to_js
         from js import Object
 
-        wrong = [bool(not s) for s in self.right_sign]
+        def column(values: Any) -> List[float]:
+            return floats(list(values))
+
         spec = {
-            "title": title or "Forward and gradient error against stiffness",
-            "k": list(_floats(list(self.k))),
-            "forward": list(_floats(list(self.forward_error))),
-            "gradient": list(_floats(list(self.gradient_error))),
-            "wrong": wrong,
-            "tolerance": None if self.tolerance is None else list(_floats(list(self.tolerance.gradient_error))),
-            "corrected": None if self.corrected is None else list(_floats(list(self.corrected.gradient_error))),
+            "title": title or f"Errors against the exact answer, dt = {self.dt:g} s",
+            "k": column(self.k),
+            "gradient": column(self.gradient_error),
+            "dy": column(self.dy),
+            "tolerance": None if self.tolerance is None else column(self.tolerance.gradient_error),
+            "corrected": None if self.corrected is None else column(self.corrected.gradient_error),
+            "bands": [{"from": float(b["from"]), "to": float(b["to"])} for b in self._answer["wrong_sign"]],
+            "wrong": sum(not s for s in self.right_sign),
             "mark_k": None if mark_k is None else float(mark_k),
         }
         _js_plot(to_js(spec, dict_converter=Object.fromEntries))
         return None
-
-    def __repr__(self) -> str:
-        n = len(self)
-        if n == 0:
-            return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
-        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
-        routes += "" if self.corrected is None else " + corrected"
-        wrong = sum(not s for s in self.right_sign)
-        return (
-            f"Sweep({n} stiffnesses from {min(self.k):.3g} to {max(self.k):.3g} N/m, dt = {self.dt:g} s, "
-            f"routes: {routes}{', blame' if self.blame is not None else ''}; "
-            f"wrong sign at {wrong} of {n}; gradient error {min(self.gradient_error):.3g} .. "
-            f"{max(self.gradient_error):.3g})"
-        )
-
-
-def _tolerance_rtol(tolerance: Union[None, bool, float]) -> Optional[float]:
-    if tolerance is None or tolerance is False:
-        return None
-    if tolerance is True:
-        return float(_TOL["rtol"])
-    return float(tolerance)
 
 
 def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, float] = None,
@@ -517,7 +279,7 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
         raise _errors.InvalidParameter(
             "invalid parameter `dt`: the browser package takes one step per sweep (loop over the steps)")
     ks = _numbers(k, "k")
-    rtol = _tolerance_rtol(tolerance)
+    rtol = tolerance_rtol(tolerance, _TOL["rtol"])
     events = events if rtol is not None else False
     answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
@@ -546,97 +308,6 @@ def environment() -> Dict[str, str]:
         "python_implementation": platform.python_implementation(),
         "numpy": "unavailable" if _np is None else _np.__version__,
     }
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class CheckDirection(_Json):
-    """The check along one direction d (the native fields; lists where native has arrays)."""
-
-    label: str
-    direction: Any
-    claimed: float
-    eps: Any
-    fd: Any
-    error: Any
-    probe_classification: tuple
-    best_error: Optional[float]
-    best_eps: Optional[float]
-    smooth_below: Optional[float]
-    taylor_slope: Optional[float]
-    taylor_second_order: bool
-    classification: str
-    certified: bool
-
-    @classmethod
-    def _from_core(cls, d: Dict[str, Any]) -> "CheckDirection":
-        def column(key: str) -> Any:
-            return _array([float("nan") if p[key] is None else float(p[key]) for p in d["probes"]])
-
-        return cls(label=d["label"], direction=_array(_floats(d["direction"])), claimed=d["claimed"],
-                   eps=column("eps"), fd=column("fd"), error=column("error"),
-                   probe_classification=tuple(p["classification"] for p in d["probes"]), best_error=d["best_error"],
-                   best_eps=d["best_eps"], smooth_below=d["smooth_below"], taylor_slope=d["taylor_slope"],
-                   taylor_second_order=d["taylor_second_order"], classification=d["classification"],
-                   certified=d["certified"])
-
-    def to_dict(self) -> Dict[str, Any]:
-        def ready(v: Any) -> Any:
-            if isinstance(v, (list, tuple)) or (_np is not None and isinstance(v, _np.ndarray)):
-                return [ready(x) for x in v]
-            return None if isinstance(v, float) and not math.isfinite(v) else v
-
-        return {f.name: ready(getattr(self, f.name)) for f in dataclasses.fields(self)}
-
-    def __repr__(self) -> str:
-        best = ("no smooth probe" if self.best_error is None
-                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
-        slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
-        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
-                f"{'certified' if self.certified else 'not certified'})")
-
-
-class Receipt(_Json):
-    """A gradient check's receipt (the native attributes). ``plot()`` is native only (Bokeh)."""
-
-    def __init__(self, text: str, summary: str) -> None:
-        d = json.loads(text)
-        self._dict: Dict[str, Any] = d
-        self._summary = summary
-        report = d["report"]
-        self.schema: str = d["schema"]
-        self.verdict: str = report["verdict"]
-        self.why: str = report["why"]
-        self.objective: Dict[str, Any] = d["objective"]
-        self.x = _array(_floats(d["x"]))
-        self.gradient = _array(_floats(d["gradient"]))
-        self.directions = tuple(CheckDirection._from_core(r) for r in report["directions"])
-        self.max_error: float = float("nan") if report["max_error"] is None else report["max_error"]
-        self.median_error: float = float("nan") if report["median_error"] is None else report["median_error"]
-        self.evaluations: int = report["evaluations"]
-        self.options: Dict[str, Any] = report["options"]
-        self.environment: Dict[str, Any] = d["environment"]
-
-    @property
-    def verified(self) -> bool:
-        """The verdict is ``"verified"``."""
-        return self.verdict == "verified"
-
-    def summary(self) -> str:
-        """One line: the objective, the verdict, why, and the errors (the core's text)."""
-        return self._summary
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The receipt document as plain Python types (non-finite numbers as None)."""
-        return json.loads(json.dumps(self._dict))
-
-    def to_json(self, indent: Optional[int] = 2) -> str:
-        """The receipt document as JSON text."""
-        return json.dumps(self._dict, indent=indent, allow_nan=False, ensure_ascii=False)
-
-    def __repr__(self) -> str:
-        name = self.objective["name"] or "unnamed objective"
-        return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
-                f"max error {self.max_error:.2e})")
 
 
 def _event_signature(value: Any) -> Dict[str, Any]:
@@ -689,7 +360,7 @@ def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = 
             if kept:
                 return None
             try:
-                return convert(fn(_array([float(v) for v in p.to_py()])))
+                return convert(fn(frozen([float(v) for v in p.to_py()])))
             except BaseException as e:  # noqa: BLE001 - kept and re-raised unchanged below
                 kept.append(e)
                 return None
@@ -719,4 +390,4 @@ def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = 
 
 def log_grid(lo: float, hi: float, per_decade: int) -> Any:
     """Stiffnesses 10^lo .. 10^hi (N/m), ``per_decade`` points per decade, inclusive (the core's grid)."""
-    return _array(_floats(_call("logGrid", float(lo), float(hi), int(per_decade))))
+    return frozen(floats(_call("logGrid", float(lo), float(hi), int(per_decade))))

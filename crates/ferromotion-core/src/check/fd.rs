@@ -7,7 +7,7 @@
 //! halves a scaled probe until two agree; the black-box hybrid driver differentiates
 //! segments of a user's step function with [`central_jacobian_dyn`].
 
-use crate::state::{Jacobian, State};
+use crate::physics::state::{Jacobian, State};
 use nalgebra::{DMatrix, DVector};
 
 /// How the probe size is chosen for an input coordinate.

@@ -10,7 +10,7 @@
 //! - The drop: v(T) of the rigid model (`exact`) and of the fixed-step map.
 
 use crate::error::{positive, Result};
-use crate::jacobian::Dual;
+use crate::physics::jacobian::Dual;
 
 /// The scalar linear system's objective and gradient at (a, b).
 pub fn linear_scalar(a: f64, b: f64) -> (f64, [f64; 2]) {
@@ -102,10 +102,10 @@ pub fn check_fixture(
     opts: &crate::check::CheckOptions,
 ) -> Result<crate::check::Receipt> {
     use crate::check::{check_gradient, EventSignature, ObjectiveInfo, Receipt};
-    use crate::contact::rigid::{exact, exact_with_impacts, ExactOptions};
-    use crate::integrate::fixed::{contact_signature, fixed, fixed_state, FixedOptions};
-    use crate::model::Drop;
-    use crate::state::State;
+    use crate::physics::contact::rigid::{exact, exact_with_impacts, ExactOptions};
+    use crate::physics::integrate::fixed::{contact_signature, fixed, fixed_state, FixedOptions};
+    use crate::physics::model::Drop;
+    use crate::physics::state::State;
 
     let info = |name: &str,
                 units: &str,
@@ -138,7 +138,7 @@ pub fn check_fixture(
             })
         }
     };
-    let v_row = |j: &crate::state::Jacobian| [j[(1, 0)], j[(1, 1)]];
+    let v_row = |j: &crate::physics::state::Jacobian| [j[(1, 0)], j[(1, 1)]];
     let (k, dt) = (1e6, 1e-4);
     match name {
         "scalar" => {

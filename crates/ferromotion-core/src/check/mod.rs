@@ -77,7 +77,7 @@ impl Default for CheckOptions {
             coordinates: true,
             seed: 0,
             tol: 1e-6,
-            graze_speed: crate::contact::rigid::DEFAULT_GRAZE_SPEED,
+            graze_speed: crate::physics::contact::rigid::DEFAULT_GRAZE_SPEED,
         }
     }
 }
@@ -299,7 +299,9 @@ fn taylor_window_slope(hs: &[f64], rs: &[f64], noise: f64, tol_floor: f64) -> Op
     if x.len() < 3 {
         return None;
     }
-    crate::readout::fit_loglog(&x, &y).ok().map(|f| f.slope)
+    crate::lab::readout::fit_loglog(&x, &y)
+        .ok()
+        .map(|f| f.slope)
 }
 
 type Objective<'a> = dyn FnMut(&[f64]) -> Result<f64> + 'a;

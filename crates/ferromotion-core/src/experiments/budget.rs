@@ -18,15 +18,15 @@
 //! gives a different Jacobian and none is the flow's: large probes average over the jumps,
 //! small ones see the branch-wise derivative (the fixed route's wrong answer).
 
-use crate::contact::penalty::{flow, FlowOptions};
 use crate::error::{positive, FerroError, Result};
-use crate::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, fixed_state, FixedOptions};
-use crate::integrate::rk4::{rk4, rk4_state, Rk4Options};
-use crate::model::Drop;
-use crate::readout::compare;
-use crate::state::{to_row_major, Jacobian, RouteResult, State};
+use crate::lab::readout::compare;
+use crate::physics::contact::penalty::{flow, FlowOptions};
+use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, fixed_state, FixedOptions};
+use crate::physics::integrate::rk4::{rk4, rk4_state, Rk4Options};
+use crate::physics::model::Drop;
+use crate::physics::state::{to_row_major, Jacobian, RouteResult, State};
 use serde::{Deserialize, Serialize};
 
 /// Options of [`equal_budget`].
@@ -211,8 +211,8 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
     let euler_map =
         |x: &State| fixed_state(&drop.with_x0(x), opts.k, dt_euler, &FixedOptions::default());
     let rk4_map = |x: &State| rk4_state(&drop.with_x0(x), opts.k, dt_rk4, &Rk4Options::default());
-    let scale = crate::state::max_abs(&reference.jacobian);
-    let err = |j: &Jacobian| crate::state::max_abs(&(j - reference.jacobian)) / scale;
+    let scale = crate::physics::state::max_abs(&reference.jacobian);
+    let err = |j: &Jacobian| crate::physics::state::max_abs(&(j - reference.jacobian)) / scale;
     let mut probe_trap = vec![];
     for &eps in &opts.probes {
         let je = central(&euler_map, &x0, eps)?;

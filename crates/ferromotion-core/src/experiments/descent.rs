@@ -26,13 +26,13 @@
 //! "Converged" means |θ - θ*| < 1e-4 within 500 iterations.
 
 use crate::check::fd;
-use crate::contact::rigid::{exact, exact_with_impacts, ExactOptions};
 use crate::error::{positive, FerroError, Result};
-use crate::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::state::{Jacobian, State};
+use crate::physics::contact::rigid::{exact, exact_with_impacts, ExactOptions};
+use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::{Jacobian, State};
 use serde::Serialize;
 
 /// Distance to the optimum (m and m/s combined) below which a start has converged.

@@ -93,9 +93,9 @@ impl Default for HybridOptions {
     fn default() -> Self {
         HybridOptions {
             dt: 1e-3,
-            graze_speed: crate::contact::rigid::DEFAULT_GRAZE_SPEED,
+            graze_speed: crate::physics::contact::rigid::DEFAULT_GRAZE_SPEED,
             probe_rtol: 1e-6,
-            max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+            max_steps: crate::physics::integrate::DEFAULT_MAX_STEPS,
         }
     }
 }
@@ -613,11 +613,11 @@ impl HybridSystem for WarmStartedDrop {
 /// steps, using the drop's gravity and its penalty law's stiff-limit restitution. Below
 /// `graze_speed` it is refused as grazing, like any other event.
 pub fn drop_at_impact_speed(
-    drop: &crate::model::Drop,
+    drop: &crate::physics::model::Drop,
     speed: f64,
     graze_speed: f64,
 ) -> Result<DropAtSpeed> {
-    let e = crate::contact::penalty::limit_restitution(drop.zeta)?;
+    let e = crate::physics::contact::penalty::limit_restitution(drop.zeta)?;
     let g = positive("gravity", drop.gravity)?;
     positive("speed", speed)?;
     let height = speed * speed / (2.0 * g);

@@ -13,12 +13,12 @@
 //! - blame split: integrator share `max|J_fixed - J_flow|`, contact-model share
 //!   `max|J_flow - J_exact|` (absolute), and the noise floor of `flow` itself.
 
-use crate::contact::penalty::{flow, flow_detail, FlowOptions};
-use crate::contact::rigid::{exact, ExactOptions};
 use crate::error::{positive, FerroError, Result};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::state::{max_abs, to_row_major, RouteResult};
+use crate::physics::contact::penalty::{flow, flow_detail, FlowOptions};
+use crate::physics::contact::rigid::{exact, ExactOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::{max_abs, to_row_major, RouteResult};
 use serde::Serialize;
 
 /// How far one route's answer lands from the rigid reference.

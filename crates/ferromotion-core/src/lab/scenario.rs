@@ -7,7 +7,7 @@
 //! Missing drop fields take the defaults of [`Drop::default`]; unknown fields are refused.
 
 use crate::error::Result;
-use crate::model::Drop;
+use crate::physics::model::Drop;
 use serde::{Deserialize, Serialize};
 
 /// A drop plus the penalty stiffness and fixed step to run it at.
@@ -55,26 +55,26 @@ impl Scenario {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
     /// The rigid reference.
-    pub exact: crate::readout::Flat,
+    pub exact: crate::lab::readout::Flat,
     /// The fixed route at the scenario's dt.
-    pub fixed: crate::sweep::RouteRow,
+    pub fixed: crate::lab::sweep::RouteRow,
     /// The corrected route at the scenario's dt.
-    pub corrected: crate::sweep::RouteRow,
+    pub corrected: crate::lab::sweep::RouteRow,
     /// The continuous penalty flow.
-    pub flow: crate::sweep::RouteRow,
+    pub flow: crate::lab::sweep::RouteRow,
     /// The tolerance route at rtol = 1e-6 with event location (cheap and smooth).
-    pub tolerance: crate::sweep::RouteRow,
+    pub tolerance: crate::lab::sweep::RouteRow,
     /// Restitution the law realises at k and the drop's impact speed.
     pub restitution_at_k: Option<f64>,
     /// The push-only law's stiff-limit restitution.
     pub restitution_limit: f64,
     /// The blame split at (k, dt).
-    pub blame: crate::readout::Blame,
+    pub blame: crate::lab::readout::Blame,
 }
 
 /// Run every route on one scenario (see [`Evaluation`]).
 pub fn evaluate(sc: &Scenario) -> Result<Evaluation> {
-    use crate::sweep::RouteRow;
+    use crate::lab::sweep::RouteRow;
     let d = &sc.drop;
     let reference = crate::exact(d, &crate::ExactOptions::default())?;
     let fixed = crate::fixed(d, sc.k, sc.dt, &crate::FixedOptions::default())?;

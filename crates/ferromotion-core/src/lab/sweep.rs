@@ -1,14 +1,14 @@
 //! Sweeps over stiffness: every route's readouts at many k, in parallel when the
 //! `parallel` feature is on (the WebAssembly build leaves it off).
 
-use crate::contact::rigid::{exact, ExactOptions};
 use crate::error::{positive, Result};
-use crate::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
-use crate::state::{Cost, RouteResult};
+use crate::lab::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
+use crate::physics::contact::rigid::{exact, ExactOptions};
+use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::{Cost, RouteResult};
 use serde::Serialize;
 
 /// What a sweep computes at each stiffness.

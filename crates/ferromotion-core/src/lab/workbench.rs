@@ -6,20 +6,22 @@
 //! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
 //! few closed-form evaluations.
 
-use crate::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
-use crate::contact::rigid::{exact, time_of_impact_term, ExactOptions};
 use crate::error::{positive, FerroError, Result};
-use crate::integrate::adaptive::{tolerance, ToleranceOptions, PROBE_DEPENDENCE};
-use crate::integrate::corrected::{corrected, CorrectedOptions};
-use crate::integrate::fixed::{fixed, FixedOptions};
-use crate::model::Drop;
-use crate::readout::{
+use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
-use crate::readout::{refinement_steps, DT_DIVISORS};
-use crate::state::Cost;
-use crate::state::RouteResult;
-use crate::sweep::{sweep, KBand, RouteRow, Sweep, SweepOptions};
+use crate::lab::readout::{refinement_steps, DT_DIVISORS};
+use crate::lab::sweep::{sweep, KBand, RouteRow, Sweep, SweepOptions};
+use crate::physics::contact::penalty::{
+    flow, limit_restitution, realised_restitution, FlowOptions,
+};
+use crate::physics::contact::rigid::{exact, time_of_impact_term, ExactOptions};
+use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions, PROBE_DEPENDENCE};
+use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
+use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::model::Drop;
+use crate::physics::state::Cost;
+use crate::physics::state::RouteResult;
 use serde::{Deserialize, Serialize};
 
 /// Gradient error below which a route "lands on the exact answer" (with the right sign and,
@@ -68,9 +70,9 @@ impl Default for WorkbenchConfig {
     }
 }
 
-impl From<crate::scenario::Scenario> for WorkbenchConfig {
+impl From<crate::lab::scenario::Scenario> for WorkbenchConfig {
     /// The lab's controls for a scenario: its drop, k, and its dt as the base step.
-    fn from(sc: crate::scenario::Scenario) -> Self {
+    fn from(sc: crate::lab::scenario::Scenario) -> Self {
         WorkbenchConfig {
             drop: sc.drop,
             k: sc.k,
@@ -92,7 +94,7 @@ impl WorkbenchConfig {
 pub struct ExactReadout {
     /// State and Jacobian.
     #[serde(flatten)]
-    pub flat: crate::readout::Flat,
+    pub flat: crate::lab::readout::Flat,
     /// The restitution used: the push-only law's stiff limit for the drop's zeta.
     pub restitution: f64,
     /// Speed of the first impact, m/s.
@@ -243,7 +245,7 @@ impl Workbench {
         config.tolerance_options.integrator()?;
         // The dt-refinement readout always runs base_dt/10 and base_dt/100: check the finest.
         for dt in [config.dt(), config.base_dt / 100.0] {
-            crate::integrate::fixed::step_count(
+            crate::physics::integrate::fixed::step_count(
                 config.drop.t_final,
                 dt,
                 FixedOptions::default().max_steps,
@@ -354,7 +356,7 @@ impl Workbench {
             |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
         let refinement = Refinement::from_errors(
             c.base_dt,
-            std::array::from_fn(|i| crate::readout::compare(&rollouts[i], reference).gradient),
+            std::array::from_fn(|i| crate::lab::readout::compare(&rollouts[i], reference).gradient),
         );
         let flow_route = flow(drop, c.k, &FlowOptions::default())?;
         let corrected_route = corrected(drop, c.k, dt, &CorrectedOptions::default())?;
@@ -368,7 +370,7 @@ impl Workbench {
                 rtol: c.tolerance_options.rtol,
                 events: c.tolerance_options.events,
                 probe_gap: t.probe_gap.unwrap_or(0.0),
-                probe_threshold: PROBE_DEPENDENCE * crate::state::max_abs(&t.jacobian),
+                probe_threshold: PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian),
                 cost_ratio: per_yardstick(&t.cost),
                 lands,
                 row,

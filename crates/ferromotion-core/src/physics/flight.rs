@@ -4,7 +4,7 @@
 //! `[[1, t], [0, 1]]`. Both contact laws (rigid and penalty) and the drop itself build on
 //! these, so they live below the contact module.
 
-use crate::state::{Jacobian, State};
+use crate::physics::state::{Jacobian, State};
 
 /// Time until a body at height `y` (m) with velocity `v` (m/s) reaches y = 0 moving down
 /// under gravity `g`, s. Returns 0 when it is already at or below the ground moving down.

@@ -6,7 +6,7 @@
 //! fixed while `k` sweeps keeps the restitution's stiff limit fixed.
 
 use crate::error::{finite, positive, FerroError, Result};
-use crate::state::State;
+use crate::physics::state::State;
 use serde::{Deserialize, Serialize};
 
 /// A point mass dropped onto the ground at y = 0. All quantities in SI units.

@@ -48,7 +48,7 @@ pub struct RouteResult {
     pub probe_dependent: bool,
     /// Only for the `fixed` route: whether its contact-phase step is stable at this dt
     /// (ω·dt and the step matrix's spectral radius). An unstable step's x(T) is blown up.
-    pub step_stability: Option<crate::integrate::fixed::StepStability>,
+    pub step_stability: Option<crate::physics::integrate::fixed::StepStability>,
 }
 
 impl RouteResult {

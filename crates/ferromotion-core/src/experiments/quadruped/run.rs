@@ -140,10 +140,10 @@ pub fn rollout(
     steps: usize,
 ) -> Result<Trajectory> {
     // The trajectory is kept in memory: refuse what would not fit rather than abort.
-    if steps as u64 > crate::integrate::DEFAULT_MAX_STEPS {
+    if steps as u64 > crate::physics::integrate::DEFAULT_MAX_STEPS {
         return Err(FerroError::TooManySteps {
             route: "quadruped rollout",
-            max_steps: crate::integrate::DEFAULT_MAX_STEPS,
+            max_steps: crate::physics::integrate::DEFAULT_MAX_STEPS,
             detail: format!("{steps} steps would be needed"),
         });
     }

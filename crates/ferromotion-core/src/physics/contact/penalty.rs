@@ -18,9 +18,9 @@
 //! force-zero time, and the entry saltation.
 
 use crate::error::{positive, FerroError, Result};
-use crate::model::{Drop, Penalty};
 use crate::physics::flight::{flight_jacobian, fly, time_to_ground};
-use crate::state::{max_abs, Cost, Jacobian, RouteResult, State};
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{max_abs, Cost, Jacobian, RouteResult, State};
 
 impl Penalty {
     /// Contact force (N) at height `y` (m) and velocity `v` (m/s): push-only spring-damper.

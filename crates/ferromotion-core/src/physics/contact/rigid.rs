@@ -15,9 +15,9 @@
 //! 4.43 m/s with e = 0.632; 1,601 1/s at 1 cm/s). No smooth contact model carries it.
 
 use crate::error::{FerroError, Result};
-use crate::model::Drop;
 use crate::physics::flight::{flight_jacobian, fly, time_to_ground};
-use crate::state::{Cost, Jacobian, RouteResult, State};
+use crate::physics::model::Drop;
+use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 
 /// Default grazing threshold: impacts slower than this (m/s) are refused.
 pub const DEFAULT_GRAZE_SPEED: f64 = 1e-3;
@@ -55,7 +55,7 @@ impl Drop {
     pub fn time_of_impact_term(&self, speed: f64) -> Result<f64> {
         self.validate()?;
         time_of_impact_term(
-            crate::contact::penalty::limit_restitution(self.zeta)?,
+            crate::physics::contact::penalty::limit_restitution(self.zeta)?,
             self.gravity,
             speed,
         )
@@ -84,7 +84,7 @@ pub struct Impact {
 #[serde(default, deny_unknown_fields)]
 pub struct ExactOptions {
     /// Coefficient of restitution e in [0, 1]; `None` takes the push-only penalty law's
-    /// stiff limit for the drop's zeta ([`crate::contact::penalty::limit_restitution`]).
+    /// stiff limit for the drop's zeta ([`crate::physics::contact::penalty::limit_restitution`]).
     pub restitution: Option<f64>,
     /// Impacts slower than this (m/s) are refused as grazing.
     pub graze_speed: f64,
@@ -120,7 +120,7 @@ pub fn exact_with_impacts(drop: &Drop, opts: &ExactOptions) -> Result<(RouteResu
             }
             e
         }
-        None => crate::contact::penalty::limit_restitution_unchecked(drop.zeta),
+        None => crate::physics::contact::penalty::limit_restitution_unchecked(drop.zeta),
     };
     let g = drop.gravity;
     let mut x = drop.x0();

@@ -17,10 +17,10 @@
 //! changes nothing in the law, so it is not an event.
 
 use crate::check::fd;
-use crate::contact::penalty::check_finite;
 use crate::error::{positive, FerroError, Result};
-use crate::model::{Drop, Penalty};
-use crate::state::{max_abs, Cost, Jacobian, RouteResult, State};
+use crate::physics::contact::penalty::check_finite;
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{max_abs, Cost, Jacobian, RouteResult, State};
 
 // Butcher tableau of Dormand–Prince 5(4).
 const A21: f64 = 1.0 / 5.0;

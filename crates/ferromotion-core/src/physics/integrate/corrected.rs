@@ -26,12 +26,12 @@
 //! contact is first detected, without splitting the step: the tempting shortcut, kept
 //! so that what it leaves behind can be measured.
 
-use crate::contact::penalty::check_finite;
 use crate::error::Result;
-use crate::integrate::fixed::step_count;
-use crate::jacobian::Dual;
-use crate::model::{Drop, Penalty};
-use crate::state::{Cost, Jacobian, RouteResult, State};
+use crate::physics::contact::penalty::check_finite;
+use crate::physics::integrate::fixed::step_count;
+use crate::physics::jacobian::Dual;
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 
 /// Options of the `corrected` route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

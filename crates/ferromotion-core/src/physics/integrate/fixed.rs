@@ -10,10 +10,10 @@
 //! discontinuous where the first contact step changes; the tangent cannot see that jump,
 //! and that is the whole error this project measures.
 
-use crate::contact::penalty::check_finite;
 use crate::error::{positive, FerroError, Result};
-use crate::model::{Drop, Penalty};
-use crate::state::{Cost, Jacobian, RouteResult, State};
+use crate::physics::contact::penalty::check_finite;
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 use serde::Serialize;
 
 /// Options of the `fixed` route.

@@ -19,11 +19,11 @@
 //! the flow's at all (the same missing term as the `fixed` route's), and its state only at
 //! low order. A higher order buys nothing across the non-smooth point.
 
-use crate::contact::penalty::check_finite;
 use crate::error::{FerroError, Result};
-use crate::integrate::fixed::step_count;
-use crate::model::{Drop, Penalty};
-use crate::state::{Cost, Jacobian, RouteResult, State};
+use crate::physics::contact::penalty::check_finite;
+use crate::physics::integrate::fixed::step_count;
+use crate::physics::model::{Drop, Penalty};
+use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 use nalgebra::Matrix2;
 
 /// Options of the `rk4` route.

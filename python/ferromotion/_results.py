@@ -1,0 +1,749 @@
+"""The drop's result classes: their fields, ``repr``, ``to_dict`` and ``to_json``. No core calls.
+
+One presentation for two packages. The native package (``python/ferromotion``, over the PyO3
+core) builds its results with these classes, and the lab's in-browser package
+(``web/py/ferromotion``, over the WebAssembly core, run by pyodide) gets this very file,
+copied there at build time by ``scripts/pyodide.sh``. Each package only supplies the core's
+answers (``_from_core`` takes the core's serde document, or numpy columns natively), so a
+readout prints the same digits in a notebook and in the lab's Python panel.
+
+Pure Python: numpy is used when it imports (always, natively); without it (pyodide offline)
+arrays are lists, nested for matrices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
+
+_np: Any
+try:
+    import numpy as _np
+except ImportError:  # pragma: no cover - pyodide offline: arrays stay lists
+    _np = None
+
+
+def frozen(values: Any, dtype: Optional[str] = None) -> Any:
+    """A read-only numpy array of ``values`` (results are immutable), or without numpy the
+    values themselves (lists)."""
+    if _np is None:
+        return values
+    arr = _np.asarray(values) if dtype is None else _np.asarray(values, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+def floats(values: Any) -> Any:
+    """Every number as a float, nesting kept (the core's integer-valued numbers can arrive
+    as ints from JavaScript); None stays None."""
+    if isinstance(values, (list, tuple)):
+        return [floats(v) for v in values]
+    return None if values is None else float(values)
+
+
+def matrix(j: Any) -> List[List[float]]:
+    """A 2x2 Jacobian as rows of floats, from the core's flat row-major 4 numbers or from
+    rows (lists or an array)."""
+    flat = j.tolist() if hasattr(j, "tolist") else list(j)
+    if flat and isinstance(flat[0], (list, tuple)):
+        flat = [x for row in flat for x in row]
+    return [[float(flat[0]), float(flat[1])], [float(flat[2]), float(flat[3])]]
+
+
+def json_ready(x: Any) -> Any:
+    """NaN and infinities as None (JSON has no such numbers), numpy scalars and arrays as
+    Python numbers and lists."""
+    if isinstance(x, dict):
+        return {k: json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_ready(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):  # numpy arrays and scalars
+        return json_ready(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _plain(x: Any) -> Any:
+    """An array (or list) as a Python list of Python numbers."""
+    return x.tolist() if hasattr(x, "tolist") else [_plain(v) if isinstance(v, (list, tuple)) else v for v in x]
+
+
+def fmt_matrix(j: Any) -> str:
+    """A 2x2 matrix as ``[[a, b], [c, d]]`` with four significant digits."""
+    return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
+
+
+def tolerance_rtol(tolerance: Union[None, bool, float], default: float) -> Optional[float]:
+    """A sweep's ``tolerance`` argument: None/False off; True the core's ``default`` rtol; a
+    number that rtol."""
+    if tolerance is None or tolerance is False:
+        return None
+    if tolerance is True:
+        return float(default)
+    return float(tolerance)
+
+
+class Json:
+    """``to_json`` for result objects that have a ``to_dict``."""
+
+    def to_dict(self) -> Dict[str, Any]:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """:meth:`to_dict` as JSON text (non-finite numbers become null)."""
+        return json.dumps(json_ready(self.to_dict()), indent=indent, allow_nan=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Route(Json):
+    """One route's answer: x(T), its Jacobian, and what it cost.
+
+    Attributes
+    ----------
+    route : str
+        ``"exact"``, ``"fixed"``, ``"corrected"``, ``"flow"`` or ``"tolerance"``.
+    state : numpy.ndarray
+        x(T) = (y in m, v in m/s), shape (2,), float64.
+    jacobian : numpy.ndarray
+        J = dx(T)/dx(0), shape (2, 2), float64, row-major: ``jacobian[1, 0]`` is dv(T)/dy0.
+    steps, rejected_steps : int
+        Integrator steps accepted and rejected, summed over rollouts.
+    force_evals : int
+        Force (right-hand side) evaluations spent on the Jacobian.
+    state_force_evals : int
+        Force evaluations of a separate nominal rollout (the tolerance route), else 0.
+    rollouts : int
+        Whole rollouts run to get the Jacobian.
+    probe_gap : float or None
+        Tolerance route only: max |J(eps) - J(eps/2)| between the two probe sizes.
+    probe_dependent : bool
+        Tolerance route only: the probe gap exceeds 1e-3 max|J| (PROBE-DEPENDENT).
+    step_stable : bool or None
+        Fixed route only: the contact-phase step matrix of semi-implicit Euler has spectral
+        radius <= 1 at this dt. False means x(T) is blown up (the repr says UNSTABLE STEP).
+    omega_dt : float or None
+        Fixed route only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2).
+
+    In the lab's Python panel (no numpy) ``state`` is ``[y, v]`` and ``jacobian`` is
+    ``[[dy/dy0, dy/dv0], [dv/dy0, dv/dv0]]``: write ``jacobian[1][0]``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.fixed(fm.Drop(), k=1e6, dt=1e-4)
+    >>> r.state.shape, r.jacobian.shape, r.jacobian.dtype
+    ((2,), (2, 2), dtype('float64'))
+    >>> r.steps, r.force_evals, r.rollouts
+    (8000, 8000, 1)
+    """
+
+    route: str
+    state: Any
+    jacobian: Any
+    steps: int
+    rejected_steps: int
+    force_evals: int
+    state_force_evals: int
+    rollouts: int
+    probe_gap: Optional[float]
+    probe_dependent: bool
+
+    step_stable: Optional[bool] = None
+    omega_dt: Optional[float] = None
+
+    @classmethod
+    def _from_core(cls, route: str, d: Mapping[str, Any]) -> "Route":
+        """From the core's ``RouteResult`` document (``jacobian`` flat, row-major; the counters
+        absent for the exact reference of a sweep)."""
+        stability = d.get("step_stability") or {}
+        gap = d.get("probe_gap")
+        stable = stability.get("stable")
+        omega_dt = stability.get("omega_dt")
+        return cls(
+            route=route,
+            state=frozen(floats(list(_plain(d["state"]))), "float64"),
+            jacobian=frozen(matrix(d["jacobian"]), "float64"),
+            steps=int(d.get("steps", 0)),
+            rejected_steps=int(d.get("rejected_steps", 0)),
+            force_evals=int(d.get("force_evals", 0)),
+            state_force_evals=int(d.get("state_force_evals", 0)),
+            rollouts=int(d.get("rollouts", 0)),
+            probe_gap=None if gap is None else float(gap),
+            probe_dependent=bool(d.get("probe_dependent", False)),
+            step_stable=None if stable is None else bool(stable),
+            omega_dt=None if omega_dt is None else float(omega_dt),
+        )
+
+    @property
+    def dv_dy0(self) -> float:
+        """dv(T)/dy0, 1/s: ``jacobian[1, 0]`` as a plain float (the number whose sign the
+        routes disagree on).
+
+        Examples
+        --------
+        >>> import ferromotion as fm
+        >>> round(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).dv_dy0, 1), round(fm.exact(fm.Drop()).dv_dy0, 2)
+        (-160.9, 3.61)
+        """
+        return float(self.jacobian[1][0])
+
+    def __repr__(self) -> str:
+        y, v = self.state
+        text = (
+            f"Route({self.route!r}: y = {y:.6g} m, v = {v:.6g} m/s, J = {fmt_matrix(self.jacobian)}, "
+            f"steps={self.steps}, force_evals={self.force_evals}, rollouts={self.rollouts}"
+        )
+        if self.probe_gap is not None:
+            text += f", probe_gap={self.probe_gap:.3g}"
+            if self.probe_dependent:
+                text += " PROBE-DEPENDENT"
+        if self.step_stable is False:
+            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
+        return text + ")"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (lists for the arrays), ready for ``json.dumps``."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["state"] = _plain(self.state)
+        d["jacobian"] = _plain(self.jacobian)
+        return d
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Fit(Json):
+    """A least-squares line through (log10 x, log10 y): y ~ x**slope.
+
+    Attributes
+    ----------
+    slope : float
+        The exponent.
+    intercept : float
+        log10 y at log10 x = 0.
+    r2 : float
+        Coefficient of determination in log-log space.
+    points : int
+        Points used.
+    """
+
+    slope: float
+    intercept: float
+    r2: float
+    points: int
+
+    @classmethod
+    def _from_core(cls, d: Mapping[str, Any]) -> "Fit":
+        """From the core's ``Fit`` document."""
+        return cls(slope=float(d["slope"]), intercept=float(d["intercept"]), r2=float(d["r2"]),
+                   points=int(d["points"]))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The four numbers as a dict."""
+        return dataclasses.asdict(self)
+
+    def __repr__(self) -> str:
+        return f"Fit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Blame(Json):
+    """The blame split of the fixed route's Jacobian error (absolute, not normalised).
+
+    Attributes
+    ----------
+    integrator_share : float
+        max_ij |J_fixed - J_flow|: what the fixed-step integrator and its tangent add.
+    contact_share : float
+        max_ij |J_flow - J_exact|: what the penalty contact model itself differs by.
+    ratio : float
+        integrator_share / contact_share.
+    noise_floor : float
+        How far J_flow moves when its root-finding tolerance goes from 1e-10 to 1e-14.
+    integrator_below_floor, contact_below_floor : bool
+        The share is below the noise floor (reads "< floor").
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> b = fm.blame(fm.Drop(), k=1e6, dt=1e-4)
+    >>> b.integrator_share > b.contact_share > b.noise_floor
+    True
+    """
+
+    integrator_share: float
+    contact_share: float
+    ratio: float
+    noise_floor: float
+    integrator_below_floor: bool
+    contact_below_floor: bool
+
+    @classmethod
+    def _from_core(cls, d: Mapping[str, Any]) -> "Blame":
+        """From the core's ``Blame`` document."""
+        return cls(integrator_share=float(d["integrator_share"]), contact_share=float(d["contact_share"]),
+                   ratio=float(d["ratio"]), noise_floor=float(d["noise_floor"]),
+                   integrator_below_floor=bool(d["integrator_below_floor"]),
+                   contact_below_floor=bool(d["contact_below_floor"]))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The readout as a dict."""
+        return dataclasses.asdict(self)
+
+    def __repr__(self) -> str:
+        def share(value: float, below: bool) -> str:
+            return "< floor" if below else f"{value:.4g}"
+
+        return (f"Blame(integrator share {share(self.integrator_share, self.integrator_below_floor)}, "
+                f"contact share {share(self.contact_share, self.contact_below_floor)}, "
+                f"ratio {self.ratio:.4g}, noise floor {self.noise_floor:.3g})")
+
+
+# ---------------------------------------------------------------------------------------
+# Sweeps
+
+#: A sweep route's columns, one entry per stiffness (``SweepRoute``'s attributes).
+ROUTE_COLUMNS: Tuple[str, ...] = (
+    "state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0", "right_sign",
+    "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "probe_dependent")
+#: The blame split's columns (``SweepBlame``'s attributes).
+BLAME_COLUMNS: Tuple[str, ...] = (
+    "integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor", "contact_below_floor")
+
+
+class SweepRoute:
+    """One route's readouts across a sweep, one array per readout (length n).
+
+    Attributes
+    ----------
+    state : numpy.ndarray
+        x(T) per stiffness, shape (n, 2).
+    jacobian : numpy.ndarray
+        J per stiffness, shape (n, 2, 2), row-major.
+    dy, dv : numpy.ndarray
+        |y - y_exact| in m and |v - v_exact| in m/s.
+    forward_error : numpy.ndarray
+        The larger of dy and dv; its unit is in ``forward_unit`` ("m" or "m/s").
+    gradient_error : numpy.ndarray
+        max_ij |J - J_exact| / max_ij |J_exact|.
+    dv_dy0 : numpy.ndarray
+        The route's dv(T)/dy0.
+    right_sign : numpy.ndarray
+        bool: dv(T)/dy0 has the sign of the exact answer's.
+    steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
+        Cost counters (uint64).
+    probe_dependent : numpy.ndarray
+        bool: the tolerance route's two probe sizes disagree.
+    """
+
+    state: Any
+    jacobian: Any
+    dy: Any
+    dv: Any
+    forward_error: Any
+    forward_unit: Any
+    gradient_error: Any
+    dv_dy0: Any
+    right_sign: Any
+    steps: Any
+    rejected_steps: Any
+    force_evals: Any
+    state_force_evals: Any
+    rollouts: Any
+    probe_dependent: Any
+
+    def __init__(self, columns: Mapping[str, Any]) -> None:
+        for name, value in columns.items():
+            setattr(self, name, frozen(value))
+
+    @classmethod
+    def _from_rows(cls, rows: List[Mapping[str, Any]]) -> "SweepRoute":
+        """From the core's ``RouteRow`` documents, one per stiffness."""
+        e = [r["errors"] for r in rows]
+        c = [r["cost"] for r in rows]
+        cols: Dict[str, Any] = {
+            "state": floats([list(r["state"]) for r in rows]),
+            "jacobian": [matrix(r["jacobian"]) for r in rows],
+            "dy": floats([x["dy"] for x in e]),
+            "dv": floats([x["dv"] for x in e]),
+            "forward_error": floats([x["forward"] for x in e]),
+            "forward_unit": [x["forward_unit"] for x in e],
+            "gradient_error": floats([x["gradient"] for x in e]),
+            "dv_dy0": floats([x["dv_dy0"] for x in e]),
+            "right_sign": [bool(x["right_sign"]) for x in e],
+        }
+        for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
+            cols[name] = [int(x[name]) for x in c]
+        cols["probe_dependent"] = [bool(r["probe_dependent"]) for r in rows]
+        return cls({name: cols[name] for name in ROUTE_COLUMNS})
+
+    def __len__(self) -> int:
+        return len(self.gradient_error)
+
+    def __repr__(self) -> str:
+        return f"SweepRoute({len(self)} stiffnesses, wrong sign at {sum(not s for s in self.right_sign)})"
+
+
+class SweepBlame:
+    """The blame split across a sweep: arrays ``integrator_share``, ``contact_share``,
+    ``ratio``, ``noise_floor``, ``integrator_below_floor`` and ``contact_below_floor``
+    (see :class:`Blame`)."""
+
+    integrator_share: Any
+    contact_share: Any
+    ratio: Any
+    noise_floor: Any
+    integrator_below_floor: Any
+    contact_below_floor: Any
+
+    def __init__(self, columns: Mapping[str, Any]) -> None:
+        for name, value in columns.items():
+            setattr(self, name, frozen(value))
+
+    @classmethod
+    def _from_rows(cls, rows: List[Mapping[str, Any]]) -> "SweepBlame":
+        """From the core's ``Blame`` documents, one per stiffness."""
+        return cls({name: [bool(r[name]) for r in rows] if name.endswith("_below_floor")
+                    else floats([r[name] for r in rows]) for name in BLAME_COLUMNS})
+
+    def __repr__(self) -> str:
+        return f"SweepBlame({len(self.integrator_share)} stiffnesses)"
+
+
+# The lab's nine-point grid of the divergence exponent: log10 k = 4, 4.5, ..., 8.
+_LAB_GRID = (4.0, 8.0, 2)
+
+
+class SweepResult(Json):
+    """What both packages' ``Sweep`` share: the fixed route's readouts at the top level, the
+    exponent, ``to_dict`` and ``repr``. A package's ``Sweep`` sets the attributes below and
+    supplies the core calls (``_core_document``, ``_fit_own``, ``_fit_lab``, ``_log_grid``)
+    and its error classes."""
+
+    drop: Any
+    dt: float
+    k: Any
+    exact: Route
+    fixed: SweepRoute
+    tolerance: Optional[SweepRoute]
+    corrected: Optional[SweepRoute]
+    blame: Optional[SweepBlame]
+    tolerance_cost_ratio: Any
+    _rtol: Optional[float]
+    _events: bool
+    # The package's FerroError and InvalidParameter classes.
+    _errors: Tuple[Type[Exception], Type[Exception]]
+
+    def _core_document(self) -> Dict[str, Any]:  # pragma: no cover - each package's Sweep supplies it
+        """The core's serialisation of the sweep: ``dt``, ``exact``, ``rows``."""
+        raise NotImplementedError
+
+    def _fit_own(self) -> Mapping[str, Any]:  # pragma: no cover
+        """The core's exponent fit on the sweep's own points with k in [1e4, 1e8]."""
+        raise NotImplementedError
+
+    def _fit_lab(self) -> Mapping[str, Any]:  # pragma: no cover
+        """The core's divergence exponent at this drop and dt (the lab's nine points)."""
+        raise NotImplementedError
+
+    def _log_grid(self, lo: float, hi: float, per_decade: int) -> Any:  # pragma: no cover
+        """The core's stiffness grid."""
+        raise NotImplementedError
+
+    # The fixed route's readouts, at the top level.
+    @property
+    def state(self) -> Any:
+        """x(T) of the fixed route, shape (n, 2)."""
+        return self.fixed.state
+
+    @property
+    def jacobian(self) -> Any:
+        """J of the fixed route, shape (n, 2, 2), row-major."""
+        return self.fixed.jacobian
+
+    @property
+    def dy(self) -> Any:
+        """|y - y_exact| of the fixed route, m."""
+        return self.fixed.dy
+
+    @property
+    def dv(self) -> Any:
+        """|v - v_exact| of the fixed route, m/s."""
+        return self.fixed.dv
+
+    @property
+    def forward_error(self) -> Any:
+        """The larger of dy and dv; unit in ``forward_unit``."""
+        return self.fixed.forward_error
+
+    @property
+    def forward_unit(self) -> Any:
+        """"m" or "m/s" per row: the unit of ``forward_error``."""
+        return self.fixed.forward_unit
+
+    @property
+    def gradient_error(self) -> Any:
+        """max_ij |J - J_exact| / max_ij |J_exact| of the fixed route."""
+        return self.fixed.gradient_error
+
+    @property
+    def dv_dy0(self) -> Any:
+        """The fixed route's dv(T)/dy0."""
+        return self.fixed.dv_dy0
+
+    @property
+    def right_sign(self) -> Any:
+        """bool: the fixed route's dv(T)/dy0 has the exact answer's sign."""
+        return self.fixed.right_sign
+
+    def __len__(self) -> int:
+        return len(self.k)
+
+    def exponent(self, points: str = "lab") -> Fit:
+        """The divergence exponent: the slope of log(gradient error) on log(k).
+
+        The number depends on the grid it is fitted on: the error is not a clean power of
+        k (it steps where the first contact step changes), so a fit on 41 points between
+        1e4 and 1e8 (a 61-point sweep from 1e2 to 1e8) reads 0.447 where the lab's nine
+        points read 0.476 at the default drop and dt = 1e-4.
+
+        Parameters
+        ----------
+        points : {"lab", "all"}
+            ``"lab"`` (default): the lab's and the CLI's definition, nine points
+            k = 1e4, 10^4.5, ..., 1e8 (:func:`divergence_exponent`); the sweep must hold those
+            stiffnesses. ``"all"``: every one of the sweep's own points with k in [1e4, 1e8].
+
+        ``Fit.points`` says how many were used.
+
+        Raises
+        ------
+        InvalidParameter
+            ``"lab"``: the sweep lacks one of the nine stiffnesses; ``"all"``: fewer than two
+            of its stiffnesses lie in [1e4, 1e8].
+
+        Examples
+        --------
+        >>> import numpy as np, ferromotion as fm
+        >>> s = fm.sweep(fm.Drop(), k=np.logspace(2, 8, 61), dt=1e-4)
+        >>> lab, own = s.exponent(), s.exponent(points="all")
+        >>> (lab.points, round(lab.slope, 3)), (own.points, round(own.slope, 3))
+        ((9, 0.476), (41, 0.447))
+        """
+        invalid = self._errors[1]
+        if points == "all":
+            return Fit._from_core(self._fit_own())
+        if points != "lab":
+            raise invalid(f"invalid parameter `points` = {points!r}: must be \"lab\" or \"all\"")
+        ks = [float(x) for x in self.k]
+        nine = [float(x) for x in self._log_grid(*_LAB_GRID)]
+        missing = [k for k in nine if not any(abs(x - k) <= 1e-9 * abs(k) for x in ks)]
+        if missing:
+            raise invalid(
+                f"invalid parameter `k`: the lab's nine-point exponent needs k = 1e4, 10^4.5, ..., 1e8 in the sweep; "
+                f"{len(missing)} of them are missing (exponent(points=\"all\") fits the sweep's own points)")
+        return Fit._from_core(self._fit_lab())
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's serialisation (``dt``, ``exact``, ``rows``) plus the drop, the
+        options and the fitted exponent: the lab's nine points when the sweep holds them,
+        else its own points in [1e4, 1e8] (``points`` says how many), None when neither fits."""
+        d = self._core_document()
+        exponent: Optional[Dict[str, Any]] = None
+        for points in ("lab", "all"):
+            try:
+                exponent = self.exponent(points).to_dict()
+                break
+            except self._errors[0]:
+                pass
+        return {
+            "drop": self.drop.to_dict(),
+            "dt": d["dt"],
+            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
+            "corrected": self.corrected is not None,
+            "blame": self.blame is not None,
+            "exact": d["exact"],
+            "rows": d["rows"],
+            "exponent": exponent,
+        }
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """:meth:`to_dict` as JSON."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def __repr__(self) -> str:
+        n = len(self)
+        if n == 0:
+            return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
+        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
+        routes += "" if self.corrected is None else " + corrected"
+        wrong = sum(not s for s in self.right_sign)
+        return (
+            f"Sweep({n} stiffnesses from {min(self.k):.3g} to {max(self.k):.3g} N/m, dt = {self.dt:g} s, "
+            f"routes: {routes}{', blame' if self.blame is not None else ''}; "
+            f"wrong sign at {wrong} of {n}; gradient error {min(self.gradient_error):.3g} .. "
+            f"{max(self.gradient_error):.3g})"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Gradient checks
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class CheckDirection(Json):
+    """The check along one direction d.
+
+    Attributes
+    ----------
+    label : str
+        ``"random 0"``, ``"coordinate 1"``, ...
+    direction : numpy.ndarray
+        The unit direction, shape (n,).
+    claimed : float
+        The claimed directional derivative g . d.
+    eps : numpy.ndarray
+        The probe sizes of the central-difference sweep, largest first, shape (m,).
+    fd : numpy.ndarray
+        (f(x + eps d) - f(x - eps d)) / (2 eps) per probe (NaN where an evaluation failed).
+    error : numpy.ndarray
+        |g . d - fd| / max(1, |g . d|, |fd|) per probe: the V of truncation and round-off.
+    probe_classification : tuple of str
+        Per probe: ``"smooth"``, ``"event-crossing"`` (the event sequence differs between
+        +eps and -eps) or ``"grazing"``.
+    best_error, best_eps : float or None
+        The smallest error over smooth probes and its probe size.
+    smooth_below : float or None
+        The largest probe below which every probe is smooth (None: not even the smallest).
+    taylor_slope : float or None
+        Fitted slope of the Taylor remainder on log-log axes: ~1 for a right gradient, ~0
+        for a wrong one (~2 when ``taylor_second_order``); None when the remainder is
+        below round-off throughout.
+    taylor_second_order : bool
+        A Hessian-vector product was claimed and the second-order remainder is reported.
+    classification : str
+        The direction's: ``"smooth"``, ``"event-crossing"`` or ``"grazing"``.
+    certified : bool
+        Smooth, agrees to tolerance at its best probe, and the Taylor slope confirms it.
+    """
+
+    label: str
+    direction: Any
+    claimed: float
+    eps: Any
+    fd: Any
+    error: Any
+    probe_classification: Tuple[str, ...]
+    best_error: Optional[float]
+    best_eps: Optional[float]
+    smooth_below: Optional[float]
+    taylor_slope: Optional[float]
+    taylor_second_order: bool
+    classification: str
+    certified: bool
+
+    @classmethod
+    def _from_core(cls, d: Mapping[str, Any]) -> "CheckDirection":
+        """From one direction of the core's receipt document."""
+        def column(key: str) -> Any:
+            return frozen([math.nan if p[key] is None else float(p[key]) for p in d["probes"]], "float64")
+
+        def number(key: str) -> Optional[float]:
+            return None if d[key] is None else float(d[key])
+
+        return cls(label=d["label"], direction=frozen(floats(list(d["direction"])), "float64"),
+                   claimed=float(d["claimed"]), eps=column("eps"), fd=column("fd"), error=column("error"),
+                   probe_classification=tuple(p["classification"] for p in d["probes"]),
+                   best_error=number("best_error"), best_eps=number("best_eps"), smooth_below=number("smooth_below"),
+                   taylor_slope=number("taylor_slope"), taylor_second_order=bool(d["taylor_second_order"]),
+                   classification=d["classification"], certified=bool(d["certified"]))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types (arrays as lists, NaN as None)."""
+        out: Dict[str, Any] = json_ready({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        return out
+
+    def __repr__(self) -> str:
+        best = ("no smooth probe" if self.best_error is None
+                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
+        slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
+        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
+                f"{'certified' if self.certified else 'not certified'})")
+
+
+class Receipt(Json):
+    """A gradient check's receipt: everything needed to judge its verdict later.
+
+    Made by :func:`check_gradient` and :func:`check_fixture`; the core writes it, this
+    class reads it. ``to_json()`` is the document ``receipt.schema.json`` describes
+    (see :func:`receipt_schema`).
+
+    Attributes
+    ----------
+    verdict : str
+        ``"verified"`` (every direction smooth, agreeing to tolerance, Taylor slope
+        confirming), ``"not-verified"`` (some smooth direction disagrees) or ``"refused"``
+        (some direction crosses an event or grazes: smooth differences cannot judge it).
+    why : str
+        The verdict's reason, in words.
+    objective : dict
+        ``name``, ``units``, ``description``, ``route``, ``integrator``, ``tolerances``
+        (a list of [name, value] pairs): what was certified against, and how the gradient
+        was produced.
+    x, gradient : numpy.ndarray
+        The point and the claimed gradient, shape (n,).
+    directions : tuple of CheckDirection
+        Per direction: the probe sweep, the classification and the Taylor slope.
+    max_error, median_error : float
+        Over the directions' best errors (NaN when no direction had a smooth probe).
+    evaluations : int
+        Objective evaluations spent.
+    options : dict
+        The check's options as the core used them.
+    environment : dict
+        ``core_version``, ``target`` and ``extra`` ([key, value] pairs, see
+        :func:`environment`).
+    """
+
+    def __init__(self, document: str, summary: str) -> None:
+        """From the core's receipt document (JSON text) and its one-line summary."""
+        d = json.loads(document)
+        self._dict: Dict[str, Any] = d
+        self._summary = summary
+        report = d["report"]
+        self.schema: str = d["schema"]
+        self.verdict: str = report["verdict"]
+        self.why: str = report["why"]
+        self.objective: Dict[str, Any] = d["objective"]
+        self.x: Any = frozen(floats(d["x"]), "float64")
+        self.gradient: Any = frozen(floats(d["gradient"]), "float64")
+        self.directions: Tuple[CheckDirection, ...] = tuple(CheckDirection._from_core(r) for r in report["directions"])
+        self.max_error: float = math.nan if report["max_error"] is None else report["max_error"]
+        self.median_error: float = math.nan if report["median_error"] is None else report["median_error"]
+        self.evaluations: int = report["evaluations"]
+        self.options: Dict[str, Any] = report["options"]
+        self.environment: Dict[str, Any] = d["environment"]
+
+    @property
+    def verified(self) -> bool:
+        """The verdict is ``"verified"``."""
+        return self.verdict == "verified"
+
+    def summary(self) -> str:
+        """One line: the objective, the verdict, why, and the errors (the core's text)."""
+        return self._summary
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The receipt document as plain Python types (non-finite numbers as None)."""
+        out: Dict[str, Any] = json.loads(json.dumps(self._dict))
+        return out
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The receipt document as JSON text (UTF-8 characters kept as they are)."""
+        return json.dumps(self._dict, indent=indent, allow_nan=False, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        name = self.objective["name"] or "unnamed objective"
+        return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
+                f"max error {self.max_error:.2e})")
