@@ -495,7 +495,11 @@ def _quadruped(args: argparse.Namespace) -> int:
         "the rigid run (information only), modes = contact-mode changes.",
         "gradient accuracy (one-period Jacobian of the trunk's final state in z0, xdot0, kp): tan err = tangent "
         "against probe-stable central differences, 1e-4 err = differences at a 1e-4 probe against the same, conv "
-        "err / ref err = against the dt/refinement scheme (--converged), cert = probe-stable reference columns.",
+        "err = against the law converged in dt (--converged: central differences at dt/refinement, of an "
+        "event-located run for the penalty law, so they carry the force's jump at touchdown), spread = that "
+        "reference against dt/(2 refinement), loc err = the event-located run's own tangent against it, ref err = "
+        "the fixed-step tangent at dt/refinement against it, cert / ccert = probe-stable reference columns at dt / "
+        "converged; a reference that is not certified says why below the table.",
         "",
         q.format_table(),
         "",
