@@ -26,6 +26,7 @@ __all__ = [
     "NonFinite",
     "HiddenState",
     "TwoEventsInOneStep",
+    "EventsInAdjacentSteps",
     "ProbeDependent",
     "ContactSolveFailed",
     "Unstable",
@@ -60,6 +61,7 @@ __all__ = [
     "MODE_NAMES",
     "FOOT_NAMES",
     "hybrid_jacobian",
+    "step_jacobian",
     "check_gradient",
     "check_fixture",
     "conditioning",
@@ -166,6 +168,7 @@ class StepTooSmall(FerroError): ...
 class NonFinite(FerroError): ...
 class HiddenState(FerroError): ...
 class TwoEventsInOneStep(FerroError): ...
+class EventsInAdjacentSteps(FerroError): ...
 class ProbeDependent(FerroError): ...
 class ContactSolveFailed(FerroError): ...
 class Unstable(FerroError): ...
@@ -273,6 +276,22 @@ def hybrid_jacobian(
     mode: int = 0,
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
+
+class _StepHybrid(_Hybrid):
+    split_residual: float
+
+# The black-box driver: step(x, dt) -> x, guards g(x) -> float, resets (none, or one callable
+# or None per guard) R(x) -> x; called back with the GIL held.
+def step_jacobian(
+    step: Callable[[_F64, float], Any],
+    x0: Any,
+    t0: float,
+    t1: float,
+    guards: Sequence[Callable[[_F64], float]] = ...,
+    resets: Sequence[Optional[Callable[[_F64], Any]]] = ...,
+    name: Optional[str] = None,
+    options: Optional[dict[str, Any]] = None,  # the core's StepOptions
+) -> _StepHybrid: ...
 
 # objective: the core's ObjectiveInfo {"name", "units", "description", "route", "integrator": str,
 # "tolerances": [(str, float)]}; options: the core's CheckOptions.

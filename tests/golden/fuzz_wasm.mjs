@@ -32,7 +32,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261129) >>> 0;
 // to parse before the core sees it (serde_json's message, still a plain Error).
 const KINDS = new Set([
   "InvalidParameter", "StepDoesNotDivide", "TooManySteps", "NoImpact", "Grazing",
-  "StepSizeUnderflow", "StepTooSmall", "NonFinite", "HiddenState", "TwoEventsInOneStep", "ProbeDependent",
+  "StepSizeUnderflow", "StepTooSmall", "NonFinite", "HiddenState", "TwoEventsInOneStep", "EventsInAdjacentSteps",
+  "ProbeDependent",
   "Scenario", "ContactSolveFailed", "Unstable", "Error",
 ]);
 
