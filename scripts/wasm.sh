@@ -24,7 +24,26 @@ for tool in "$WASM_CARGO" "$WASM_RUSTC" "$WASM_LINKER" wasm-bindgen; do
     command -v "$tool" >/dev/null 2>&1 || { echo "wasm: $tool not found; run 'make bootstrap'" >&2; exit 1; }
 done
 
+# The shared cache is keyed by crate, not by checkout: cargo names a workspace crate's artefacts
+# by its path relative to the workspace, so every clone maps onto the same ones, and it decides
+# freshness by comparing the sources' modification times with the cache's. A clone whose files are
+# older than another clone's last build would get that clone's wasm back. So when the cache last
+# built another checkout, mark our two crates changed (touch their roots; dependencies and std stay
+# cached). The cache records which checkout it built last; the check, the build and the record
+# hold one lock, so two checkouts building at once cannot interleave them.
+if [ "$WASM_BUILD_DIR" != "$WASM_TARGET_DIR" ]; then
+    mkdir -p "$WASM_BUILD_DIR"
+    exec 9>"$WASM_BUILD_DIR/.checkout.lock"
+    flock 9
+    if [ "$(cat "$WASM_BUILD_DIR/.last-checkout" 2>/dev/null || true)" != "$ROOT" ]; then
+        touch crates/ferromotion-core/src/lib.rs crates/ferromotion-wasm/src/lib.rs
+    fi
+fi
 wasm_cargo build
+if [ "$WASM_BUILD_DIR" != "$WASM_TARGET_DIR" ]; then
+    echo "$ROOT" > "$WASM_BUILD_DIR/.last-checkout"
+    exec 9>&-
+fi
 
 WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/ferromotion_wasm.wasm"
 wasm-bindgen --target web --out-dir web/pkg "$WASM"

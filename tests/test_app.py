@@ -3,6 +3,8 @@ the core's bench. (tests/test_app_in_chromium.py serves it and drives it in a br
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pn = pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
@@ -12,6 +14,11 @@ from bokeh.document import Document  # noqa: E402
 import ferromotion as fm  # noqa: E402
 from ferromotion.app import BenchApp, blame_html, create_app, readouts_html  # noqa: E402
 from ferromotion.plot import BAND_NAME, MARK_NAME  # noqa: E402
+
+
+def untimed(html: str) -> str:
+    """Readouts with their wall times blanked (measured anew by every bench)."""
+    return re.sub(r"(?:&lt; |< )?\d[\d.,]* (?:µs|ms|s)\b", "<wall>", html)
 
 
 def test_create_app_builds_without_a_server() -> None:
@@ -26,7 +33,9 @@ def test_create_app_builds_without_a_server() -> None:
 def test_initial_readouts_come_from_the_bench() -> None:
     a = BenchApp(k=1e6)
     r = fm.Workbench(k=1e6).readout()
-    assert a.readouts.object == readouts_html(r)
+    # The same readouts, except the wall times: each bench measures its own.
+    assert untimed(a.readouts.object) == untimed(readouts_html(r))
+    assert "evals · " in a.readouts.object
     assert a.blame.object == blame_html(r)
     assert "WRONG SIGN" in a.readouts.object and "k = 1.00e+06 N/m" in a.readouts.object
     assert a.status.object == "status: ok"
@@ -58,6 +67,24 @@ def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
     assert "rtol = 1e-06, events on" in a.readouts.object
     a.tolerance_switch.value = False
     assert "<td>off</td>" in a.readouts.object
+
+
+def test_the_jacobian_select_switches_events_on_and_reaches_the_core() -> None:
+    a = BenchApp(k=1e6)
+    a.tolerance_switch.value = True
+    a.rtol.value = 1e-6
+    assert not a.events.value
+    a.jacobian.value = "forward"
+    # Forward needs events: the app switches them on and holds the checkbox, never a refusal.
+    assert a.events.value and a.events.disabled and "need the contact switches located" in a.jacobian_note.object
+    assert a.status.object == "status: ok"
+    c = a.workbench.config()
+    assert (c["jacobian"], c["events"]) == ("forward", True)
+    r = fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True, jacobian="forward")
+    assert f"{r.force_evals:,} evals · " in a.readouts.object and "over 1 rollout " in a.readouts.object
+    assert "forward sensitivities" in a.readouts.object
+    a.jacobian.value = "richardson"
+    assert not a.events.disabled and a.workbench.config()["jacobian"] == "richardson"
 
 
 def test_a_refused_setting_shows_in_the_status_line() -> None:

@@ -259,7 +259,7 @@ def test_sweep_to_dict_and_json(drop: fm.Drop) -> None:
     assert d == s.to_dict()
     assert len(d["rows"]) == 5
     assert d["drop"] == drop.to_dict()
-    assert d["tolerance"] == {"rtol": _core.DEFAULTS["tolerance"]["rtol"], "events": False}
+    assert d["tolerance"] == {"rtol": _core.DEFAULTS["tolerance"]["rtol"], "events": False, "jacobian": "richardson"}
     assert d["exponent"]["points"] == 3
     assert d["rows"][0]["fixed"]["jacobian"] == s.jacobian[0].ravel().tolist()
     assert d["rows"][0]["blame"]["integrator_share"] == s.blame.integrator_share[0]  # type: ignore[union-attr]

@@ -146,12 +146,23 @@ def test_python_panel(browser, lab):  # noqa: F811
             assert printed(page, f"repr({expr})") == repr(native), expr
         assert printed(page, "type(fm.fixed(fm.Drop(), 1e6).jacobian).__name__") == "list"  # no numpy here
 
+        # The tolerance route's gradient method reaches the wasm sweep (issue 13): the native
+        # rows; the wall times are measured in the page, so only their presence is compared.
+        f = fm.sweep(fm.Drop(), k=[1e6], tolerance=1e-6, events=True, jacobian="forward")
+        got = printed(page, "(lambda s: (s.tolerance.jacobian[0], s.tolerance.force_evals, s.tolerance.rollouts, "
+                            "s.tolerance.wall_s[0] >= 0, s.to_dict()['tolerance']))"
+                            "(fm.sweep(fm.Drop(), k=[1e6], tolerance=1e-6, events=True, jacobian='forward'))")
+        assert got == (f.tolerance.jacobian[0].tolist(), f.tolerance.force_evals.tolist(),
+                       f.tolerance.rollouts.tolist(), True, f.to_dict()["tolerance"])
+
         # Errors: the same FerroError subclasses with the same messages.
         for expr, call in [
             ("fm.Drop(height=100.0)", lambda: fm.Drop(height=100.0)),
             ("fm.fixed(fm.Drop(), k=1e6, dt=3e-4)", lambda: fm.fixed(fm.Drop(), k=1e6, dt=3e-4)),
             ("fm.fixed(fm.Drop(), k=-1.0)", lambda: fm.fixed(fm.Drop(), k=-1.0)),
             ("fm.time_of_impact_term(fm.Drop(), -1.0)", lambda: fm.time_of_impact_term(fm.Drop(), -1.0)),
+            ("fm.sweep(fm.Drop(), [1e6], tolerance=1e-6, jacobian='forward')",
+             lambda: fm.sweep(fm.Drop(), [1e6], tolerance=1e-6, jacobian="forward")),
         ]:
             with pytest.raises(fm.FerroError) as native:
                 call()

@@ -377,7 +377,7 @@ def test_slow_columns_stop_and_then_equal_the_core(page: Page, lab: str) -> None
     check_native(report, python.result(timeout=300))
     check_table(page, report)
     check_verdict(page, report)
-    assert "Read the converged column with its caveats" in page.locator("#quad-verdict-gradient").inner_text()
+    assert "Read the converged column against its reference" in page.locator("#quad-verdict-gradient").inner_text()
     expect(page.locator("#quad-converged")).to_be_hidden()
     expect(page.locator("#quad-cancel")).to_be_hidden()
     assert page.locator("#quadruped").get_attribute("aria-busy") == "false"

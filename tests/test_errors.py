@@ -22,6 +22,7 @@ VARIANTS = [
     "NonFinite",
     "HiddenState",
     "TwoEventsInOneStep",
+    "EventsInAdjacentSteps",
     "ProbeDependent",
     "ContactSolveFailed",
     "Unstable",
@@ -133,6 +134,16 @@ CASES = [
                                    probe_rtol=0.0, graze_speed=1e-6),
         fm.TwoEventsInOneStep,
         "two events in one step",
+    ),
+    (
+        "hybrid: events in adjacent steps (a step function)",
+        # Guards at the heights the drop passes at 0.3195 s and 0.3205 s: adjacent 1 ms steps.
+        lambda: fm.hybrid_jacobian(
+            fm.StepFunction(lambda x, dt: [x[0] + x[1] * dt - 4.905 * dt * dt, x[1] - 9.81 * dt],
+                            guards=[lambda x: x[0] - (1 - 4.905 * 0.3195**2), lambda x: x[0] - (1 - 4.905 * 0.3205**2)]),
+            [1.0, 0.0], 0.0, 0.4),
+        fm.EventsInAdjacentSteps,
+        "events in adjacent steps at t = 0.319",
     ),
     (
         "hybrid: probe-dependent (a Python system)",

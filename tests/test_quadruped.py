@@ -17,7 +17,8 @@ from gil import assert_gil_released
 COLUMNS = {
     "label", "law", "stiffness", "penetration", "creep", "contact_work", "energy_change", "converged_distance",
     "distance_to_rigid", "mode_changes", "tangent_error", "typical_probe_error", "converged_error",
-    "refined_tangent_error", "certified_columns", "failed",
+    "converged_spread", "converged_tangent_error", "refined_tangent_error", "certified_columns",
+    "converged_certified_columns", "failed",
 }
 
 
@@ -55,8 +56,11 @@ def test_table_columns(report: fm.QuadrupedReport) -> None:
     assert t["creep"][1] == law.forward["max_creep"]
     assert t["energy_change"][1] == law.forward["energy_end"] - law.forward["energy_start"]
     assert t["mode_changes"][1] == law.modes["total"] and t["tangent_error"][1] == law.gradient["tangent_error"]
+    # A certified reference column has no failure to explain.
+    assert all(c["certified"] and c["failure"] is None for c in law.gradient["reference"])
     # Not computed without converged_gradient: NaN, never 0.
     assert np.isnan(t["converged_error"]).all() and np.isnan(t["refined_tangent_error"]).all()
+    assert np.isnan(t["converged_spread"]).all() and (t["converged_certified_columns"] == -1).all()
 
 
 def test_a_failed_law_is_reported_not_raised(report: fm.QuadrupedReport) -> None:

@@ -19,7 +19,8 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``sweep``: :func:`sweep`, :class:`Sweep`, :class:`SweepGrid` (``lab/sweep.rs``)
 - ``workbench``: :class:`Workbench`, the browser lab's controls (``lab/workbench.rs``)
 - ``descent``: :func:`descent`, :class:`Arm`, :class:`Descent` (``experiments/descent.rs``)
-- ``hybrid``: :func:`hybrid_jacobian` and the shipped systems (``experiments/hybrid.rs``)
+- ``hybrid``: :func:`hybrid_jacobian`, the shipped systems and :class:`StepFunction` (a black-box
+  step) (``experiments/hybrid.rs``, ``experiments/hybrid/black_box.rs``)
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (``experiments/quadruped/``)
@@ -41,6 +42,7 @@ from __future__ import annotations
 from . import _core
 from ._core import (
     ContactSolveFailed,
+    EventsInAdjacentSteps,
     FerroError,
     Grazing,
     HiddenState,
@@ -65,8 +67,8 @@ from .readouts import (Blame, Fit, Refinement, blame, contact_share_exponent, di
 from .sweep import Sweep, SweepBlame, SweepGrid, SweepRoute, sweep
 from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
-from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, WarmStartedDrop,
-    hybrid_jacobian)
+from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
+    WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, Receipt, check_fixture, check_gradient,
     conditioning, environment, receipt_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
@@ -99,6 +101,7 @@ __all__ = [
     "equal_budget",
     "environment",
     "evaluate",
+    "EventsInAdjacentSteps",
     "exact",
     "FerroError",
     "Fit",
@@ -136,6 +139,7 @@ __all__ = [
     "SlopeBall",
     "standard_arms",
     "StepDoesNotDivide",
+    "StepFunction",
     "StepSizeUnderflow",
     "StepTooSmall",
     "step_stability",

@@ -29,8 +29,8 @@ def defaults() -> Dict[str, Any]:
 
     Keys: ``drop`` (the six fields of :class:`Drop`), ``dt``, ``k``, ``tolerance`` (rtol,
     atol, events, eps, max_steps), ``max_steps``, ``locate``, ``graze_speed``, ``root_rtol``,
-    ``max_events``, ``exponent_range``, ``lands_below``, ``descent``, ``check``, ``hybrid``
-    and ``quadruped`` (the experiment's configuration, ``robot`` included).
+    ``max_events``, ``exponent_range``, ``lands_below``, ``descent``, ``check``, ``hybrid``,
+    ``hybrid_step`` (:class:`StepFunction`'s options) and ``quadruped`` (the experiment's configuration, ``robot`` included).
 
     Examples
     --------

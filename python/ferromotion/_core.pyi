@@ -26,6 +26,7 @@ __all__ = [
     "NonFinite",
     "HiddenState",
     "TwoEventsInOneStep",
+    "EventsInAdjacentSteps",
     "ProbeDependent",
     "ContactSolveFailed",
     "Unstable",
@@ -60,6 +61,7 @@ __all__ = [
     "MODE_NAMES",
     "FOOT_NAMES",
     "hybrid_jacobian",
+    "step_jacobian",
     "check_gradient",
     "check_fixture",
     "conditioning",
@@ -136,7 +138,7 @@ class _WorkbenchConfig(TypedDict):
     base_dt: float
     dt_divisor: int
     tolerance: bool
-    tolerance_options: dict[str, Any]  # rtol, atol, events, eps, max_steps
+    tolerance_options: dict[str, Any]  # rtol, atol, events, eps, max_steps, min_step, jacobian
 
 class _ArmLike(Protocol):
     # route: "exact", "fixed", "tolerance", "corrected" or "central_differences"
@@ -166,6 +168,7 @@ class StepTooSmall(FerroError): ...
 class NonFinite(FerroError): ...
 class HiddenState(FerroError): ...
 class TwoEventsInOneStep(FerroError): ...
+class EventsInAdjacentSteps(FerroError): ...
 class ProbeDependent(FerroError): ...
 class ContactSolveFailed(FerroError): ...
 class Unstable(FerroError): ...
@@ -223,7 +226,8 @@ class Workbench:
     def set_k(self, k: float) -> None: ...
     def set_log10_k(self, log10_k: float) -> None: ...
     def set_dt_divisor(self, divisor: int) -> None: ...
-    def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None: ...
+    def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None,
+                      jacobian: Optional[str] = None) -> None: ...
     def config(self) -> _WorkbenchConfig: ...
     def dt(self) -> float: ...
     def readout(self) -> dict[str, Any]: ...
@@ -272,6 +276,22 @@ def hybrid_jacobian(
     mode: int = 0,
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
+
+class _StepHybrid(_Hybrid):
+    split_residual: float
+
+# The black-box driver: step(x, dt) -> x, guards g(x) -> float, resets (none, or one callable
+# or None per guard) R(x) -> x; called back with the GIL held.
+def step_jacobian(
+    step: Callable[[_F64, float], Any],
+    x0: Any,
+    t0: float,
+    t1: float,
+    guards: Sequence[Callable[[_F64], float]] = ...,
+    resets: Sequence[Optional[Callable[[_F64], Any]]] = ...,
+    name: Optional[str] = None,
+    options: Optional[dict[str, Any]] = None,  # the core's StepOptions
+) -> _StepHybrid: ...
 
 # objective: the core's ObjectiveInfo {"name", "units", "description", "route", "integrator": str,
 # "tolerances": [(str, float)]}; options: the core's CheckOptions.

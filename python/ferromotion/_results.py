@@ -306,7 +306,7 @@ class Blame(Json):
 #: A sweep route's columns, one entry per stiffness (``SweepRoute``'s attributes).
 ROUTE_COLUMNS: Tuple[str, ...] = (
     "state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0", "right_sign",
-    "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "probe_dependent")
+    "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "wall_s", "probe_dependent")
 #: The blame split's columns (``SweepBlame``'s attributes).
 BLAME_COLUMNS: Tuple[str, ...] = (
     "integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor", "contact_below_floor")
@@ -333,6 +333,10 @@ class SweepRoute:
         bool: dv(T)/dy0 has the sign of the exact answer's.
     steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
         Cost counters (uint64).
+    wall_s : numpy.ndarray
+        Wall time of each route call (its state and Jacobian), s: one measurement where the
+        route ran (natively with the rows in parallel; in the lab with ``performance.now()``),
+        for reading, never for asserting (NaN where nothing was timed).
     probe_dependent : numpy.ndarray
         bool: the tolerance route's two probe sizes disagree.
     """
@@ -351,6 +355,7 @@ class SweepRoute:
     force_evals: Any
     state_force_evals: Any
     rollouts: Any
+    wall_s: Any
     probe_dependent: Any
 
     def __init__(self, columns: Mapping[str, Any]) -> None:
@@ -376,6 +381,7 @@ class SweepRoute:
         for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
             cols[name] = [int(x[name]) for x in c]
         cols["probe_dependent"] = [bool(r["probe_dependent"]) for r in rows]
+        cols["wall_s"] = [float("nan") if r.get("wall_s") is None else float(r["wall_s"]) for r in rows]
         return cls({name: cols[name] for name in ROUTE_COLUMNS})
 
     def __len__(self) -> int:
@@ -432,6 +438,7 @@ class SweepResult(Json):
     tolerance_cost_ratio: Any
     _rtol: Optional[float]
     _events: bool
+    _jacobian: str
     # The package's FerroError and InvalidParameter classes.
     _errors: Tuple[Type[Exception], Type[Exception]]
 
@@ -560,7 +567,8 @@ class SweepResult(Json):
         return {
             "drop": self.drop.to_dict(),
             "dt": d["dt"],
-            "tolerance": None if self._rtol is None else {"rtol": self._rtol, "events": self._events},
+            "tolerance": (None if self._rtol is None
+                          else {"rtol": self._rtol, "events": self._events, "jacobian": self._jacobian}),
             "corrected": self.corrected is not None,
             "blame": self.blame is not None,
             "exact": d["exact"],
@@ -576,7 +584,8 @@ class SweepResult(Json):
         n = len(self)
         if n == 0:
             return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
-        routes = "fixed" + ("" if self.tolerance is None else f" + tolerance (rtol = {self._rtol:g})")
+        routes = "fixed" + ("" if self.tolerance is None
+                            else f" + tolerance (rtol = {self._rtol:g}, jacobian = {self._jacobian})")
         routes += "" if self.corrected is None else " + corrected"
         wrong = sum(not s for s in self.right_sign)
         return (

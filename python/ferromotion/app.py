@@ -2,7 +2,8 @@
 
 A stiffness slider (k from 1e2 to 1e8 N/m, moving in tenths of a decade), the log-log plot right
 under it (so that on a phone both fit on the first screen), the three step buttons (dt, dt/10,
-dt/100), a switch for the tolerance route (with its rtol and event location), every readout of
+dt/100), a switch for the tolerance route (with its rtol, event location and Jacobian method:
+Richardson central differences or forward sensitivities, which switch event location on), every readout of
 the core's bench and the blame split. The plot shows error against k with the current k marked
 and the wrong-sign band shaded. Everything stretches to the window's width (up to 1000 px).
 Every number comes from :class:`ferromotion.Workbench`; this module only lays them out.
@@ -42,6 +43,9 @@ CURVE_PER_DECADE = 4
 # The tolerance route's rtol choices; the default is the core's (the anchor's 1e-11).
 RTOL_CHOICES = [1e-4, 1e-6, 1e-8, 1e-11]
 DIVISORS = (1, 10, 100)
+# The tolerance route's Jacobian methods (the core's names) as the select shows them.
+JACOBIAN_CHOICES = {"Richardson: central differences of 8 rollouts": "richardson",
+                    "forward sensitivities: 1 rollout (needs events)": "forward"}
 
 
 def require_panel() -> Any:
@@ -67,6 +71,32 @@ def _num(x: Optional[float], digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+def _wall(seconds: Optional[float], resolution: Optional[float]) -> str:
+    """A wall time per Jacobian, two figures (the lab's format); under one clock tick it says so."""
+    if seconds is None:
+        return "not timed"
+    if resolution is not None and seconds < resolution:
+        return f"< {_duration(resolution)}"
+    return _duration(seconds)
+
+
+def _duration(seconds: float) -> str:
+    """Two figures in the unit that reads best, as the lab prints it: 3.1 µs, 0.31 ms, 12 ms, 1.2 s."""
+    ms = seconds * 1e3
+    if ms < 0.01:
+        return f"{ms * 1e3:.2g} µs"
+    if ms < 10:
+        return f"{ms:.2g} ms"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{seconds:.2g} s"
+
+
+def _cost(row: Dict[str, Any], resolution: Optional[float]) -> str:
+    """Force evaluations and wall time per Jacobian: "8,001 evals · 1.9 ms"."""
+    evals = row["cost"]["force_evals"]
+    what = f"{evals:,} evals" if evals else "closed form"
+    return f"{what} · {_wall(row['wall_s'], resolution)}"
+
+
 def _rows(rows: List[Tuple[str, str]]) -> str:
     body = "".join(f"<tr><th scope='row'>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in rows)
     # A live region: screen readers announce the readouts when they change.
@@ -90,6 +120,7 @@ def readouts_html(r: Dict[str, Any]) -> str:
     """The bench's readouts (a ``Workbench.readout()`` dict) as an HTML table."""
     ex, fx, co = r["exact"], r["fixed"], r["corrected"]
     fe = fx["errors"]
+    tick = r["wall_resolution_s"]
     rows = [
         ("setting", f"k = {r['k']:.2e} N/m, dt = {r['dt']:.0e} s, k·dt²/m = {_num(r['k_dt2'])}"),
         ("forward error (fixed)", f"|dy| = {_num(fe['dy'])} m (beside it |dv| = {_num(fe['dv'])} m/s)"),
@@ -100,10 +131,10 @@ def readouts_html(r: Dict[str, Any]) -> str:
                                 f"{r['exponent']['points']} points, k = 1e4..1e8 at dt = {r['dt']:.0e} s)"),
         ("dt refinement", f"×{r['refinement']['ratio_10']:#.3g} at dt/10, ×{r['refinement']['ratio_100']:#.3g} "
                           f"at dt/100 (against dt = {r['refinement']['base_dt']:.0e} s)"),
-        ("cost (fixed)", f"{fx['cost']['steps']} steps, {fx['cost']['force_evals']} force evaluations, "
+        ("cost (fixed)", f"{fx['cost']['steps']} steps, {_cost(fx, tick)} per Jacobian, "
                          f"{fx['cost']['rollouts']} rollout"),
-        ("corrected route", _route_line("corrected", co) + f"; {co['cost']['force_evals']} force evaluations"),
-        ("flow (continuous penalty)", _route_line("flow", r["flow"])),
+        ("corrected route", _route_line("corrected", co) + f"; {_cost(co, tick)}"),
+        ("flow (continuous penalty)", _route_line("flow", r["flow"]) + f"; {_cost(r['flow'], tick)}"),
     ]
     t = r["tolerance"]
     if t is None:
@@ -114,9 +145,13 @@ def readouts_html(r: Dict[str, Any]) -> str:
             flags.append("<strong>PROBE-DEPENDENT</strong>")
         flags.append("lands on the exact answer" if t["lands"] else "does not land on the exact answer")
         rows.append(("tolerance route", _route_line("tolerance", t)))
-        rows.append(("tolerance cost", f"{t['cost']['force_evals']} force evaluations over {t['cost']['rollouts']} "
-                                       f"rollouts = {t['cost_ratio']:.2f}× the fixed route's at the base dt "
-                                       f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}); "
+        method = ("forward sensitivities" if t["jacobian_method"] == "forward"
+                  else "Richardson central differences")
+        rollouts = t["cost"]["rollouts"]
+        rows.append(("tolerance cost", f"{_cost(t, tick)} per Jacobian over {rollouts} "
+                                       f"rollout{'s' if rollouts != 1 else ''} = {t['cost_ratio']:.2f}× the fixed "
+                                       f"route's evaluations at the base dt "
+                                       f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}, {method}); "
                                        + "; ".join(flags)))
     e_k = r["restitution_at_k"]
     rows += [
@@ -182,6 +217,11 @@ class BenchApp:
         self.rtol = pn.widgets.Select(**_label(pn, "rtol"), options={f"{x:g}": x for x in RTOL_CHOICES},
                                       value=DEFAULTS["tolerance"]["rtol"], width=110)
         self.events = pn.widgets.Checkbox(**_label(pn, "stop at the contact switches (events)"), value=False)
+        self.jacobian = pn.widgets.Select(**_label(pn, "Jacobian"), options=JACOBIAN_CHOICES,
+                                          value=DEFAULTS["tolerance"]["jacobian"], width=300)
+        # Forward sensitivities need located switches: choosing them switches events on and
+        # holds the checkbox there (the core refuses forward without events).
+        self.jacobian_note = pn.pane.Markdown("", sizing_mode="stretch_width", margin=(0, 10))
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.readouts = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
         self.blame = pn.pane.HTML("", sizing_mode="stretch_width", stylesheets=[_CSS])
@@ -191,6 +231,7 @@ class BenchApp:
         self.tolerance_switch.param.watch(self._on_controls, "value")
         self.rtol.param.watch(self._on_controls, "value")
         self.events.param.watch(self._on_controls, "value")
+        self.jacobian.param.watch(self._on_jacobian, "value")
         # Slider, then the plot it moves, then the other controls: on a 375 px phone the plot's
         # top half is on the first screen with the slider. Rows wrap instead of overflowing.
         self.layout = pn.Column(
@@ -204,8 +245,9 @@ class BenchApp:
             self.plot,
             pn.FlexBox(pn.pane.Markdown("**fixed step**", width=90), self.dt_buttons,
                        flex_wrap="wrap", align_items="center", sizing_mode="stretch_width"),
-            pn.FlexBox(self.tolerance_switch, self.rtol, self.events,
+            pn.FlexBox(self.tolerance_switch, self.rtol, self.jacobian, self.events,
                        flex_wrap="wrap", align_items="center", sizing_mode="stretch_width"),
+            self.jacobian_note,
             self.status,
             pn.pane.Markdown("### Readouts"),
             self.readouts,
@@ -224,7 +266,7 @@ class BenchApp:
     def _curve_figure(self) -> Any:
         """The plot at the current step and tolerance setting (cached: it does not depend on k)."""
         c = self.workbench.config()
-        key = (c["dt"], c["tolerance"], c["rtol"], c["events"])
+        key = (c["dt"], c["tolerance"], c["rtol"], c["events"], c["jacobian"])
         if key not in self._curves:
             s = self.workbench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
             fig = s.plot(mark_k=self.workbench.k, height=PLOT_HEIGHT)
@@ -250,7 +292,8 @@ class BenchApp:
         try:
             self.workbench.set_log10_k(self.slider.value)
             self.workbench.set_dt_divisor(self._dt_labels[self.dt_buttons.value])
-            self.workbench.set_tolerance(self.tolerance_switch.value, rtol=self.rtol.value, events=self.events.value)
+            self.workbench.set_tolerance(self.tolerance_switch.value, rtol=self.rtol.value, events=self.events.value,
+                                         jacobian=self.jacobian.value)
             self._refresh(new_plot=True)
         except fm.FerroError as e:
             self._show_error(e)
@@ -264,6 +307,16 @@ class BenchApp:
 
     def _on_controls(self, event: Any) -> None:
         self._apply_controls()
+
+    def _on_jacobian(self, event: Any) -> None:
+        forward = event.new == "forward"
+        self.events.disabled = forward
+        self.jacobian_note.object = ("Forward sensitivities need the contact switches located: event location is "
+                                     "on while they are chosen." if forward else "")
+        if forward and not self.events.value:
+            self.events.value = True  # applies the controls through its own watcher
+        else:
+            self._apply_controls()
 
 
 def create_app(drop: Optional[fm.Drop] = None, *, k: float = 1e6, dt: float = DEFAULTS["dt"]) -> Any:

@@ -2,8 +2,9 @@
 
 - ``ferromotion audit`` runs the sweep over stiffness and prints, per k, how far the fixed
   step's answer and gradient land from the rigid reference, whether dv(T)/dy0 has the right
-  sign, what the tolerance route gets and costs, what the corrected route gets, and whose
-  fault the fixed route's error is; then the fitted divergence exponent. ``--json`` and
+  sign, what the tolerance route gets and costs (force evaluations and wall time per Jacobian,
+  its Jacobian by ``--jacobian richardson`` or ``forward``), what the corrected route gets, and
+  whose fault the fixed route's error is; then the fitted divergence exponent. ``--json`` and
   ``--csv`` give the same numbers for machines.
 - ``ferromotion descent`` runs gradient descent through one impact with each gradient arm
   and prints the per-arm table (``--json`` for everything, paths and landscape included).
@@ -81,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Sweep the penalty stiffness k and compare the fixed-step route (semi-implicit Euler with "
             "a forward-mode tangent, what autodiff frameworks return) and the tolerance route "
-            "(Dormand-Prince with central differences) and the corrected route (the fixed step with "
+            "(Dormand-Prince; its Jacobian by central differences or forward sensitivities) and the corrected route (the fixed step with "
             "the contact switches located inside their steps) with the rigid exact answer; split the fixed "
             "route's error into integrator and contact-model shares; fit the divergence exponent of "
             "the gradient error on the stiffnesses in [1e4, 1e8] N/m. The drop is the default one: "
@@ -103,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="relative tolerance of the tolerance route (default: %(default)g)")
     audit.add_argument("--events", action="store_true",
                        help="the tolerance route stops its rollouts at the contact switches")
+    audit.add_argument("--jacobian", choices=("richardson", "forward"), default=DEFAULTS["tolerance"]["jacobian"],
+                       help="how the tolerance route gets its Jacobian: central differences of 8 rollouts "
+                            "(richardson) or forward sensitivities along one rollout (forward; needs --events, "
+                            "refused without it) (default: %(default)s)")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
     audit.add_argument("--budget", type=_positive_int, default=None, metavar="EVALS",
                        help="also print every route at this force-evaluation budget (a multiple of 4) at "
@@ -256,14 +261,32 @@ def _grid_size(text: str) -> int:
 
 def _run_sweep(args: argparse.Namespace) -> fm.Sweep:
     ks = fm.log_grid(math.log10(args.k_min or 1e2), math.log10(args.k_max or 1e8), args.per_decade)
-    return fm.sweep(fm.Drop(), ks, args.dt, tolerance=args.rtol, events=args.events, corrected=True,
-                    blame=True, quiet=args.quiet)
+    return fm.sweep(fm.Drop(), ks, args.dt, tolerance=args.rtol, events=args.events, jacobian=args.jacobian,
+                    corrected=True, blame=True, quiet=args.quiet)
 
 
 def _cost_ratio(s: fm.Sweep) -> List[float]:
     """Force evaluations of the tolerance route's Jacobian over the fixed route's (the core's ratio)."""
     assert s.tolerance_cost_ratio is not None
     return [float(x) for x in s.tolerance_cost_ratio]
+
+
+def _wall(seconds: float) -> str:
+    """A wall time as the lab prints it (two figures): 1.9 ms, 0.31 ms, 12 ms, 1.2 s."""
+    if not math.isfinite(seconds):
+        return "n/a"
+    ms = seconds * 1e3
+    if ms < 0.01:
+        return f"{ms * 1e3:.2g} us"
+    if ms >= 1000:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
+def _cost(evals: int, seconds: float) -> str:
+    """Force evaluations and wall time per Jacobian: "8,001 in 1.9 ms" (ASCII, like the rest of
+    the table)."""
+    return f"{evals:,} in {_wall(seconds)}"
 
 
 def _share(value: float, below_floor: bool, floor: float) -> str:
@@ -274,12 +297,13 @@ def _sign(right: bool) -> str:
     return "" if right else " WRONG SIGN"
 
 
-def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
+def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
     assert s.tolerance is not None and s.corrected is not None and s.blame is not None
     t, c, b, d = s.tolerance, s.corrected, s.blame, s.drop
     ratio = _cost_ratio(s)
-    header = ["k (N/m)", "forward error", "grad. error", "dv(T)/dy0 sign", "tolerance grad. error",
-              "tol./fixed evals", "corrected grad. error", "integrator share", "contact share"]
+    header = ["k (N/m)", "forward error", "grad. error", "dv(T)/dy0 sign", "fixed evals in wall",
+              "tolerance grad. error", "tol. evals in wall", "tol./fixed evals", "corrected grad. error",
+              "integrator share", "contact share"]
     rows: List[List[str]] = []
     # The core's verdict per k: is the fixed step stable in contact at this dt?
     stability = [fm.step_stability(d, float(k), s.dt) for k in s.k]
@@ -290,7 +314,9 @@ def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
             f"{s.forward_error[i]:.3e} {s.forward_unit[i]}",
             f"{s.gradient_error[i]:.3e}",
             "RIGHT SIGN" if s.right_sign[i] else "WRONG SIGN",
+            _cost(int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i])),
             f"{t.gradient_error[i]:.3e}{flag}" + _sign(bool(t.right_sign[i])),
+            _cost(int(t.force_evals[i]), float(t.wall_s[i])),
             f"{ratio[i]:.2f}x",
             f"{c.gradient_error[i]:.3e}" + _sign(bool(c.right_sign[i])),
             _share(b.integrator_share[i], bool(b.integrator_below_floor[i]), b.noise_floor[i]),
@@ -301,9 +327,13 @@ def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
         f"ferromotion audit: drop from h = {d.height:g} m at v0 = {d.velocity:g} m/s, T = {d.t_final:g} s, "
         f"zeta = {d.zeta:g}, g = {d.gravity:g} m/s^2, m = {d.mass:g} kg",
         f"fixed step dt = {s.dt:g} s; tolerance route rtol = {rtol:g}"
-        f"{' with' if events else ' without'} event location. Errors are against the rigid exact answer;",
+        f"{' with' if events else ' without'} event location, its Jacobian "
+        + ("by forward sensitivities along 1 rollout" if jacobian == "forward"
+           else "by Richardson central differences of 8 rollouts") + ". Errors are against the rigid exact answer;",
         "grad. error = max|J - J_exact| / max|J_exact|; integrator share = max|J_fixed - J_flow|, "
         "contact share = max|J_flow - J_exact| (absolute).",
+        "evals in wall = force evaluations and wall time per Jacobian (one run on this machine, rows in parallel: "
+        "for reading, not for comparing runs).",
         "",
         "  ".join(h.ljust(w) if c == 3 else h.rjust(w) for c, (h, w) in enumerate(zip(header, widths))),
     ]
@@ -335,9 +365,10 @@ def _table(s: fm.Sweep, rtol: float, events: bool) -> str:
 
 _CSV_COLUMNS = [
     "k", "forward_error", "forward_unit", "dy", "dv", "gradient_error", "right_sign", "dv_dy0",
-    "fixed_force_evals", "tolerance_gradient_error", "tolerance_right_sign", "tolerance_force_evals",
-    "tolerance_cost_ratio", "tolerance_probe_dependent", "corrected_gradient_error", "corrected_right_sign",
-    "corrected_force_evals", "integrator_share", "contact_share", "noise_floor",
+    "fixed_force_evals", "fixed_wall_s", "tolerance_gradient_error", "tolerance_right_sign",
+    "tolerance_force_evals", "tolerance_wall_s", "tolerance_cost_ratio", "tolerance_probe_dependent",
+    "corrected_gradient_error", "corrected_right_sign", "corrected_force_evals", "corrected_wall_s",
+    "integrator_share", "contact_share", "noise_floor",
 ]
 
 
@@ -350,10 +381,10 @@ def _csv(s: fm.Sweep) -> None:
     for i in range(len(s)):
         row: List[Any] = [
             s.k[i], s.forward_error[i], s.forward_unit[i], s.dy[i], s.dv[i], s.gradient_error[i],
-            bool(s.right_sign[i]), s.dv_dy0[i], int(s.fixed.force_evals[i]), t.gradient_error[i],
-            bool(t.right_sign[i]), int(t.force_evals[i]), ratio[i], bool(t.probe_dependent[i]),
-            c.gradient_error[i], bool(c.right_sign[i]), int(c.force_evals[i]),
-            b.integrator_share[i], b.contact_share[i], b.noise_floor[i],
+            bool(s.right_sign[i]), s.dv_dy0[i], int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i]),
+            t.gradient_error[i], bool(t.right_sign[i]), int(t.force_evals[i]), float(t.wall_s[i]), ratio[i],
+            bool(t.probe_dependent[i]), c.gradient_error[i], bool(c.right_sign[i]), int(c.force_evals[i]),
+            float(c.wall_s[i]), b.integrator_share[i], b.contact_share[i], b.noise_floor[i],
         ]
         w.writerow([repr(float(x)) if isinstance(x, float) else x for x in row])
 
@@ -383,7 +414,7 @@ def _audit(args: argparse.Namespace) -> int:
     elif args.csv:
         _csv(s)
     else:
-        print(_table(s, args.rtol, args.events))
+        print(_table(s, args.rtol, args.events, args.jacobian))
     if args.budget is not None and not args.json:
         print()
         print(_budget_table(fm.equal_budget(k=1e6, budget=args.budget)))
@@ -495,7 +526,11 @@ def _quadruped(args: argparse.Namespace) -> int:
         "the rigid run (information only), modes = contact-mode changes.",
         "gradient accuracy (one-period Jacobian of the trunk's final state in z0, xdot0, kp): tan err = tangent "
         "against probe-stable central differences, 1e-4 err = differences at a 1e-4 probe against the same, conv "
-        "err / ref err = against the dt/refinement scheme (--converged), cert = probe-stable reference columns.",
+        "err = against the law converged in dt (--converged: central differences at dt/refinement, of an "
+        "event-located run for the penalty law, so they carry the force's jump at touchdown), spread = that "
+        "reference against dt/(2 refinement), loc err = the event-located run's own tangent against it, ref err = "
+        "the fixed-step tangent at dt/refinement against it, cert / ccert = probe-stable reference columns at dt / "
+        "converged; a reference that is not certified says why below the table.",
         "",
         q.format_table(),
         "",

@@ -1,14 +1,15 @@
-"""Jacobians of hybrid systems through their events (core: ``experiments/hybrid.rs``)."""
+"""Jacobians of hybrid systems through their events (core: ``experiments/hybrid.rs``; a
+system known only by its step function: ``experiments/hybrid/black_box.rs``)."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Dict, Protocol, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _core
-from ._common import ArrayLike, DEFAULTS, DROP, Json, float_array, frozen
+from ._common import ArrayLike, DEFAULTS, DROP, InvalidParameter, Json, float_array, frozen
 from .routes import Drop
 
 
@@ -18,6 +19,7 @@ from .routes import Drop
 # hybrid systems' default, so that they bounce like the lab's rigid reference.
 _LIMIT_RESTITUTION: float = _core.limit_restitution(Drop())
 _HYBRID: Dict[str, Any] = DEFAULTS["hybrid"]
+_STEP: Dict[str, Any] = DEFAULTS["hybrid_step"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +130,52 @@ class HybridSystem(Protocol):
 
 
 @dataclasses.dataclass(frozen=True)
+class StepFunction:
+    """A hybrid system known only by its step function (any integrator or simulator step):
+    what :func:`hybrid_jacobian` differentiates by measurement, with no Jacobian from you.
+
+    Parameters
+    ----------
+    step : callable
+        ``step(x, dt) -> x``: x after one step of ``dt`` seconds from ``x`` (a float64 array of
+        shape (n,); return any array-like of shape (n,)). It must depend on (x, dt) alone:
+        this is *measured* (a repeated call must repeat bit for bit, and the split residual
+        ``|step(x0, 2h) - step(step(x0, h), h)|`` must be below 1e-9 relative to
+        max(1, max|x0|) or fall at least 3x when h halves, as an integrator's local error
+        does) and a step with memory is refused with :class:`HiddenState`.
+    guards : sequence of callables, optional
+        ``g(x) -> float``. An event is a guard crossing from > 0 to <= 0 between two step
+        ends; it is located inside the step by root-finding on the sub-step length.
+    resets : sequence of callables or None, optional
+        Empty, or one per guard: ``R(x) -> x`` applied by the driver at that guard's event
+        (for a step function that does not apply it itself, e.g. free flight with the
+        bounce ``(y, -e v)``); None where the step's own law changes at the guard.
+    name : str, optional
+        For messages; default the step's ``__name__``.
+
+    Examples
+    --------
+    >>> import numpy as np, ferromotion as fm
+    >>> def flight(x, dt):                      # free flight, exact over any dt
+    ...     return [x[0] + x[1] * dt - 9.81 * dt * dt / 2, x[1] - 9.81 * dt]
+    >>> e = fm.limit_restitution(fm.Drop())     # 0.632, as fm.exact
+    >>> sys = fm.StepFunction(flight, guards=[lambda x: x[0]], resets=[lambda x: [x[0], -e * x[1]]])
+    >>> s = fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8)
+    >>> bool(np.allclose(s.jacobian, fm.exact(fm.Drop()).jacobian, rtol=1e-6, atol=1e-6)), len(s.events)
+    (True, 1)
+    """
+
+    step: Callable[[np.ndarray, float], Any]
+    guards: Sequence[Callable[[np.ndarray], float]] = ()
+    resets: Sequence[Optional[Callable[[np.ndarray], Any]]] = ()
+    name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "guards", tuple(self.guards))
+        object.__setattr__(self, "resets", tuple(self.resets))
+
+
+@dataclasses.dataclass(frozen=True)
 class HybridEvent(Json):
     """One event on the way.
 
@@ -172,11 +220,16 @@ class HybridSolution(Json):
     events : tuple of HybridEvent
         In order.
     probe_gap : float
-        max |J(dt) - J(dt/2)| (0 when the probe check is off).
+        max |J(dt) - J(dt/2)| (0 when the probe check is off). For a :class:`StepFunction`:
+        the largest max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) over its segments and
+        saltation matrices.
     spectral_radius : float
         Largest |eigenvalue| of J.
     worst_gain : float
         Largest singular value of J (max |J d| over unit d).
+    split_residual : float or None
+        For a :class:`StepFunction`: the measured ``|step(x0, 2h) - step(step(x0, h), h)|``
+        relative to max(1, max|x0|) at h = min(dt, (t1 - t0)/2); None for a declared system.
     """
 
     x: np.ndarray
@@ -186,12 +239,14 @@ class HybridSolution(Json):
     probe_gap: float
     spectral_radius: float = float("nan")
     worst_gain: float = float("nan")
+    split_residual: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types."""
         return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
                 "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
-                "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain}
+                "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain,
+                "split_residual": self.split_residual}
 
     def __repr__(self) -> str:
         rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
@@ -199,22 +254,27 @@ class HybridSolution(Json):
         return f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g})"
 
 
-def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem], x0: ArrayLike,
-                    t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
+def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem, StepFunction],
+                    x0: ArrayLike, t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
                     graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
-                    max_steps: int = _HYBRID["max_steps"]) -> HybridSolution:
+                    max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None) -> HybridSolution:
     """The Jacobian dx(t1)/dx(t0) of a hybrid system through its events, or a typed refusal.
 
-    The core steps the flow with RK4 at a fixed step, brackets each event to one step,
-    locates it inside the step and composes the flow Jacobians with the events' saltation
-    matrices. It refuses when no honest Jacobian exists.
+    For a declared system the core steps the flow with RK4 at a fixed step, brackets each
+    event to one step, locates it inside the step and composes the flow Jacobians with the
+    events' saltation matrices. For a :class:`StepFunction` (a black box: your simulator's
+    step) every derivative is measured on the step itself: segments between events by
+    central differences (probes ``eps`` and ``eps/2`` must agree), f- and f+ by differences
+    of the step in time, the guard gradients and reset Jacobians by central differences.
+    Either way hidden state is measured, and the answer is refused when no honest Jacobian
+    exists.
 
     Parameters
     ----------
-    system : BouncingDrop, SlopeBall, WarmStartedDrop or a HybridSystem
-        A shipped system (run with the GIL released) or a Python object with the methods
-        of :class:`HybridSystem` (called back from the core; an exception one of them
-        raises is re-raised here unchanged).
+    system : BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem or StepFunction
+        A shipped system (run with the GIL released), a Python object with the methods
+        of :class:`HybridSystem`, or a :class:`StepFunction` (called back from the core;
+        an exception a callback raises is re-raised here unchanged).
     x0 : array_like
         x(t0), shape (n,).
     t0, t1 : float
@@ -226,10 +286,16 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     graze_speed : float
         Events whose guard speed is below this are refused as grazing.
     probe_rtol : float
-        The answer is recomputed with dt/2 and refused if the Jacobian moves by more than
-        probe_rtol * max(1, max|J|); 0 switches the check off.
+        Declared systems: the answer is recomputed with dt/2 and refused if the Jacobian
+        moves by more than probe_rtol * max(1, max|J|). A :class:`StepFunction` (your
+        map at your dt is the object): each segment's and each saltation matrix's
+        differences at probes eps and eps/2 must agree to probe_rtol * max(1, max|J|).
+        0 switches the check off.
     max_steps : int
         Refuse longer runs.
+    eps : float, optional
+        :class:`StepFunction` only: the central-difference probe, ``eps * max(|x_j|, 1)``
+        (default 1e-6).
 
     Returns
     -------
@@ -241,12 +307,18 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
         An event slower than ``graze_speed``; the message gives the time-of-impact term
         the saltation matrix would have carried.
     HiddenState
-        The system declares state outside x that its flow depends on.
+        The system declares state outside x that its flow depends on, or it is measured:
+        a repeated call does not repeat, or the flow (step) over 2h whole and as two halves
+        differs by more than 1e-9 relative to max(1, max|x0|) without falling like an
+        integrator's local error when h halves.
     TwoEventsInOneStep
         Two events inside one step.
+    EventsInAdjacentSteps
+        :class:`StepFunction`: events in two adjacent steps.
     ProbeDependent
         The Jacobian moved beyond ``probe_rtol`` when recomputed with dt/2.
     InvalidParameter, TooManySteps, NonFinite
+        NonFinite also when a step function or guard returns NaN or infinity.
 
     Examples
     --------
@@ -259,8 +331,35 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
         ...
     ferromotion.Grazing: grazing impact at t = ... s: speed 8.8...e-4 m/s is below the threshold 1e-3 m/s
     (the time-of-impact term would be 1.8...e4 1/s)
+
+    A black box: your step function, with a guard and the reset the driver applies.
+
+    >>> import numpy as np
+    >>> def rk4(x, dt):                         # RK4 of the free flight (x' = v, v' = -g)
+    ...     f = lambda x: np.array([x[1], -9.81])
+    ...     k1 = f(x); k2 = f(x + dt / 2 * k1); k3 = f(x + dt / 2 * k2); k4 = f(x + dt * k3)
+    ...     return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    >>> e = fm.BouncingDrop().restitution
+    >>> s = fm.hybrid_jacobian(fm.StepFunction(rk4, guards=[lambda x: x[0]], resets=[lambda x: [x[0], -e * x[1]]]),
+    ...                        [1.0, 0.0], 0.0, 0.8)
+    >>> round(float(s.jacobian[1, 0]), 4), bool(s.split_residual < 1e-12)
+    (3.6147, True)
     """
     options = {"dt": dt, "graze_speed": graze_speed, "probe_rtol": probe_rtol, "max_steps": max_steps}
+    if isinstance(system, StepFunction):
+        if mode != 0:
+            raise InvalidParameter(f"invalid parameter `mode` = {mode}: a StepFunction has one mode, 0")
+        if eps is not None:
+            options["eps"] = eps
+        b = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
+                                resets=list(system.resets), name=system.name, options=options)
+        return HybridSolution(x=frozen(b["x"]), mode=b["mode"], jacobian=frozen(b["jacobian"]),
+                              events=tuple(HybridEvent(**e) for e in b["events"]), probe_gap=b["probe_gap"],
+                              spectral_radius=b["spectral_radius"], worst_gain=b["worst_gain"],
+                              split_residual=b["split_residual"])
+    if eps is not None:
+        raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
+                               "differences (a declared system's flow Jacobian is integrated)")
     shipped = isinstance(system, (BouncingDrop, SlopeBall, WarmStartedDrop))
     d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
                               mode=mode, options=options)

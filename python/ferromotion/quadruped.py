@@ -111,8 +111,10 @@ class QuadrupedLaw:
         (m), ``distance_to_rigid`` (m, information only), ``travel`` (m).
     gradient : dict or None
         Gradient accuracy as the core reports it (``tangent_error``,
-        ``typical_probe_error``, ``converged_error``, ``refined_tangent_error``,
-        ``certified_columns``, the reference columns, ...).
+        ``typical_probe_error``, ``converged_error``, ``converged_spread``,
+        ``converged_scheme``, ``refined_tangent_error``, ``certified_columns``,
+        ``converged_certified_columns``, the reference columns, each with the ``failure``
+        that says why it is not certified, ...).
     modes : dict or None
         Contact-mode changes over the run: ``total``, ``touchdowns``, ``liftoffs``,
         ``stick_to_slide``, ``slide_to_stick``, ``slide_reversals``, ``per_foot``,
@@ -180,6 +182,8 @@ _QUAD_COLUMNS = {
     "tangent_error": ("gradient", "tangent_error"),
     "typical_probe_error": ("gradient", "typical_probe_error"),
     "converged_error": ("gradient", "converged_error"),
+    "converged_spread": ("gradient", "converged_spread"),
+    "converged_tangent_error": ("gradient", "converged_tangent_error"),
     "refined_tangent_error": ("gradient", "refined_tangent_error"),
 }
 
@@ -234,9 +238,16 @@ class QuadrupedReport(Json):
         ``penetration`` (m), ``creep`` (m/s), ``contact_work`` (J), ``energy_change`` (J),
         ``converged_distance`` (m, to the same law at dt/refinement), ``distance_to_rigid``
         (m, information only), ``mode_changes`` (int); gradient accuracy:
-        ``tangent_error``, ``typical_probe_error``, ``converged_error``,
-        ``refined_tangent_error`` (NaN when not computed or no column certified),
-        ``certified_columns`` (int); ``failed`` (bool). A failed law has NaN and -1.
+        ``tangent_error``, ``typical_probe_error``, ``converged_error`` (the tangent at dt
+        against the law converged in dt: event-located central differences for the penalty
+        law), ``converged_spread`` (that reference against the same probe at
+        dt/(2·refinement): its own error in dt), ``converged_tangent_error`` (penalty: the
+        event-located scheme's own tangent against that reference, a second route to it),
+        ``refined_tangent_error`` (NaN when not
+        computed or no column certified), ``certified_columns`` and
+        ``converged_certified_columns`` (int; -1 when not computed); ``failed`` (bool). A
+        failed law has NaN and -1. Why a column is not certified is in
+        ``law.gradient["reference"][j]["failure"]`` (and ``converged_reference``).
         """
         def col(section: str, key: str) -> np.ndarray:
             vals = []
@@ -247,8 +258,8 @@ class QuadrupedReport(Json):
             return frozen(np.array(vals, dtype=np.float64))
 
         def count(section: str, key: str) -> np.ndarray:
-            return frozen(np.array([-1 if getattr(law, section) is None else getattr(law, section)[key]
-                                     for law in self.laws], dtype=np.int64))
+            vals = [None if getattr(law, section) is None else getattr(law, section)[key] for law in self.laws]
+            return frozen(np.array([-1 if v is None else v for v in vals], dtype=np.int64))
 
         out = Table({
             "label": frozen(np.array([law.label for law in self.laws], dtype=object)),
@@ -262,6 +273,7 @@ class QuadrupedReport(Json):
         out["energy_change"] = frozen(col("forward", "energy_end") - col("forward", "energy_start"))
         out["mode_changes"] = count("modes", "total")
         out["certified_columns"] = count("gradient", "certified_columns")
+        out["converged_certified_columns"] = count("gradient", "converged_certified_columns")
         out["failed"] = frozen(np.array([law.failure is not None for law in self.laws], dtype=bool))
         return out
 
@@ -309,8 +321,8 @@ def quadruped(*, stiffness: Union[float, ArrayLike] = tuple(_QUAD["stiffness"]),
     (penetration, creep of sticking feet, contact work, energy, distance to its own
     dt/refinement run) and gradient accuracy (the one-period tangent against probe-stable
     central differences that keep the contact-mode sequence). The core runs it with the
-    GIL released (about a second at the defaults; ``converged_gradient=True`` adds about
-    a minute).
+    GIL released (about a second at the defaults; ``converged_gradient=True`` adds a few
+    minutes: about 2.5 CPU-minutes, mostly the event-located penalty references).
 
     Parameters
     ----------
@@ -318,7 +330,8 @@ def quadruped(*, stiffness: Union[float, ArrayLike] = tuple(_QUAD["stiffness"]),
         Penalty stiffnesses, N/m per foot.
     converged_gradient : bool
         Also measure each law's gradient against central differences of its dt/refinement
-        run (expensive).
+        run (for the penalty law an event-located run, every contact switch placed inside
+        its step; expensive).
     dt : float
         Fixed step, s.
     t_final : float

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from ._core import FerroError, InvalidParameter
-from ._common import ArrayLike, DT, Json, float_array, frozen, tolerance_rtol
+from ._common import ArrayLike, DT, TOL, Json, float_array, frozen, tolerance_rtol
 from ._results import SweepBlame, SweepResult, SweepRoute
 from .routes import Drop, Route
 from .readouts import Fit
@@ -57,10 +57,12 @@ class Sweep(SweepResult):
 
     _errors = (FerroError, InvalidParameter)
 
-    def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool) -> None:
+    def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool,
+                 jacobian: str = "richardson") -> None:
         self._run = run
         self._rtol = rtol
         self._events = events
+        self._jacobian = jacobian
         self.drop = drop
         cols = run.columns()
         self.dt = cols["dt"]
@@ -135,16 +137,18 @@ def _chunks(n: int, bar: Any) -> Iterator[slice]:
 
 @overload
 def sweep(drop: Drop, k: Any, dt: float = ..., *, tolerance: Union[None, bool, float] = ...,
-          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> Sweep: ...
+          events: bool = ..., jacobian: str = ..., corrected: bool = ..., blame: bool = ...,
+          quiet: bool = ...) -> Sweep: ...
 
 
 @overload
 def sweep(drop: Drop, k: Any, dt: ArrayLike, *, tolerance: Union[None, bool, float] = ...,
-          events: bool = ..., corrected: bool = ..., blame: bool = ..., quiet: bool = ...) -> "SweepGrid": ...
+          events: bool = ..., jacobian: str = ..., corrected: bool = ..., blame: bool = ...,
+          quiet: bool = ...) -> "SweepGrid": ...
 
 
 def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, corrected: bool = False, blame: bool = False,
+          events: bool = False, jacobian: str = TOL["jacobian"], corrected: bool = False, blame: bool = False,
           quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
     """Run the routes at many stiffnesses; every readout comes back as a numpy array.
 
@@ -167,6 +171,10 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
         (It has no fixed step, so in a grid it is the same at every dt.)
     events : bool
         The tolerance route stops its rollouts at the contact switches.
+    jacobian : {"richardson", "forward"}
+        How the tolerance route gets J (see :func:`tolerance`): central differences of 8
+        rollouts, or forward sensitivities along one rollout, which needs ``events=True``
+        (refused with :class:`InvalidParameter` otherwise, before any row runs).
     corrected : bool
         Also run the corrected route at the same dt.
     blame : bool
@@ -198,6 +206,9 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
     (3, 9)
     >>> [round(f.slope, 2) for f in g.exponent()]
     [0.48, 0.48, 0.5]
+    >>> f = fm.sweep(fm.Drop(), k=[1e6], tolerance=1e-6, events=True, jacobian="forward")
+    >>> int(f.tolerance.rollouts[0]), bool(f.tolerance.right_sign[0])
+    (1, True)
     """
     ks = float_array(k, "k")
     dts = float_array(dt, "dt")
@@ -207,8 +218,8 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
         raise InvalidParameter(
             f"invalid parameter `dt`: expected a number or an array of shape (m,), got {dts.shape}")
     steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
-    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events}, "corrected": corrected,
-               "blame": blame}
+    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events, "jacobian": jacobian},
+               "corrected": corrected, "blame": blame}
     runs = [_core.SweepRun(drop, d, options) for d in steps]
     if ks.ndim != 1:
         for run in runs[:1]:
@@ -223,7 +234,7 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
     finally:
         if bar is not None:
             bar.close()
-    sweeps = [Sweep(run, drop, rtol, events) for run in runs]
+    sweeps = [Sweep(run, drop, rtol, events, jacobian) for run in runs]
     if dts.ndim == 0:
         return sweeps[0]
     return SweepGrid(drop, dts, ks, sweeps)

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional, Union
 import numpy as np
 
 from . import _core
-from ._common import DEFAULTS, DT, tolerance_rtol
+from ._common import DEFAULTS, DT, TOL, tolerance_rtol
 from .routes import Drop
 from .sweep import Sweep
 
@@ -34,6 +34,14 @@ class Workbench:
         Run the tolerance route too: True for the default rtol, a number for that rtol.
     events : bool
         The tolerance route stops at the contact switches.
+    jacobian : {"richardson", "forward"}
+        How the tolerance route gets J: central differences of 8 rollouts, or forward
+        sensitivities along one event-located rollout (needs ``events=True``; without it
+        the core refuses with :class:`InvalidParameter`).
+
+    Every route's row in the readout carries ``wall_s``: the wall time its Jacobian took on
+    this machine, s (one measurement, for reading, never for asserting);
+    ``wall_resolution_s`` is the clock's resolution.
 
     Examples
     --------
@@ -42,23 +50,30 @@ class Workbench:
     >>> r = bench.readout()
     >>> r["fixed"]["errors"]["right_sign"]
     False
+    >>> r["fixed"]["wall_s"] > 0
+    True
     >>> bench.set_k(1e2)
     >>> bench.readout()["fixed"]["errors"]["right_sign"]
     True
+    >>> bench.set_tolerance(True, rtol=1e-6, events=True, jacobian="forward")
+    >>> bench.readout()["tolerance"]["cost"]["rollouts"]
+    1
     """
 
     def __init__(self, drop: Optional[Drop] = None, *, k: float = DEFAULTS["k"], dt: float = DT,
                  dt_divisor: int = 1, tolerance: Union[None, bool, float] = None,
-                 events: bool = False) -> None:
+                 events: bool = False, jacobian: str = TOL["jacobian"]) -> None:
         self.drop = Drop() if drop is None else drop
         rtol = tolerance_rtol(tolerance)
-        tol = {"events": events} if rtol is None else {"rtol": rtol, "events": events}
+        tol: Dict[str, Any] = {"events": events, "jacobian": jacobian}
+        if rtol is not None:
+            tol["rtol"] = rtol
         self._workbench = _core.Workbench(self.drop, {"k": k, "base_dt": dt, "dt_divisor": dt_divisor,
                                                       "tolerance": rtol is not None, "tolerance_options": tol})
 
     def config(self) -> Dict[str, Any]:
         """The current controls: ``k``, ``dt`` (current), ``base_dt``, ``dt_divisor``,
-        ``tolerance``, ``rtol`` and ``events``.
+        ``tolerance``, ``rtol``, ``events`` and ``jacobian``.
 
         Examples
         --------
@@ -70,7 +85,7 @@ class Workbench:
         c = self._workbench.config()
         t = c["tolerance_options"]
         return {"k": c["k"], "dt": self._workbench.dt(), "base_dt": c["base_dt"], "dt_divisor": c["dt_divisor"],
-                "tolerance": c["tolerance"], "rtol": t["rtol"], "events": t["events"]}
+                "tolerance": c["tolerance"], "rtol": t["rtol"], "events": t["events"], "jacobian": t["jacobian"]}
 
     @property
     def k(self) -> float:
@@ -109,9 +124,11 @@ class Workbench:
         """Choose the current step: base dt / divisor with divisor 1, 10 or 100."""
         self._workbench.set_dt_divisor(divisor)
 
-    def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None) -> None:
-        """Switch the tolerance route; ``None`` keeps the current rtol or events flag."""
-        self._workbench.set_tolerance(on, rtol, events)
+    def set_tolerance(self, on: bool, rtol: Optional[float] = None, events: Optional[bool] = None,
+                      jacobian: Optional[str] = None) -> None:
+        """Switch the tolerance route; ``None`` keeps the current rtol, events flag or Jacobian
+        method (``"richardson"`` or ``"forward"``; ``"forward"`` without events is refused)."""
+        self._workbench.set_tolerance(on, rtol, events, jacobian)
 
     def readout(self) -> Dict[str, Any]:
         """Every readout for the current controls, as the core serialises it."""
@@ -123,9 +140,10 @@ class Workbench:
         ks = np.asarray(k, dtype=np.float64)
         run = self._workbench.curve(ks)
         c = self.config()
-        return Sweep(run, self.drop, c["rtol"] if c["tolerance"] else None, c["events"] and c["tolerance"])
+        return Sweep(run, self.drop, c["rtol"] if c["tolerance"] else None, c["events"] and c["tolerance"],
+                     c["jacobian"])
 
     def __repr__(self) -> str:
         c = self.config()
-        tol = f", tolerance rtol = {c['rtol']:g}" if c["tolerance"] else ""
+        tol = f", tolerance rtol = {c['rtol']:g}, jacobian = {c['jacobian']}" if c["tolerance"] else ""
         return f"Workbench(k = {self.k:g} N/m, dt = {self.dt:g} s{tol})"

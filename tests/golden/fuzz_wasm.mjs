@@ -32,7 +32,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261129) >>> 0;
 // to parse before the core sees it (serde_json's message, still a plain Error).
 const KINDS = new Set([
   "InvalidParameter", "StepDoesNotDivide", "TooManySteps", "NoImpact", "Grazing",
-  "StepSizeUnderflow", "StepTooSmall", "NonFinite", "HiddenState", "TwoEventsInOneStep", "ProbeDependent",
+  "StepSizeUnderflow", "StepTooSmall", "NonFinite", "HiddenState", "TwoEventsInOneStep", "EventsInAdjacentSteps",
+  "ProbeDependent",
   "Scenario", "ContactSolveFailed", "Unstable", "Error",
 ]);
 
@@ -196,7 +197,8 @@ const EXPORTS = [
   ["Workbench.setK", 10, () => method("setK", stiffness())],
   ["Workbench.setDtDivisor", 10, () => method("setDtDivisor", pick([1, 10, 100, 0, 3, 1000, -1, 2 ** 32 - 1, 2 ** 40, NaN]))],
   ["Workbench.setDt", 10, () => method("setDt", chance(0.5) ? pick([1e-4, 1e-5, 1e-6, 1e-3, 5e-5]) : anyNumber())],
-  ["Workbench.setTolerance", 10, () => method("setTolerance", chance(0.5), number(1e-12, 1e-3), chance(0.5))],
+  ["Workbench.setTolerance", 10, () => method("setTolerance", chance(0.5), number(1e-12, 1e-3), chance(0.5),
+    pick([undefined, "richardson", "forward", "Forward", ""]))],
   ["Workbench.config", 2, () => method("config")],
   ["Workbench.readout", 0.6, () => method("readout")],
   ["Workbench.curve", 2, () => method("curve", ks(), pick([undefined, null, {}, { corrected: true }, { blame: chance(0.5) }, { extra: 1 }, "x"]))],

@@ -8,6 +8,10 @@
 // with the native dump: every number with Object.is, every other value with ===. Both
 // sides are printed by serde_json (shortest round-trip digits) and JSON.parse rounds
 // correctly, so equal parsed numbers means equal bits. Exits 1 on any difference.
+//
+// Wall times are not physics and differ from run to run: `scenario::evaluate` takes no
+// clock, so its rows carry `wall_s: null` on both sides, and a key named in UNTIMED is
+// compared by kind only (both null, or both numbers), never by value (docs/model.md §11).
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -45,7 +49,15 @@ if (native.length !== drops.length) {
 
 let numbers = 0;
 const diffs = [];
+const UNTIMED = new Set(["wall_s", "wall_resolution_s"]);
+const kind = (v) => (v === null ? "null" : typeof v);
 function compare(a, b, where) {
+  if (UNTIMED.has(where.split(".").at(-1))) {
+    if (kind(a) !== kind(b) || !["null", "number"].includes(kind(a))) {
+      diffs.push(`${where}: native ${JSON.stringify(a)} vs wasm ${JSON.stringify(b)} (a wall time: null or a number on both sides)`);
+    }
+    return;
+  }
   if (typeof a === "number" && typeof b === "number") {
     numbers += 1;
     if (!Object.is(a, b)) diffs.push(`${where}: native ${a} vs wasm ${b}`);

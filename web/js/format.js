@@ -34,6 +34,27 @@ export const signText = (sign) =>
   ({ right: "RIGHT SIGN", wrong: "WRONG SIGN", right_far_off: "RIGHT SIGN, FAR OFF" })[sign] ?? String(sign);
 /** A blame share, or "< floor" when the core says it is below the noise floor. */
 export const share = (x, below) => (below ? `< floor (${num(x)})` : num(x));
+/**
+ * A duration in s with two figures, in the unit that reads best: 3.1 µs, 0.31 ms, 1.9 ms,
+ * 12 ms, 1.2 s (a no-break space before the unit, so a line never ends between them).
+ */
+export function duration(seconds) {
+  const ms = seconds * 1e3;
+  if (ms < 0.01) return `${(ms * 1e3).toPrecision(2)}\u00a0µs`;
+  if (ms < 10) return `${ms.toPrecision(2)}\u00a0ms`;
+  if (ms < 1000) return `${Math.round(ms)}\u00a0ms`;
+  return `${seconds.toPrecision(2)}\u00a0s`;
+}
+/**
+ * A route's wall time per gradient (the core's `wall_s`, s) read on a clock whose smallest
+ * step is `tick` s (the readout's `wall_resolution_s`): "1.9 ms", or "< 0.1 ms" under one
+ * tick, or "not timed" when the core timed nothing (null).
+ */
+export function wall(seconds, tick) {
+  if (seconds === null || seconds === undefined) return "not timed";
+  if (tick && seconds < tick) return `<\u00a0${duration(tick)}`;
+  return duration(seconds);
+}
 /** A ratio such as a cost ratio: 1.30×. */
 export const times = (x) => `${num(x)}×`;
 /** A slope such as an exponent: three decimals. */

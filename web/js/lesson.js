@@ -22,12 +22,13 @@ export async function readFacts({ report = () => {} } = {}) {
   if (!wb) return null;
   try {
     const at = (change) => (wb.apply(change) ? wb.readout() : null);
-    // The tolerance route the text talks about: the core's default rtol, no event location.
+    // The tolerance route the text talks about: the core's default rtol, no event location,
+    // the gradient by central differences (the probe sizes the text quotes).
     const config = wb.config();
     if (!config) return null;
     const RTOL = config.tolerance_options.rtol;
-    const off = { on: false, rtol: RTOL, events: false };
-    const on = { on: true, rtol: RTOL, events: false };
+    const off = { on: false, rtol: RTOL, events: false, jacobian: "richardson" };
+    const on = { on: true, rtol: RTOL, events: false, jacobian: "richardson" };
     const soft = at({ log10k: SOFT, divisor: 1, tolerance: on });
     const stiff = at({ log10k: STIFF, divisor: 1, tolerance: on });
     const top = at({ log10k: TOP, divisor: 1, tolerance: off });

@@ -483,12 +483,15 @@ export class Progress {
         // Both costs against the one yardstick, the fixed route at the base dt, whatever dt
         // button is pressed: the tolerance route does not use the fixed step at all.
         const y = r.yardstick;
-        const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(y.cost.force_evals)} at the base ${dtText(y.dt)}: ${times(t.cost_ratio)}`;
+        const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollout${t.cost.rollouts === 1 ? "" : "s"}, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(y.cost.force_evals)} at the base ${dtText(y.dt)}: ${times(t.cost_ratio)}`;
         const why = t.events
           ? "Event location is why: each rollout stops exactly at the contact switches, so the steps need not shrink to find them."
           : `The reason is the loose tolerance (rtol = ${exp(t.rtol, 0)}), not event location, which is off.`;
+        const many = t.jacobian_method === "forward"
+          ? "Forward sensitivities need only this one rollout, so the steps themselves are the price: a tight rtol takes many."
+          : `One rollout takes few steps, but a Jacobian from central differences needs all ${t.cost.rollouts}.`;
         hints.push(["cost", t.cost_ratio >= 1
-          ? `The tolerance curve lies low on the plot: that is accuracy, not thrift. It cost ${cost}. One rollout takes few steps, but a Jacobian from central differences needs all ${t.cost.rollouts}. The extra force evaluations pay for correctness.`
+          ? `The tolerance curve lies low on the plot: that is accuracy, not thrift. It cost ${cost}. ${many} The extra force evaluations pay for correctness.`
           : `Here the tolerance route is cheaper: ${cost}. ${why} ${t.lands ? "It still lands on the exact answer." : "It does not land on the exact answer here: check the gradient error, the sign and the PROBE-DEPENDENT flag before you trust the saving."}`]);
       }
       if (r.k_dt2 >= 0.1) {

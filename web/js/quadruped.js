@@ -137,12 +137,19 @@ export function assess(report) {
     grad.push(`${text}.`);
   }
   if (uncert.length) {
-    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative.`);
+    const why = uncert.map((l) => `at ${exp(l.contact.stiffness, 0)} N/m, input ${report.inputs[0]}: ${l.gradient.reference[0].failure}`);
+    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative (the core's reason ${andList(why)}).`);
   }
-  const spread = rigid.gradient.refined_tangent_spread;
-  if (report.config.converged_gradient && spread !== null && spread !== undefined) {
-    const ps = pen.map((p) => p.gradient.refined_tangent_spread).filter((s) => s !== null && s !== undefined);
-    grad.push(`Read the converged column with its caveats: the rigid law's own refined tangents (dt/${report.config.refinement / 2} against dt/${report.config.refinement}) still differ by ${num(spread)}${ps.length ? ` (penalty: ${num(Math.min(...ps))} to ${num(Math.max(...ps))})` : ""}, and the penalty references leave out the force's jump at touchdown, as every fixed-step tangent does.`);
+  if (report.config.converged_gradient) {
+    const known = (x) => x !== null && x !== undefined;
+    const r = report.config.refinement;
+    const rs = rigid.gradient.converged_spread;
+    const ps = pen.map((p) => p.gradient.converged_spread).filter(known);
+    grad.push(`Read the converged column against its reference's own error in dt, each reference against the same probe at dt/${2 * r}: the rigid one (its own step at dt/${r}) moves by ${known(rs) ? num(rs) : "an unmeasured amount"}${ps.length ? `, the penalty ${ps.length === 1 ? "one" : "ones"} by ${Math.min(...ps) === Math.max(...ps) ? num(ps[0]) : `${num(Math.min(...ps))} to ${num(Math.max(...ps))}`}` : ""}. The penalty references difference an event-located run (every touchdown, lift-off and stick/slide switch placed inside its step), so they carry the force's jump at touchdown that every fixed-step tangent leaves out.`);
+    const rescued = laws(v.converged_only);
+    if (rescued.length) {
+      grad.push(`At ${kList(rescued)} the map at dt has no usable derivative, but the law converged in dt has one: the tangent at dt is ${andList(rescued.map((l) => num(l.gradient.converged_error)))} away from it, relative.`);
+    }
   }
   out.sentences.gradient = grad.join(" ");
   const count = (v) => out.gradient.filter((x) => x.verdict === v).length;

@@ -86,8 +86,9 @@ export class Workbench {
 
   /**
    * Change some controls: {log10k, divisor (1, 10 or 100), dt (s: one of the readout's
-   * refinement.steps), tolerance: {on, rtol, events}}. Stops at the first refusal, reports
-   * it and returns false; true when all were taken.
+   * refinement.steps), tolerance: {on, rtol, events, jacobian ("richardson" | "forward";
+   * omitted: unchanged)}}. Stops at the first refusal, reports it and returns false; true
+   * when all were taken.
    */
   apply({ log10k, divisor, dt, tolerance } = {}) {
     const raw = this.#raw;
@@ -96,7 +97,7 @@ export class Workbench {
         if (log10k !== undefined) raw.setLog10K(log10k);
         if (divisor !== undefined) raw.setDtDivisor(divisor);
         if (dt !== undefined) raw.setDt(dt);
-        if (tolerance !== undefined) raw.setTolerance(tolerance.on, tolerance.rtol, tolerance.events);
+        if (tolerance !== undefined) raw.setTolerance(tolerance.on, tolerance.rtol, tolerance.events, tolerance.jacobian);
         return true;
       }) === true
     );

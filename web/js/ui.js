@@ -5,7 +5,7 @@
 // and places it. The controls are re-synced from each readout, so what the page shows is
 // always what the core computed.
 import { Further } from "./further.js";
-import { dtText, exp, int, kText, num, share, short, signText, signed, slope, tidy, times } from "./format.js";
+import { dtText, duration, exp, int, kText, num, share, short, signText, signed, slope, tidy, times, wall } from "./format.js";
 import { paintFacts, readFacts, wirePrint } from "./lesson.js";
 import { LogPlot } from "./plots.js";
 import { Progress } from "./progress.js";
@@ -25,6 +25,8 @@ const el = {
   tolerance: $("tolerance"),
   events: $("events"),
   rtol: $("rtol"),
+  jacobian: $("jacobian"),
+  jacobianNote: $("jacobian-note"),
   tolSetting: $("tolerance-setting"),
   corrected: $("corrected"),
   routeRows: $("route-rows"),
@@ -32,7 +34,23 @@ const el = {
   plotSub: $("error-plot-sub"),
   strip: $("strip"),
 };
-const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.corrected];
+const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.jacobian, el.corrected];
+
+/** The tolerance route's gradient methods as the page words them (the core's names as keys). */
+const METHOD = { richardson: "central differences", forward: "forward sensitivities" };
+
+/**
+ * Enable the controls unless the workbench is locked or not ready. Event location stays
+ * switched on and disabled while forward sensitivities are chosen: the core refuses forward
+ * without events, so the page never offers that pair.
+ */
+function enableControls(locked) {
+  for (const c of CONTROLS) c.disabled = locked || !ready;
+  const forward = el.jacobian.value === "forward";
+  if (forward) el.events.checked = true;
+  el.events.disabled = el.events.disabled || forward;
+  el.jacobianNote.dataset.active = String(forward);
+}
 
 /** Stiffnesses of the error plot's curves: eight per decade from 1e2 to 1e8 N/m. */
 const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
@@ -64,7 +82,16 @@ function put(name, text) {
 /** corrected: the corrected route is drawn; linked: the page opened on a link's view. */
 const view = { corrected: false, linked: false };
 
-function routeRow(name, row, ratio) {
+/**
+ * Force evaluations and wall time per gradient: "8,001 evals · 1.9 ms" (the table), or with
+ * `word` spelled out for the cost card ("8,001 force evaluations · 1.9 ms").
+ */
+function costText(row, tick, word = "evals") {
+  const evals = row.cost.force_evals ? `${int(row.cost.force_evals)} ${word}` : "closed form";
+  return `${evals}\u00a0· ${wall(row.wall_s, tick)}`;
+}
+
+function routeRow(name, row, ratio, tick) {
   const tr = document.createElement("tr");
   const e = row.errors;
   const cells = [
@@ -72,7 +99,7 @@ function routeRow(name, row, ratio) {
     `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
     signText(e.sign),
-    row.cost.force_evals ? int(row.cost.force_evals) : "none (closed form)",
+    costText(row, tick),
     ratio === null ? "—" : times(ratio),
   ];
   for (const [i, text] of cells.entries()) {
@@ -80,6 +107,7 @@ function routeRow(name, row, ratio) {
     if (i === 0) td.scope = "row";
     td.textContent = text;
     if (i === 3) td.className = e.sign;
+    if (i === 4) td.className = "cost";
     tr.append(td);
   }
   return tr;
@@ -113,16 +141,20 @@ function render(r) {
   put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
 
   const c = r.fixed.cost;
-  const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations)`;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${int(c.force_evals)} force evaluations, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} ${yard}. Every cost ratio here is against that same run.`);
+  const tick = r.wall_resolution_s;
+  const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations · ${wall(r.yardstick.wall_s, tick)})`;
+  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} the force evaluations of ${yard}. Every cost ratio here is against that same run.`);
   const cc = r.corrected.cost;
   put("cost-corrected", view.corrected
-    ? `Corrected route: ${int(cc.steps)} steps, ${int(cc.force_evals)} force evaluations, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the fixed route at the base dt.`
+    ? `Corrected route: ${int(cc.steps)} steps, ${costText(r.corrected, tick, "force evaluations")}, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the force evaluations of the fixed route at the base dt.`
     : "");
   const t = r.tolerance;
   put("cost-tolerance", t
-    ? `Tolerance route: ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollouts, ${int(t.cost.force_evals)} force evaluations: ${times(t.cost_ratio)} the fixed route at the base dt.`
+    ? `Tolerance route (${METHOD[t.jacobian_method]}): ${int(t.cost.steps)} steps (${int(t.cost.rejected_steps)} rejected) summed over ${t.cost.rollouts} rollout${t.cost.rollouts === 1 ? "" : "s"}, ${costText(t, tick, "force evaluations")}: ${times(t.cost_ratio)} the force evaluations of the fixed route at the base dt.`
     : "Tolerance route off.");
+  put("cost-clock", tick === null
+    ? "Wall times: not measured."
+    : `Wall time: how long each route took for its gradient, measured once in this browser on a clock that resolves ${duration(tick)}; it varies from run to run and with what else the machine is doing, while the evaluation counts do not.`);
 
   const b = r.blame;
   put("blame-integrator", share(b.integrator_share, b.integrator_below_floor));
@@ -136,13 +168,17 @@ function render(r) {
   put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
   put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio)];
-  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio));
-  if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio));
-  rows.push(routeRow("flow (reference)", r.flow, null));
+  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio, tick)];
+  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio, tick));
+  if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio, tick));
+  rows.push(routeRow("flow (reference)", r.flow, null, tick));
   el.routeRows.replaceChildren(...rows);
+  const how = !t ? ""
+    : t.jacobian_method === "forward"
+      ? "Its derivative comes from forward sensitivities: the variational equation rides along one rollout and jumps by the saltation matrix at each located contact switch, so there is no probe size to depend on."
+      : `Its derivative comes from central differences at two probe sizes; they differ by ${num(t.probe_gap)} against the threshold ${num(t.probe_threshold)} (1e-3 of the largest Jacobian entry)${t.probe_dependent ? ", so the row is flagged PROBE-DEPENDENT: the value moves with the probe and is not to be trusted" : ""}.`;
   put("tolerance-detail", t
-    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}. Its derivative comes from central differences at two probe sizes; they differ by ${num(t.probe_gap)} against the threshold ${num(t.probe_threshold)} (1e-3 of the largest Jacobian entry)${t.probe_dependent ? ", so the row is flagged PROBE-DEPENDENT: the value moves with the probe and is not to be trusted" : ""}. It ${t.lands ? "lands on" : "does not land on"} the exact answer (it lands only with the right sign, a gradient error below 1e-2 and no PROBE-DEPENDENT flag).`
+    ? `Tolerance route: rtol = ${exp(t.rtol, 0)}, event location ${t.events ? "on" : "off"}. ${how} It ${t.lands ? "lands on" : "does not land on"} the exact answer (it lands only with the right sign, a gradient error below 1e-2 and no PROBE-DEPENDENT flag).`
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
 }
 
@@ -172,10 +208,12 @@ function syncControls(r) {
   el.tolerance.checked = r.tolerance !== null;
   if (r.tolerance) {
     el.events.checked = r.tolerance.events;
+    el.jacobian.value = r.tolerance.jacobian_method;
     selectRtol(r.tolerance.rtol);
   }
+  enableControls(progress.locked);
   const rtol = Number(el.rtol.value);
-  el.tolSetting.textContent = `${r.tolerance ? "On" : "Off"} · rtol = ${exp(rtol, 0)} · events ${el.events.checked ? "on" : "off"} · atol = rtol × 1e-2`;
+  el.tolSetting.textContent = `${r.tolerance ? "On" : "Off"} · rtol = ${exp(rtol, 0)} · events ${el.events.checked ? "on" : "off"} · ${METHOD[el.jacobian.value]} · atol = rtol × 1e-2`;
   el.corrected.checked = view.corrected;
 }
 
@@ -233,7 +271,7 @@ function drawCurves(r) {
   const base = view.corrected
     ? want(`fc|${dt}`, { config: { tolerance: false }, corrected: true })
     : fc && fc.sweep ? fc : want(`f|${dt}`, { config: { tolerance: false } });
-  const tolKey = r.tolerance ? `t|${r.tolerance.rtol}|${r.tolerance.events}` : null;
+  const tolKey = r.tolerance ? `t|${r.tolerance.rtol}|${r.tolerance.events}|${r.tolerance.jacobian_method}` : null;
   const tol = r.tolerance ? want(tolKey, { config: { dt_divisor: 1 } }) : null;
   const pending = [];
   if (!base) pending.push(view.corrected ? "the fixed and corrected curves" : "the fixed-step curves");
@@ -261,7 +299,7 @@ function drawCurves(r) {
       summary = `At ${dtText(dt)} the fixed-step gradient error goes from ${num(rows[0].fixed.errors.gradient)} at 1e2 N/m to ${num(rows.at(-1).fixed.errors.gradient)} at 1e8 N/m; its sign is wrong ${wrong ? `from ${wrong}` : "nowhere"}.`;
     }
     if (tol) {
-      series.push({ label: `relative gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
+      series.push({ label: `relative gradient error, tolerance (rtol ${exp(r.tolerance.rtol, 0)}${r.tolerance.events ? ", events" : ""}${r.tolerance.jacobian_method === "forward" ? ", forward" : ""})`, cls: "s-tolerance", dashed: true, points: tol.sweep.rows.map((w) => [w.k, w.tolerance.errors.gradient]) });
       summary += ` The tolerance route's gradient error stays between ${num(Math.min(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))} and ${num(Math.max(...tol.sweep.rows.map((w) => w.tolerance.errors.gradient)))}.`;
     }
     errorPlot.setData({ series, bands, bandLabel: "fixed-step sign wrong", summary });
@@ -279,13 +317,14 @@ function drawCurves(r) {
 /** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-11). */
 const RTOL_RANGE = [1e-14, 1e-2];
 /** The URL parameters a link may carry (README "For instructors" documents them). */
-const URL_KEYS = ["k", "dt", "tol", "ev", "cor"];
+const URL_KEYS = ["k", "dt", "tol", "ev", "jac", "cor"];
 
 /** A link's value as quoted back in a sentence: at most 12 characters. */
 const quoted = (v) => `“${v.length > 12 ? `${v.slice(0, 12)}…` : v}”`;
 
 /**
- * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&cor=1) as a workbench change.
+ * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&jac=richardson&cor=1) as a
+ * workbench change.
  * Every value is checked here, before it reaches the core; what cannot be followed is left
  * at its default and named in `refused`, in the learner's terms.
  */
@@ -322,13 +361,26 @@ function changeFromUrl(r0) {
   flag("ev", "event location (ev)", (on) => {
     el.events.checked = on;
   });
+  if (q.has("jac")) {
+    const jac = q.get("jac");
+    if (Object.hasOwn(METHOD, jac)) {
+      el.jacobian.value = jac;
+      // The page never offers forward without events: a link asking for both gets events on.
+      if (jac === "forward" && !el.events.checked) {
+        el.events.checked = true;
+        if (q.get("ev") === "0") refused.push("forward sensitivities (jac) need event location, so ev is on, not 0");
+      }
+    } else {
+      refused.push(`the gradient method jac must be richardson or forward, not ${quoted(jac)}`);
+    }
+  }
   if (q.has("tol")) {
     const tol = q.get("tol");
     const rtol = Number(tol);
     if (tol === "off" || tol === "0") change.tolerance = toleranceSetting(false);
     else if (Number.isFinite(rtol) && rtol >= RTOL_RANGE[0] && rtol <= RTOL_RANGE[1] && tol.trim() !== "") {
       selectRtol(rtol);
-      change.tolerance = { on: true, rtol, events: el.events.checked };
+      change.tolerance = { ...toleranceSetting(true), rtol };
     } else {
       refused.push(`the tolerance rtol = ${quoted(tol)} is outside what the tolerance route can run here (${exp(RTOL_RANGE[0], 0)} to ${exp(RTOL_RANGE[1], 0)}), so that route stays off`);
     }
@@ -356,6 +408,7 @@ function writeUrl() {
       dt: exp(last.dt, 0),
       tol: last.tolerance ? exp(last.tolerance.rtol, 0) : "off",
       ev: el.events.checked ? "1" : "0",
+      jac: el.jacobian.value,
       cor: view.corrected ? "1" : "0",
     });
     history.replaceState(null, "", `?${q}`);
@@ -363,7 +416,8 @@ function writeUrl() {
 }
 
 function toleranceSetting(on) {
-  return { on, rtol: Number(el.rtol.value), events: el.events.checked };
+  const jacobian = el.jacobian.value;
+  return { on, rtol: Number(el.rtol.value), events: el.events.checked || jacobian === "forward", jacobian };
 }
 
 // ---- live announcement -------------------------------------------------------------------
@@ -397,7 +451,7 @@ const progress = new Progress({
     el.bench.dataset.locked = String(locked);
     el.output.hidden = locked;
     el.lockNote.hidden = !locked;
-    for (const c of CONTROLS) c.disabled = locked || !ready;
+    enableControls(locked);
     if (!locked && last) {
       // The opening view counts as the learner's own, unless a link chose it.
       progress.observe(last, { learner: !view.linked, source: "open" });
@@ -465,7 +519,7 @@ async function main() {
   further = new Further({ bench, background, report });
   further.enable();
   ready = true;
-  for (const c of CONTROLS) c.disabled = progress.locked;
+  enableControls(progress.locked);
   // The tolerance route's default rtol is the core's (one the route lands at honestly).
   const config = bench.config();
   if (config) selectRtol(config.tolerance_options.rtol);
@@ -488,6 +542,12 @@ async function main() {
   el.tolerance.addEventListener("change", tolerance);
   el.events.addEventListener("change", tolerance);
   el.rtol.addEventListener("change", tolerance);
+  el.jacobian.addEventListener("change", (event) => {
+    // Forward needs events: switch them on (and hold them) before the core sees the pair.
+    if (el.jacobian.value === "forward") el.events.checked = true;
+    enableControls(progress.locked);
+    tolerance(event);
+  });
   el.corrected.addEventListener("change", (event) => {
     view.corrected = el.corrected.checked;
     update({}, meta(event, "corrected"));

@@ -12,9 +12,12 @@
 //! dt/100 (m), distance to the rigid run (m, information only), contact-mode changes;
 //! gradient accuracy — the tangent against probe-stable central differences of the same
 //! law at dt ("tan err"), central differences at a 1e-4 probe against the same reference
-//! ("1e-4 err"), the tangent against probe-stable differences at dt/100 ("conv err"), the
-//! dt/100 tangent against that reference ("ref err"), and how many of the three reference
-//! columns are probe-stable ("cert").
+//! ("1e-4 err"), the tangent against probe-stable differences of the law at dt/100 ("conv
+//! err"; for the penalty law, of its event-located rollout), that reference against the
+//! same probe at dt/200 ("spread"), the fixed-step dt/100 tangent against it ("ref err"),
+//! and how many of the three reference columns are probe-stable at dt ("cert") and at
+//! dt/100 ("ccert"). Below the table, every reference column that is not certified says
+//! why, with the number that failed.
 
 use ferromotion_core::experiments::quadruped::{
     quadruped_experiment, ContactLaw, QuadrupedExperiment,

@@ -111,6 +111,16 @@ pub enum FerroError {
         /// The second.
         second: usize,
     },
+    /// Events in two adjacent steps: the step does not resolve them apart.
+    #[error("events in adjacent steps at t = {first} s and t = {second} s (step {dt:e} s): the step does not resolve them apart (a chattering contact; a pair of crossings between two step ends could hide there); take a smaller step")]
+    EventsInAdjacentSteps {
+        /// Time of the earlier event, s.
+        first: f64,
+        /// Time of the later one, s.
+        second: f64,
+        /// The step, s.
+        dt: f64,
+    },
     /// Recomputing with another probe size moved the answer beyond tolerance.
     #[error("probe-dependent answer: recomputing with {probe} moved the Jacobian by {gap:e}, above the tolerance {tolerance:e}")]
     ProbeDependent {
@@ -166,6 +176,7 @@ impl FerroError {
             FerroError::NonFinite { .. } => "NonFinite",
             FerroError::HiddenState { .. } => "HiddenState",
             FerroError::TwoEventsInOneStep { .. } => "TwoEventsInOneStep",
+            FerroError::EventsInAdjacentSteps { .. } => "EventsInAdjacentSteps",
             FerroError::ProbeDependent { .. } => "ProbeDependent",
             FerroError::ContactSolveFailed { .. } => "ContactSolveFailed",
             FerroError::Unstable { .. } => "Unstable",

@@ -49,10 +49,11 @@ pub use physics::{contact, integrate, jacobian, model, state};
 // their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `experiments::hybrid`).
 pub use error::{FerroError, Result};
 pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
+pub use lab::clock::Clock;
 pub use lab::readout::{
     blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,
 };
-pub use lab::sweep::{sweep, Sweep, SweepOptions, SweepRow};
+pub use lab::sweep::{sweep, sweep_timed, Sweep, SweepOptions, SweepRow};
 pub use lab::workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};
 pub use physics::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
 pub use physics::contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};

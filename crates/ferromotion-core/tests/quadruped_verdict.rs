@@ -145,6 +145,21 @@ fn each_gradient_outcome_from_moved_numbers() {
     }
     let v = decide(&r);
     assert_eq!(v.gradient[2].outcome, Outcome::Win);
+    assert!(v.converged_only.is_empty());
+    // A stiffness with no reference at dt but a certified converged one (as 1e6 and 1e7
+    // N/m at 1 ms): listed as measured against the converged reference alone.
+    let g = r.penalty[2].gradient.as_mut().unwrap();
+    g.certified_columns = 0;
+    g.converged_certified_columns = Some(3);
+    let v = decide(&r);
+    assert_eq!(v.uncertified, vec![2]);
+    assert_eq!(v.converged_only, vec![2]);
+    r.penalty[2]
+        .gradient
+        .as_mut()
+        .unwrap()
+        .converged_certified_columns = Some(0);
+    assert!(decide(&r).converged_only.is_empty());
 }
 
 #[test]

@@ -36,6 +36,12 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     }
 }
 
+/// The clock the workbench and sweeps time their routes with: the core's `Instant`-based
+/// monotonic seconds (the readouts' `wall_s`).
+pub fn clock() -> ferromotion_core::Clock {
+    ferromotion_core::Clock::new(ferromotion_core::lab::clock::monotonic_seconds)
+}
+
 /// A core value as JSON text, for the export paths that write a file (`to_json`).
 pub fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value)

@@ -40,6 +40,12 @@ fn hybrid_jacobian<'py>(
             s.raised.finish(r)?
         }
     };
+    solution(py, &s)
+}
+
+/// A `HybridSolution` as the dict `hybrid_jacobian` returns (also the black-box driver's,
+/// `hybrid_step.rs`).
+pub fn solution<'py>(py: Python<'py>, s: &hybrid::HybridSolution) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("x", PyArray1::from_slice(py, s.x.as_slice()))?;
     out.set_item("mode", s.mode)?;

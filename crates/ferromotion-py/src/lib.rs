@@ -11,6 +11,7 @@ mod convert;
 mod descent;
 mod errors;
 mod hybrid;
+mod hybrid_step;
 mod quadruped;
 mod readouts;
 mod routes;
@@ -18,7 +19,8 @@ mod sweep;
 mod workbench;
 
 use convert::document;
-use ferromotion_core::experiments::{hybrid::HybridOptions, quadruped::QuadrupedExperiment};
+use ferromotion_core::experiments::hybrid::{HybridOptions, StepOptions};
+use ferromotion_core::experiments::quadruped::QuadrupedExperiment;
 use ferromotion_core::{self as fm, check::CheckOptions, experiments::descent as experiment};
 use pyo3::prelude::*;
 
@@ -48,6 +50,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         "check": CheckOptions::default(),
         "quadruped": QuadrupedExperiment::default(),
         "hybrid": HybridOptions::default(),
+        "hybrid_step": StepOptions::default(),
     });
     document(py, &d)
 }
@@ -63,6 +66,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     workbench::register(m)?;
     descent::register(m)?;
     hybrid::register(m)?;
+    hybrid_step::register(m)?;
     check::register(m)?;
     quadruped::register(m)
 }

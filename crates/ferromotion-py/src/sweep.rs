@@ -1,6 +1,6 @@
 //! Sweeps over stiffness (core: `lab/sweep.rs`). Rows leave as numpy columns.
 
-use crate::convert::{document, ks_from, options, to_json, DropArg, Options};
+use crate::convert::{clock, document, ks_from, options, to_json, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core::lab::sweep::RouteRow;
 use ferromotion_core::{self as fm, Blame, Sweep, SweepOptions};
@@ -55,11 +55,11 @@ impl PySweepRun {
         })
     }
 
-    /// Run the routes at the stiffnesses `ks` and append the rows.
+    /// Run the routes at the stiffnesses `ks` and append the rows (each route timed).
     fn extend(&mut self, py: Python<'_>, ks: &Bound<'_, PyAny>) -> PyResult<()> {
         let ks = ks_from(ks)?;
         let (drop, opts) = (&self.drop, &self.opts);
-        let part = py_result(py.detach(|| fm::sweep(drop, &ks, opts)))?;
+        let part = py_result(py.detach(|| fm::sweep_timed(drop, &ks, opts, Some(&clock()))))?;
         self.sweep.rows.extend(part.rows);
         Ok(())
     }
@@ -85,7 +85,8 @@ impl PySweepRun {
 }
 
 /// One column per readout of a route across the sweep's rows. The error columns are
-/// named for Python (`forward_error`, `gradient_error`), the cost columns as in the core.
+/// named for Python (`forward_error`, `gradient_error`), the cost columns as in the core;
+/// `wall_s` is NaN for a row that was not timed.
 fn route_columns<'py>(py: Python<'py>, rows: &[&RouteRow]) -> PyResult<Bound<'py, PyDict>> {
     let n = rows.len();
     let costs: Vec<_> = rows.iter().map(|r| r.cost).collect();
@@ -102,6 +103,7 @@ fn route_columns<'py>(py: Python<'py>, rows: &[&RouteRow]) -> PyResult<Bound<'py
     out.set_item("state", PyArray1::from_vec(py, states).reshape([n, 2])?)?;
     let jacobians = PyArray1::from_vec(py, jacobians).reshape([n, 2, 2])?;
     out.set_item("jacobian", jacobians)?;
+    out.set_item("wall_s", col(&|r| r.wall_s.unwrap_or(f64::NAN)))?;
     let probe: Vec<bool> = rows.iter().map(|r| r.probe_dependent).collect();
     out.set_item("probe_dependent", PyArray1::from_vec(py, probe))?;
     Ok(out)

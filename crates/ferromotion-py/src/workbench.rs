@@ -1,7 +1,7 @@
 //! The lab's workbench (core: `lab/workbench.rs`): controls plus the core's caches of the
 //! k-independent readouts. The readout leaves as the core's document, the keys the lab reads.
 
-use crate::convert::{document, json_document, ks_from, options, DropArg, Options};
+use crate::convert::{clock, document, json_document, ks_from, options, DropArg, Options};
 use crate::errors::py_result;
 use crate::sweep::PySweepRun;
 use ferromotion_core::{self as fm, WorkbenchConfig};
@@ -13,7 +13,7 @@ struct PyWorkbench(fm::Workbench);
 #[pymethods]
 impl PyWorkbench {
     /// `options` is the core's `WorkbenchConfig` without its drop (`k`, `base_dt`,
-    /// `dt_divisor`, `tolerance`, `tolerance_options`).
+    /// `dt_divisor`, `tolerance`, `tolerance_options`). Routes are timed (`wall_s`).
     #[new]
     #[pyo3(signature = (drop, options=None))]
     fn new(
@@ -25,9 +25,9 @@ impl PyWorkbench {
             drop: drop.0,
             ..self::options(options)
         };
-        Ok(PyWorkbench(py_result(
-            py.detach(|| fm::Workbench::new(config)),
-        )?))
+        Ok(PyWorkbench(py_result(py.detach(|| {
+            fm::Workbench::new(config).map(|b| b.with_clock(clock()))
+        }))?))
     }
 
     fn set_k(&mut self, k: f64) -> PyResult<()> {
@@ -42,11 +42,23 @@ impl PyWorkbench {
         py_result(self.0.set_dt_divisor(divisor))
     }
 
-    #[pyo3(signature = (on, rtol=None, events=None))]
-    fn set_tolerance(&mut self, on: bool, rtol: Option<f64>, events: Option<bool>) -> PyResult<()> {
+    /// `None` keeps the current value; `jacobian` is `"richardson"` or `"forward"`.
+    #[pyo3(signature = (on, rtol=None, events=None, jacobian=None))]
+    fn set_tolerance(
+        &mut self,
+        on: bool,
+        rtol: Option<f64>,
+        events: Option<bool>,
+        jacobian: Option<Options<fm::JacobianMethod>>,
+    ) -> PyResult<()> {
         let t = self.0.config().tolerance_options;
-        let (rtol, events) = (rtol.unwrap_or(t.rtol), events.unwrap_or(t.events));
-        py_result(self.0.set_tolerance(on, rtol, events))
+        let options = fm::ToleranceOptions {
+            rtol: rtol.unwrap_or(t.rtol),
+            events: events.unwrap_or(t.events),
+            jacobian: jacobian.map_or(t.jacobian, |j| j.0),
+            ..t
+        };
+        py_result(self.0.set_tolerance_options(on, options))
     }
 
     /// The current controls, as the core serialises its `WorkbenchConfig`.

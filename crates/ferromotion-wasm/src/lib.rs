@@ -32,6 +32,33 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen]
+extern "C" {
+    /// The page's (or worker's, or Node's) `performance.now()`, ms.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
+/// Seconds from `performance.now()`: the core's clock for wall times here
+/// (`std::time::Instant` panics on wasm32-unknown-unknown). Browsers coarsen it to 100 µs on
+/// a page that is not cross-origin isolated; the readout carries the resolution seen.
+#[cfg(target_arch = "wasm32")]
+fn now_seconds() -> f64 {
+    performance_now() * 1e-3
+}
+
+/// The native build of this crate (its tests, clippy) reads the core's `Instant` clock.
+#[cfg(not(target_arch = "wasm32"))]
+fn now_seconds() -> f64 {
+    ferromotion_core::lab::clock::monotonic_seconds()
+}
+
+/// The clock every timed export reads.
+fn clock() -> ferromotion_core::Clock {
+    ferromotion_core::Clock::new(now_seconds)
+}
+
 /// A core value as a JS value: structs as plain objects (also when flattened), `None` as
 /// `null`, f64 as JS numbers (NaN and ±Infinity included), u64 counts as numbers.
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
@@ -62,12 +89,13 @@ pub struct Workbench(ferromotion_core::Workbench);
 impl Workbench {
     /// A bench with the controls `config` (the core's `WorkbenchConfig` as an object: drop,
     /// k in N/m, base_dt in s, dt_divisor, tolerance, tolerance_options; missing keys take
-    /// the core's defaults, so no argument is the lab's default bench).
+    /// the core's defaults, so no argument is the lab's default bench). Every route it runs
+    /// is timed with `performance.now()` (the readout's `wall_s`).
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<Workbench, JsError> {
         let config: WorkbenchConfig = from_js(config)?;
         ferromotion_core::Workbench::new(config)
-            .map(Workbench)
+            .map(|b| Workbench(b.with_clock(clock())))
             .into_js()
     }
 
@@ -101,10 +129,29 @@ impl Workbench {
         self.0.set_dt(dt).into_js()
     }
 
-    /// Switch the tolerance route on or off, with its relative tolerance and event location.
+    /// Switch the tolerance route on or off, with its relative tolerance, event location and
+    /// Jacobian method (`"richardson"` or `"forward"`; omitted: unchanged). `"forward"`
+    /// without events is refused (`InvalidParameter` naming `events`).
     #[wasm_bindgen(js_name = setTolerance)]
-    pub fn set_tolerance(&mut self, on: bool, rtol: f64, events: bool) -> Result<(), JsError> {
-        self.0.set_tolerance(on, rtol, events).into_js()
+    pub fn set_tolerance(
+        &mut self,
+        on: bool,
+        rtol: f64,
+        events: bool,
+        jacobian: Option<String>,
+    ) -> Result<(), JsError> {
+        let current = self.0.config().tolerance_options;
+        let jacobian = match jacobian {
+            Some(name) => jacobian_method(&name)?,
+            None => current.jacobian,
+        };
+        let options = ferromotion_core::ToleranceOptions {
+            rtol,
+            events,
+            jacobian,
+            ..current
+        };
+        self.0.set_tolerance_options(on, options).into_js()
     }
 
     /// Every readout for the current controls: the core's `WorkbenchReadout` as an object.
@@ -137,6 +184,14 @@ impl Workbench {
         let drop = self.0.config().drop;
         to_js(&hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?)
     }
+}
+
+/// A Jacobian method by its serde name (`"richardson"` | `"forward"`), as the core's options
+/// read it; anything else is the core's `Scenario` error naming the two.
+pub(crate) fn jacobian_method(name: &str) -> Result<ferromotion_core::JacobianMethod, JsError> {
+    serde_json::from_value(serde_json::Value::from(name))
+        .map_err(FerroError::from)
+        .into_js()
 }
 
 /// The descent experiment at the core's defaults (`Problem::default()`, `Arm::standard()`):

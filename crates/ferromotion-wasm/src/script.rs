@@ -164,10 +164,7 @@ pub fn route_tolerance(
     jacobian: &str,
     min_step: f64,
 ) -> Result<JsValue, JsError> {
-    // The method by its serde name ("richardson" | "forward"), as the native options read it.
-    let jacobian: fm::JacobianMethod = serde_json::from_value(serde_json::Value::from(jacobian))
-        .map_err(FerroError::from)
-        .into_js()?;
+    let jacobian = crate::jacobian_method(jacobian)?;
     let opts = ToleranceOptions {
         rtol,
         atol,
@@ -218,8 +215,11 @@ struct SweepRows {
     wrong_sign: Vec<fm::lab::sweep::KBand>,
 }
 
-/// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order.
+/// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order,
+/// each route timed with `performance.now()` (`wall_s`). `jacobian` is the tolerance route's
+/// method (`"richardson"` | `"forward"`; omitted: the core's default).
 #[wasm_bindgen(js_name = sweepRows)]
+#[allow(clippy::too_many_arguments)]
 pub fn sweep_rows(
     drop: JsValue,
     ks: &[f64],
@@ -228,18 +228,25 @@ pub fn sweep_rows(
     events: bool,
     corrected: bool,
     blame: bool,
+    jacobian: Option<String>,
 ) -> Result<JsValue, JsError> {
+    let jacobian = match jacobian {
+        Some(name) => crate::jacobian_method(&name)?,
+        None => ToleranceOptions::default().jacobian,
+    };
     let opts = SweepOptions {
         dt,
         tolerance: rtol.map(|rtol| ToleranceOptions {
             rtol,
             events,
+            jacobian,
             ..ToleranceOptions::default()
         }),
         blame,
         corrected,
     };
-    let sweep = fm::sweep(&drop_from(drop)?, ks, &opts).into_js()?;
+    let clock = crate::clock();
+    let sweep = fm::sweep_timed(&drop_from(drop)?, ks, &opts, Some(&clock)).into_js()?;
     let (exponent, exponent_error) = match sweep.exponent() {
         Ok(f) => (Some(f), None),
         Err(e) => (

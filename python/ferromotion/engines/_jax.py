@@ -5,8 +5,8 @@ One semi-implicit Euler step of the push-only spring-damper, the law of ``fm.fix
     F = max(0, -k*y - c*v) if y < 0 else 0,   c = 2*zeta*sqrt(k*m)
     v' = v + dt*(F/m - g),   y' = y + dt*v'
 
-The gradient is the framework's own autodiff through the step loop (``jax.jacfwd``;
-``torch.func.jacfwd`` or reverse-mode autograd). Because the law and the integrator are ours,
+The gradient is the framework's own autodiff through the step loop (``jax.jacfwd``; torch's
+reverse-mode autograd). Because the law and the integrator are ours,
 the state must equal ``fm.fixed``'s to round-off, and the blame split against our ``flow`` is exact.
 """
 
@@ -68,10 +68,11 @@ class Jax:
 
 
 class Torch:
-    """PyTorch (float64): the same step in a Python loop; gradient ``torch.func.jacfwd``."""
+    """PyTorch (float64): the same step in a Python loop, as a user writes it; gradient by
+    autograd (reverse mode, ``torch.autograd.grad`` of y(T) and v(T) through the loop)."""
 
     name = "torch"
-    gradient_route = "torch.func.jacfwd through a Python loop of the step (float64)"
+    gradient_route = "torch.autograd.grad (reverse mode) through a Python loop of the step (float64)"
     law = LAW
     law_maps_onto_ours = True
 
@@ -103,9 +104,7 @@ class Torch:
 
     def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
         torch = self._torch
-        x = torch.tensor(np.asarray(x0, dtype=float))
-        run = self._run(drop, k, dt)
-        jac = torch.func.jacfwd(run)(x)
-        with torch.no_grad():
-            out = run(x)
-        return out.numpy(), jac.detach().numpy()
+        x = torch.tensor(np.asarray(x0, dtype=float), requires_grad=True)
+        out = self._run(drop, k, dt)(x)
+        rows = [torch.autograd.grad(out[i], x, retain_graph=i == 0)[0] for i in range(2)]
+        return out.detach().numpy(), torch.stack(rows).numpy()

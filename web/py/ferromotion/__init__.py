@@ -206,10 +206,11 @@ class Sweep(SweepResult):
     _errors = (FerroError, InvalidParameter)
 
     def __init__(self, answer: Dict[str, Any], drop: Drop, rtol: Optional[float], events: bool,
-                 ran: Dict[str, bool]) -> None:
+                 ran: Dict[str, bool], jacobian: str = "richardson") -> None:
         self._answer = answer
         self._rtol = rtol
         self._events = events
+        self._jacobian = jacobian
         self.drop = drop
         rows = answer["rows"]
         self.dt = float(answer["dt"])
@@ -266,14 +267,15 @@ class Sweep(SweepResult):
 
 
 def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, corrected: bool = False, blame: bool = False,
+          events: bool = False, jacobian: str = _TOL["jacobian"], corrected: bool = False, blame: bool = False,
           quiet: bool = False) -> Sweep:
     """Run the routes at many stiffnesses (the core's sweep, in this page's wasm core).
 
     ``k`` is a list (or 1-D array) of stiffnesses in N/m; every readout comes back as a list
     with one entry per k. An array of steps ``dt`` (a native ``SweepGrid``) is not offered
     in the browser: loop over the steps instead. ``quiet`` is accepted (there is no progress
-    bar here).
+    bar here). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``);
+    each route's ``wall_s`` is timed with this page's ``performance.now()``.
     """
     if not isinstance(dt, (int, float)):
         raise _errors.InvalidParameter(
@@ -281,9 +283,10 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
     ks = _numbers(k, "k")
     rtol = tolerance_rtol(tolerance, _TOL["rtol"])
     events = events if rtol is not None else False
-    answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame))
+    answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame),
+                   str(jacobian))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
-    return Sweep(answer, drop, rtol, events, ran)
+    return Sweep(answer, drop, rtol, events, ran, str(jacobian))
 
 
 # ---------------------------------------------------------------------------------------

@@ -4,9 +4,11 @@
 //! ~ulp(f)/eps. Each caller states its probe policy explicitly ([`Probe`]): the checker
 //! sweeps a list of sizes, the tolerance route takes eps and eps/2 for Richardson
 //! extrapolation, the descent's finite-difference arm a fixed 1e-6, and the quadruped
-//! halves a scaled probe until two agree.
+//! halves a scaled probe until two agree; the black-box hybrid driver differentiates
+//! segments of a user's step function with [`central_jacobian_dyn`].
 
 use crate::physics::state::{Jacobian, State};
+use nalgebra::{DMatrix, DVector};
 
 /// How the probe size is chosen for an input coordinate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +81,45 @@ pub fn central_jacobian<E>(
         d.set_column(j, &central_column(&mut f, x, j, probe)?);
     }
     Ok(d)
+}
+
+/// The central-difference Jacobian of a map `f` on vectors of any length, at `x`, with the
+/// probe size `probe` gives for each x_j (columns in input order; f's first error returned).
+pub fn central_jacobian_dyn<E>(
+    mut f: impl FnMut(&DVector<f64>) -> std::result::Result<DVector<f64>, E>,
+    x: &DVector<f64>,
+    probe: Probe,
+) -> std::result::Result<DMatrix<f64>, E> {
+    let mut d: Option<DMatrix<f64>> = None;
+    for j in 0..x.len() {
+        let eps = probe.size(x[j]);
+        let (mut p, mut m) = (x.clone(), x.clone());
+        p[j] += eps;
+        m[j] -= eps;
+        let plus = f(&p)?;
+        let minus = f(&m)?;
+        let column = plus.zip_map(&minus, |a, b| quotient(a, b, eps));
+        d.get_or_insert_with(|| DMatrix::zeros(column.len(), x.len()))
+            .set_column(j, &column);
+    }
+    Ok(d.unwrap_or_else(|| DMatrix::zeros(0, 0)))
+}
+
+/// The central-difference gradient of a scalar function `f` at `x` (probe as above).
+pub fn central_gradient_dyn<E>(
+    mut f: impl FnMut(&DVector<f64>) -> std::result::Result<f64, E>,
+    x: &DVector<f64>,
+    probe: Probe,
+) -> std::result::Result<DVector<f64>, E> {
+    let mut g = DVector::zeros(x.len());
+    for j in 0..x.len() {
+        let eps = probe.size(x[j]);
+        let (mut p, mut m) = (x.clone(), x.clone());
+        p[j] += eps;
+        m[j] -= eps;
+        g[j] = quotient(f(&p)?, f(&m)?, eps);
+    }
+    Ok(g)
 }
 
 #[cfg(test)]

@@ -21,6 +21,12 @@
 //! agree to `HIDDEN_STATE_RTOL` or fall like RK4's local error); two events inside one
 //! step; and an answer that moves by more than `probe_rtol` when recomputed with half the
 //! step. The answer carries J's spectral radius and worst-case gain (largest singular value).
+//!
+//! A system known only as a step function `step(x, dt) -> x` (a simulator) is qualified by
+//! [`black_box::step_jacobian`], with every derivative measured on the step itself.
+
+pub mod black_box;
+pub use black_box::{step_jacobian, StepOptions, StepSolution, StepSystem};
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};

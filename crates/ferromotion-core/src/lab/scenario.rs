@@ -51,7 +51,9 @@ impl Scenario {
 }
 
 /// Every route's answer for one scenario: what the golden parity test compares
-/// between the native and the WebAssembly builds, bit for bit.
+/// between the native and the WebAssembly builds, bit for bit. Nothing here is timed: every
+/// row's `wall_s` is `None` (null), because a wall time differs from run to run and build
+/// to build (`tests/golden/parity.mjs` also leaves any `wall_s` out of the comparison).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
     /// The rigid reference.

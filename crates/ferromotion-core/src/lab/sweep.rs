@@ -1,7 +1,10 @@
 //! Sweeps over stiffness: every route's readouts at many k, in parallel when the
-//! `parallel` feature is on (the WebAssembly build leaves it off).
+//! `parallel` feature is on (the WebAssembly build leaves it off). With a clock
+//! ([`sweep_timed`]) each row also carries the wall time of each route's Jacobian, measured
+//! on the thread that ran it (rows run in parallel, so under load: for reading only).
 
 use crate::error::{positive, Result};
+use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
 use crate::physics::contact::rigid::{exact, ExactOptions};
 use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
@@ -46,17 +49,27 @@ pub struct RouteRow {
     pub errors: Errors,
     /// Work spent.
     pub cost: Cost,
+    /// Wall time of the route call that produced this row (its state and Jacobian), s;
+    /// `None` where nothing was timed (no clock: the golden parity's evaluation, a sweep
+    /// without a clock). See [`crate::lab::clock`].
+    pub wall_s: Option<f64>,
     /// `tolerance` only: the two probe sizes disagree.
     pub probe_dependent: bool,
 }
 
 impl RouteRow {
-    /// A row from a route's answer and the reference.
+    /// A row from a route's answer and the reference (not timed).
     pub fn from_route(r: &RouteResult, reference: &RouteResult) -> RouteRow {
+        RouteRow::timed(r, reference, None)
+    }
+
+    /// A row from a route's answer, the reference and the wall time the route took, s.
+    pub fn timed(r: &RouteResult, reference: &RouteResult, wall_s: Option<f64>) -> RouteRow {
         RouteRow {
             flat: Flat::from(r),
             errors: compare(r, reference),
             cost: r.cost,
+            wall_s,
             probe_dependent: r.probe_dependent,
         }
     }
@@ -173,23 +186,43 @@ impl Sweep {
     }
 }
 
-/// Run the routes at every stiffness in `ks`.
+/// Run the routes at every stiffness in `ks` (no wall times: [`sweep_timed`] with a clock).
 pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
+    sweep_timed(drop, ks, opts, None)
+}
+
+/// [`sweep`], with every route's wall time per Jacobian (`RouteRow::wall_s`) read from
+/// `clock` when one is given.
+pub fn sweep_timed(
+    drop: &Drop,
+    ks: &[f64],
+    opts: &SweepOptions,
+    clock: Option<&Clock>,
+) -> Result<Sweep> {
     drop.validate()?;
     positive("dt", opts.dt)?;
     for &k in ks {
         positive("k", k)?;
     }
+    if let Some(t) = &opts.tolerance {
+        t.integrator()?;
+    }
     let reference = exact(drop, &ExactOptions::default())?;
     let row = |&k: &f64| -> Result<SweepRow> {
-        let f = fixed(drop, k, opts.dt, &FixedOptions::default())?;
+        let (f, fixed_wall) = timed(clock, || fixed(drop, k, opts.dt, &FixedOptions::default()));
+        let f = f?;
         let tol = match &opts.tolerance {
-            Some(t) => Some(RouteRow::from_route(&tolerance(drop, k, t)?, &reference)),
+            Some(t) => {
+                let (r, wall) = timed(clock, || tolerance(drop, k, t));
+                Some(RouteRow::timed(&r?, &reference, wall))
+            }
             None => None,
         };
         let cor = if opts.corrected {
-            let c = corrected(drop, k, opts.dt, &CorrectedOptions::default())?;
-            Some(RouteRow::from_route(&c, &reference))
+            let (c, wall) = timed(clock, || {
+                corrected(drop, k, opts.dt, &CorrectedOptions::default())
+            });
+            Some(RouteRow::timed(&c?, &reference, wall))
         } else {
             None
         };
@@ -200,7 +233,7 @@ pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
         };
         Ok(SweepRow {
             k,
-            fixed: RouteRow::from_route(&f, &reference),
+            fixed: RouteRow::timed(&f, &reference, fixed_wall),
             tolerance_cost_ratio: tol
                 .as_ref()
                 .map(|t| t.cost.force_evals as f64 / f.cost.force_evals as f64),

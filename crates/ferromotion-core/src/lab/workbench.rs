@@ -5,18 +5,25 @@
 //! divergence exponent at a given dt, the contact share's exponent) are cached, so a
 //! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
 //! few closed-form evaluations.
+//!
+//! With a clock ([`Workbench::with_clock`], injected by the binding: see [`crate::lab::clock`])
+//! every route's row also carries the wall time its Jacobian took (`wall_s`), measured here
+//! around each route call; without one those are `None`.
 
 use crate::error::{positive, FerroError, Result};
+use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
 use crate::lab::readout::{refinement_steps, DT_DIVISORS};
-use crate::lab::sweep::{sweep, KBand, RouteRow, Sweep, SweepOptions};
+use crate::lab::sweep::{sweep_timed, KBand, RouteRow, Sweep, SweepOptions};
 use crate::physics::contact::penalty::{
     flow, limit_restitution, realised_restitution, FlowOptions,
 };
 use crate::physics::contact::rigid::{exact, time_of_impact_term, ExactOptions};
-use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions, PROBE_DEPENDENCE};
+use crate::physics::integrate::adaptive::{
+    tolerance, JacobianMethod, ToleranceOptions, PROBE_DEPENDENCE,
+};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
 use crate::physics::integrate::fixed::{fixed, FixedOptions};
 use crate::physics::model::Drop;
@@ -146,6 +153,9 @@ pub struct WorkbenchReadout {
     pub corrected_cost_ratio: f64,
     /// Fitted exponent of the contact share on k = 1e4..1e8.
     pub contact_exponent: Fit,
+    /// The smallest step of the clock the wall times were read from, s (`None`: no clock,
+    /// every `wall_s` is `None`). A wall time below it reads as "under one tick".
+    pub wall_resolution_s: Option<f64>,
 }
 
 /// The tolerance route's readout.
@@ -158,11 +168,15 @@ pub struct ToleranceReadout {
     pub rtol: f64,
     /// Whether rollouts stopped at the contact switches.
     pub events: bool,
-    /// max |D(eps) - D(eps/2)| between the two probe sizes.
-    pub probe_gap: f64,
-    /// The flag threshold, 1e-3·max|J|.
-    pub probe_threshold: f64,
-    /// Force evaluations of the 8 Jacobian rollouts over the yardstick's (the fixed route
+    /// How the Jacobian was obtained: `richardson` (central differences of 8 rollouts) or
+    /// `forward` (sensitivities along one event-located rollout). Named apart from the
+    /// row's own `jacobian` (the matrix, flattened in beside it).
+    pub jacobian_method: JacobianMethod,
+    /// max |D(eps) - D(eps/2)| between the two probe sizes (`None` for `forward`: no probes).
+    pub probe_gap: Option<f64>,
+    /// The flag threshold, 1e-3·max|J| (`None` for `forward`).
+    pub probe_threshold: Option<f64>,
+    /// Force evaluations of the Jacobian's rollouts over the yardstick's (the fixed route
     /// at the base step, whichever step is current).
     pub cost_ratio: f64,
     /// Lands on the exact answer: right sign, gradient error below [`LANDS_BELOW`], and not
@@ -177,6 +191,8 @@ pub struct Yardstick {
     pub dt: f64,
     /// The fixed route's work at that step.
     pub cost: Cost,
+    /// Its wall time, s (`None` without a clock).
+    pub wall_s: Option<f64>,
 }
 
 /// What a curve computes besides the fixed route (and the tolerance route when it is on).
@@ -209,6 +225,7 @@ pub struct Workbench {
     reference: RouteResult,
     exponent_cache: Vec<(f64, Fit)>,
     contact_exponent: Option<Fit>,
+    clock: Option<Clock>,
 }
 
 impl Workbench {
@@ -220,9 +237,21 @@ impl Workbench {
             reference,
             exponent_cache: Vec::new(),
             contact_exponent: None,
+            clock: None,
         };
         b.set_config(config)?;
         Ok(b)
+    }
+
+    /// This bench, timing every route it runs with `clock` (the readout's `wall_s`).
+    pub fn with_clock(mut self, clock: Clock) -> Workbench {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The clock the routes are timed with, if any.
+    pub fn clock(&self) -> Option<&Clock> {
+        self.clock.as_ref()
     }
 
     /// The current controls.
@@ -299,16 +328,26 @@ impl Workbench {
         })
     }
 
-    /// Switch the tolerance route on or off, with its relative tolerance and events flag.
+    /// Switch the tolerance route on or off, with its relative tolerance and events flag
+    /// (its Jacobian method and other options unchanged).
     pub fn set_tolerance(&mut self, on: bool, rtol: f64, events: bool) -> Result<()> {
-        let tolerance_options = ToleranceOptions {
-            rtol,
-            events,
-            ..self.config.tolerance_options
-        };
+        self.set_tolerance_options(
+            on,
+            ToleranceOptions {
+                rtol,
+                events,
+                ..self.config.tolerance_options
+            },
+        )
+    }
+
+    /// Switch the tolerance route on or off with all its options. `jacobian = forward`
+    /// without `events` is refused (`InvalidParameter` naming `events`), on or off, and the
+    /// controls stay as they were.
+    pub fn set_tolerance_options(&mut self, on: bool, options: ToleranceOptions) -> Result<()> {
         self.set_config(WorkbenchConfig {
             tolerance: on,
-            tolerance_options,
+            tolerance_options: options,
             ..self.config
         })
     }
@@ -338,9 +377,18 @@ impl Workbench {
         };
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
+        // A copy: `self` is borrowed mutably below (the caches).
+        let own_clock = self.clock;
+        let clock = own_clock.as_ref();
+        let mut walls = [None; 3];
         let rollouts = refinement_steps(c.base_dt)
             .iter()
-            .map(|&step| fixed(drop, c.k, step, &FixedOptions::default()))
+            .zip(walls.iter_mut())
+            .map(|(&step, wall)| {
+                let (r, w) = timed(clock, || fixed(drop, c.k, step, &FixedOptions::default()));
+                *wall = w;
+                r
+            })
             .collect::<Result<Vec<_>>>()?;
         let current = match c.dt_divisor {
             10 => 1,
@@ -351,6 +399,7 @@ impl Workbench {
         let yardstick = Yardstick {
             dt: c.base_dt,
             cost: rollouts[0].cost,
+            wall_s: walls[0],
         };
         let per_yardstick =
             |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
@@ -358,19 +407,27 @@ impl Workbench {
             c.base_dt,
             std::array::from_fn(|i| crate::lab::readout::compare(&rollouts[i], reference).gradient),
         );
-        let flow_route = flow(drop, c.k, &FlowOptions::default())?;
-        let corrected_route = corrected(drop, c.k, dt, &CorrectedOptions::default())?;
-        let fixed_row = RouteRow::from_route(&fixed_route, reference);
+        let (flow_route, flow_wall) = timed(clock, || flow(drop, c.k, &FlowOptions::default()));
+        let flow_route = flow_route?;
+        let (corrected_route, corrected_wall) = timed(clock, || {
+            corrected(drop, c.k, dt, &CorrectedOptions::default())
+        });
+        let corrected_route = corrected_route?;
+        let fixed_row = RouteRow::timed(&fixed_route, reference, walls[current]);
         let tol = if c.tolerance {
-            let t = tolerance(drop, c.k, &c.tolerance_options)?;
-            let row = RouteRow::from_route(&t, reference);
+            let (t, wall) = timed(clock, || tolerance(drop, c.k, &c.tolerance_options));
+            let t = t?;
+            let row = RouteRow::timed(&t, reference, wall);
             let lands =
                 row.errors.right_sign && row.errors.gradient < LANDS_BELOW && !row.probe_dependent;
+            let probes = t.probe_gap.is_some();
             Some(ToleranceReadout {
                 rtol: c.tolerance_options.rtol,
                 events: c.tolerance_options.events,
-                probe_gap: t.probe_gap.unwrap_or(0.0),
-                probe_threshold: PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian),
+                jacobian_method: c.tolerance_options.jacobian,
+                probe_gap: t.probe_gap,
+                probe_threshold: probes
+                    .then(|| PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian)),
                 cost_ratio: per_yardstick(&t.cost),
                 lands,
                 row,
@@ -399,14 +456,15 @@ impl Workbench {
             yardstick,
             fixed_cost_ratio: per_yardstick(&fixed_route.cost),
             corrected_cost_ratio: per_yardstick(&corrected_route.cost),
-            corrected: RouteRow::from_route(&corrected_route, reference),
-            flow: RouteRow::from_route(&flow_route, reference),
+            corrected: RouteRow::timed(&corrected_route, reference, corrected_wall),
+            flow: RouteRow::timed(&flow_route, reference, flow_wall),
             tolerance: tol,
             restitution_at_k: realised_restitution(drop, c.k, speed)?,
             exponent,
             refinement,
             blame: blame_of(drop, c.k, &fixed_route)?,
             contact_exponent,
+            wall_resolution_s: clock.map(Clock::resolution),
         })
     }
 
@@ -426,7 +484,7 @@ impl Workbench {
     /// the sweep's exponent fit and wrong-sign bands: what the lab's plots draw.
     pub fn curve_with(&self, ks: &[f64], opts: &CurveOptions) -> Result<Curve> {
         let c = &self.config;
-        sweep(
+        sweep_timed(
             &c.drop,
             ks,
             &SweepOptions {
@@ -439,6 +497,7 @@ impl Workbench {
                 blame: opts.blame,
                 corrected: opts.corrected,
             },
+            self.clock.as_ref(),
         )
         .map(|sweep| Curve {
             exponent: sweep.exponent().ok(),

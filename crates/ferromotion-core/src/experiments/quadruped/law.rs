@@ -32,29 +32,42 @@
 //!   (how rough the map is at practical probe sizes, i.e. what finite differences or a
 //!   smoothed gradient would see);
 //! - `converged_error` (optional, expensive): the tangent against probe-stable central
-//!   differences of the law run at `dt/refinement`, with probes kept inside one *event*
-//!   sequence (the ordered list of mode changes; the step at which each happens may move) —
-//!   how far the gradient at dt is from the gradient of the same scheme converged in dt;
-//!   `refined_tangent_error` checks the law's own tangent at dt/refinement against the same
-//!   reference, and `refined_tangent_spread` compares the tangents at dt/(refinement/2) and
-//!   dt/refinement (is the reference itself settled?). Caveat for the penalty law: the
-//!   probes that pass this test are usually far below |v|·dt/refinement, so the reference is
-//!   the derivative of the refined *discrete* map and, like every fixed-step tangent, lacks
-//!   the saltation of the push-only force's jump at touchdown (the drop's lesson, docs/model.md §2–3);
-//!   where a passing probe does span step shifts, `refined_tangent_error` shows the gap. The
-//!   rigid law's discrete map is continuous in the state (the gap enters the LCP as φ/dt),
-//!   so its refined derivative carries the touchdown timing.
+//!   differences of the law converged in dt, run at `dt/refinement`, with probes kept inside
+//!   one *event* sequence (the ordered list of mode changes; the step at which each happens
+//!   may move) — how far the gradient at dt is from the gradient of the law converged in
+//!   dt. For the penalty law the differenced rollout is the *event-located* one
+//!   ([`super::located`]): every touchdown, lift-off and stick/slide switch is located
+//!   inside its step, so the map is continuous and its differences carry the saltation of
+//!   the force's jump at touchdown. (The fixed step's map at dt/refinement is a staircase
+//!   in the inputs: at 1e6 N/m and 10 µs its z0 differences move by up to 50 % with the
+//!   probe down to 4e-6 m, settle only below ~1e-8 m, and there give the derivative of the
+//!   discrete map without the saltation, half the located one in the trunk's x row.) The
+//!   rigid law's discrete map
+//!   is continuous in the state already (the gap enters the LCP as φ/dt), so its reference
+//!   differences its own fixed step. `converged_spread` says how settled that reference
+//!   is: each certified column against the same probe's difference at dt/(2·refinement).
+//!   `refined_tangent_error` checks the law's own fixed-step tangent at dt/refinement
+//!   against the reference (for the penalty law: the saltation the fixed step's tangent
+//!   leaves out, at the refined step), and `refined_tangent_spread` compares the tangents
+//!   at dt/(refinement/2) and dt/refinement.
+//!
+//! Every column that is not certified says why in its `failure`, with the number that
+//! failed (no probe kept the sequence; the best agreement reached; a rollout's error).
 //!
 //! Errors are column-wise `|J_c - R_c|₂ / |R_c|₂` (rows mix m, rad, m/s, rad/s), the
 //! largest over the three columns.
 
 use super::config::{steps_for, QuadrupedExperiment, INPUTS, OUTPUTS};
-use super::model::{QuadState, NDOF};
+use super::located::located_run;
+use super::model::{QuadState, NDOF, NFEET};
 use super::report::{
     count_modes, Forward, Gradient, LawReport, ProbeColumn, QuadrupedReport, Trajectory,
 };
-use super::run::{central, col_err, dist2, probe_stable, run, Keep, RunOptions};
-use super::step::{ContactLaw, PenaltyContact, Tangent};
+use super::run::{
+    central, col_err, dist2, probe_stable, rollout_of, run, Keep, RunOptions, Scheme,
+    LOCATED_MAX_STEPS,
+};
+use super::step::{ContactLaw, ContactMode, PenaltyContact, Tangent};
 use super::verdict::verdict;
 use crate::error::Result;
 
@@ -149,6 +162,7 @@ pub(super) fn law_report(
             &nominal.modes,
             cfg.probe_tol,
             cfg.min_probe,
+            Scheme::Fixed,
         ));
         let (d, same) = central(
             robot,
@@ -160,8 +174,9 @@ pub(super) fn law_report(
             cfg.typical_probe * scale,
             Keep::Steps,
             &nominal.modes,
-        );
-        let d = d.unwrap_or([f64::NAN; 6]);
+            Scheme::Fixed,
+        )
+        .unwrap_or(([f64::NAN; 6], false));
         for o in 0..6 {
             typical[3 * o + j] = d[o];
         }
@@ -169,27 +184,14 @@ pub(super) fn law_report(
             typical_changes += 1;
         }
     }
-    let (mut converged_reference, mut converged_error) = (None, None);
+    let mut conv = Converged::default();
     let (mut refined_tangent, mut refined_tangent_error) = (None, None);
     let mut refined_tangent_spread = None;
     if cfg.converged_gradient {
-        let mut cols = vec![];
-        for (j, &scale) in scales.iter().enumerate() {
-            cols.push(probe_stable(
-                robot,
-                &law,
-                x0,
-                fine_dt,
-                n * r,
-                j,
-                scale,
-                Keep::Events,
-                &fine.modes,
-                cfg.probe_tol,
-                cfg.min_probe,
-            ));
+        conv = converged(cfg, &law, x0, n, &fine.modes);
+        if let Some(cols) = &conv.reference {
+            conv.error = matrix_error(&tangent, cols);
         }
-        converged_error = matrix_error(&tangent, &cols);
         let opts = RunOptions {
             tangent: true,
             trajectory: false,
@@ -197,7 +199,7 @@ pub(super) fn law_report(
         };
         if let Ok(fr) = run(robot, &law, x0, fine_dt, n * r, opts) {
             let ft = jacobian_of(fr.tangent.as_ref().expect("tangent was requested"));
-            refined_tangent_error = matrix_error(&ft, &cols);
+            refined_tangent_error = conv.reference.as_ref().and_then(|c| matrix_error(&ft, c));
             if r >= 2 && r % 2 == 0 {
                 let half_dt = cfg.dt / (r / 2) as f64;
                 if let Ok(hr) = run(robot, &law, x0, half_dt, n * r / 2, opts) {
@@ -215,7 +217,6 @@ pub(super) fn law_report(
             }
             refined_tangent = Some(ft);
         }
-        converged_reference = Some(cols);
     }
     Ok(LawReport {
         law: name,
@@ -231,8 +232,17 @@ pub(super) fn law_report(
             reference,
             typical_probe: typical,
             typical_probe_mode_changes: typical_changes,
-            converged_reference,
-            converged_error,
+            converged_certified_columns: conv
+                .reference
+                .as_ref()
+                .map(|c| c.iter().filter(|c| c.certified).count()),
+            converged_reference: conv.reference,
+            converged_error: conv.error,
+            converged_scheme: conv.scheme,
+            converged_switches: conv.switches,
+            converged_spread: conv.spread,
+            converged_tangent_error: conv.tangent_error,
+            converged_failure: conv.failure,
             refined_tangent,
             refined_tangent_error,
             refined_tangent_spread,
@@ -241,6 +251,131 @@ pub(super) fn law_report(
         lcp: nominal.lcp,
         trajectory: nominal.trajectory,
     })
+}
+
+/// The converged-in-dt reference of one law and what certifies it.
+#[derive(Default)]
+struct Converged {
+    reference: Option<Vec<ProbeColumn>>,
+    error: Option<f64>,
+    scheme: Option<&'static str>,
+    switches: Option<usize>,
+    spread: Option<f64>,
+    tangent_error: Option<f64>,
+    failure: Option<String>,
+}
+
+/// Probe-stable central differences of the law at dt/refinement, keeping the order of
+/// the contact events: of the event-located rollout for the penalty law
+/// ([`super::located`]), of the fixed step for the rigid one. Then, at each certified
+/// column's probe, the same difference at dt/(2·refinement): the spread says how settled
+/// the reference is in dt.
+fn converged(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    fixed_modes: &[[ContactMode; NFEET]],
+) -> Converged {
+    let robot = &cfg.robot;
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    let (scheme, name) = match law {
+        ContactLaw::Rigid => (Scheme::Fixed, "fixed step"),
+        ContactLaw::Penalty(_) => (Scheme::Located, "event-located"),
+    };
+    let mut out = Converged {
+        scheme: Some(name),
+        ..Converged::default()
+    };
+    let mut located_tangent = None;
+    let nominal = match law {
+        ContactLaw::Rigid => fixed_modes.to_vec(),
+        ContactLaw::Penalty(p) => {
+            match located_run(robot, p, x0, fine_dt, n * r, LOCATED_MAX_STEPS, true) {
+                Ok(run) => {
+                    located_tangent = run.tangent.as_ref().map(jacobian_of);
+                    run.modes
+                }
+                Err(e) => {
+                    out.failure = Some(format!("the event-located run at dt/{r} failed: {e}"));
+                    return out;
+                }
+            }
+        }
+    };
+    out.switches = Some(super::report::event_sequence(&nominal).len());
+    let scales = [1.0, 1.0, robot.kp];
+    let cols: Vec<ProbeColumn> = scales
+        .iter()
+        .enumerate()
+        .map(|(j, &scale)| {
+            probe_stable(
+                robot,
+                law,
+                x0,
+                fine_dt,
+                n * r,
+                j,
+                scale,
+                Keep::Events,
+                &nominal,
+                cfg.probe_tol,
+                cfg.min_probe,
+                scheme,
+            )
+        })
+        .collect();
+    // The dt-spread at the certified columns' probes.
+    let half = if cols.iter().any(|c| c.certified) {
+        match rollout_of(robot, law, x0, 0.5 * fine_dt, 2 * n * r, scheme) {
+            Ok((_, m)) => Some(m),
+            Err(e) => {
+                out.failure = Some(format!("the run at dt/{} failed: {e}", 2 * r));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(half) = half {
+        let mut spread = 0.0_f64;
+        for (j, col) in cols.iter().enumerate().filter(|c| c.1.certified) {
+            match central(
+                robot,
+                law,
+                x0,
+                0.5 * fine_dt,
+                2 * n * r,
+                j,
+                col.probe,
+                Keep::Events,
+                &half,
+                scheme,
+            ) {
+                Ok((d, true)) => spread = spread.max(col_err(&col.column, &d)),
+                Ok((_, false)) => {
+                    out.failure = Some(format!(
+                        "at dt/{}, the probe {:.1e} of input {} changes the order of the contact events: no spread",
+                        2 * r,
+                        col.probe,
+                        INPUTS[j]
+                    ));
+                    spread = f64::NAN;
+                    break;
+                }
+                Err(e) => {
+                    out.failure = Some(format!("a probe rollout at dt/{} failed: {e}", 2 * r));
+                    spread = f64::NAN;
+                    break;
+                }
+            }
+        }
+        out.spread = spread.is_finite().then_some(spread);
+    }
+    out.tangent_error = located_tangent.and_then(|t| matrix_error(&t, &cols));
+    out.reference = Some(cols);
+    out
 }
 
 /// The tangent's 6 × 3 Jacobian of the trunk's final state, row-major.

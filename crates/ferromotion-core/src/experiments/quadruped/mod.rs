@@ -33,8 +33,9 @@
 //! against probe-stable central differences that keep the contact-mode sequence), with
 //! the contact-mode changes counted per foot per step, and decides which law wins each
 //! axis ([`verdict`]). The files: [`config`] (what is run), [`run`] (rollouts and the
-//! central differences of whole rollouts), [`law`] (one law's report, the measures'
-//! definitions), [`report`] (the report's structs), [`verdict`], and the text table.
+//! central differences of whole rollouts), [`located`] (the penalty rollout with every
+//! contact switch located inside its step, which the converged-in-dt reference
+//! differences), [`law`] (one law's report, the measures' definitions), [`report`] (the report's structs), [`verdict`], and the text table.
 //!
 //! References: R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008;
 //! D. E. Stewart, J. C. Trinkle, IJNME 39 (1996) 2673–2691; M. Anitescu, F. A. Potra,
@@ -45,6 +46,7 @@
 pub mod config;
 pub mod law;
 pub mod lcp;
+pub mod located;
 pub mod model;
 pub mod report;
 pub mod run;
@@ -54,6 +56,7 @@ pub mod verdict;
 
 pub use config::{QuadrupedExperiment, INPUTS, OUTPUTS};
 pub use law::quadruped_experiment;
+pub use located::{located_run, LocatedRun};
 pub use model::{QuadState, Quadruped, FOOT_NAMES, NDOF, NFEET};
 pub use report::{
     count_modes, event_sequence, Forward, Gradient, LawReport, LcpSummary, ModeCounts, ProbeColumn,

@@ -146,6 +146,8 @@ pub struct ProbeColumn {
     pub certified: bool,
     /// Rollouts spent.
     pub rollouts: usize,
+    /// Why the column is not certified, with the number that failed (`None` when it is).
+    pub failure: Option<String>,
 }
 
 /// Gradient accuracy of one law.
@@ -170,6 +172,28 @@ pub struct Gradient {
     pub typical_probe_mode_changes: usize,
     /// Probe-stable central differences at dt/refinement, event sequence kept (when asked).
     pub converged_reference: Option<Vec<ProbeColumn>>,
+    /// What the converged reference differences: `"event-located"` (penalty: every
+    /// contact switch located inside its step, so the map is continuous and its
+    /// differences carry the saltation of the force's jump at touchdown) or `"fixed step"`
+    /// (rigid: its map is continuous already).
+    pub converged_scheme: Option<&'static str>,
+    /// Columns of the converged reference that are certified (probe-stable).
+    pub converged_certified_columns: Option<usize>,
+    /// Contact switches in the converged nominal run: located switches (event-located) or
+    /// per-step mode changes (fixed step).
+    pub converged_switches: Option<usize>,
+    /// How settled the converged reference is in dt: each certified column against the
+    /// same probe's central difference at dt/(2·refinement), max over columns
+    /// (`|R(h) - R(h/2)|₂ / |R(h/2)|₂`, about R(h)'s own error at first order).
+    pub converged_spread: Option<f64>,
+    /// Event-located (penalty) only: that scheme's own forward-mode tangent at
+    /// dt/refinement, carried through every located switch with the switch time's
+    /// derivative, against the converged reference — a second route to the same
+    /// derivative (they agree when the reference is the derivative of its map).
+    pub converged_tangent_error: Option<f64>,
+    /// Why the converged reference is missing or its spread could not be measured
+    /// (column-level reasons are in each column's `failure`).
+    pub converged_failure: Option<String>,
     /// max over certified columns of |tangent - converged reference|₂ / |converged reference|₂.
     pub converged_error: Option<f64>,
     /// The law's tangent at dt/refinement, 6 × 3 row-major (when asked).

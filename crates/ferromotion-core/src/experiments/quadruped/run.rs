@@ -207,8 +207,56 @@ pub(super) enum Keep {
     Events,
 }
 
+impl Keep {
+    fn name(self) -> &'static str {
+        match self {
+            Keep::Steps => "per-step mode sequence",
+            Keep::Events => "order of the contact events",
+        }
+    }
+}
+
+/// Which rollout the central differences difference.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Scheme {
+    /// The law's own fixed step ([`run`]).
+    Fixed,
+    /// The penalty law with every switch located inside its step
+    /// ([`super::located::located_run`]); the fixed step for the rigid law.
+    Located,
+}
+
+/// Final state and per-step (or per-sub-step) modes of one rollout of `scheme`.
+pub(super) fn rollout_of(
+    robot: &Quadruped,
+    law: &ContactLaw,
+    x0: &QuadState,
+    dt: f64,
+    n: usize,
+    scheme: Scheme,
+) -> Result<(QuadState, Vec<[ContactMode; NFEET]>)> {
+    match (scheme, law) {
+        (Scheme::Located, ContactLaw::Penalty(p)) => {
+            let r = super::located::located_run(robot, p, x0, dt, n, LOCATED_MAX_STEPS, false)?;
+            Ok((r.final_state, r.modes))
+        }
+        _ => {
+            let opts = RunOptions {
+                tangent: false,
+                trajectory: false,
+                sample_every: usize::MAX,
+            };
+            let r = run(robot, law, x0, dt, n, opts)?;
+            Ok((r.final_state, r.modes))
+        }
+    }
+}
+
+/// Cap on the sub-steps of one located rollout (steps plus located switches).
+pub(super) const LOCATED_MAX_STEPS: u64 = 100_000_000;
+
 /// A central difference of input `j` at probe `eps`, and whether both probes kept the
-/// nominal sequence.
+/// nominal sequence; the error of a probe rollout that failed.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn central(
     robot: &Quadruped,
@@ -220,32 +268,25 @@ pub(super) fn central(
     eps: f64,
     keep: Keep,
     nominal: &[[ContactMode; NFEET]],
-) -> (Option<[f64; 6]>, bool) {
-    let opts = RunOptions {
-        tangent: false,
-        trajectory: false,
-        sample_every: usize::MAX,
-    };
+    scheme: Scheme,
+) -> std::result::Result<([f64; 6], bool), FerroError> {
     let mut ys = [[0.0; 6]; 2];
     let mut same = true;
     for (k, s) in [1.0, -1.0].into_iter().enumerate() {
         let (r, x) = perturb(robot, x0, j, s * eps);
-        match run(&r, law, &x, dt, n, opts) {
-            Ok(out) => {
-                ys[k] = outputs(&out.final_state);
-                same &= match keep {
-                    Keep::Steps => out.modes == nominal,
-                    Keep::Events => event_sequence(&out.modes) == event_sequence(nominal),
-                };
-            }
-            Err(_) => return (None, false),
-        }
+        let (xf, modes) = rollout_of(&r, law, &x, dt, n, scheme)?;
+        ys[k] = outputs(&xf);
+        same &= match keep {
+            Keep::Steps => modes == nominal,
+            Keep::Events => event_sequence(&modes) == event_sequence(nominal),
+        };
     }
-    (Some(crate::check::fd::quotients(&ys[0], &ys[1], eps)), same)
+    Ok((crate::check::fd::quotients(&ys[0], &ys[1], eps), same))
 }
 
 /// Probe-stable central differences for input `j`: halve the probe until two consecutive
-/// probes both keep the sequence and agree to `tol`.
+/// probes both keep the sequence and agree to `tol`. A column that never gets there says
+/// why in its `failure`, with the number that failed.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn probe_stable(
     robot: &Quadruped,
@@ -259,6 +300,7 @@ pub(super) fn probe_stable(
     nominal: &[[ContactMode; NFEET]],
     tol: f64,
     min_probe: f64,
+    scheme: Scheme,
 ) -> ProbeColumn {
     // Quarter the probe while the sequence breaks (cheap levels), halve once it holds so
     // that consecutive probes form the (ε, ε/2) pair the agreement test needs.
@@ -266,12 +308,16 @@ pub(super) fn probe_stable(
     let mut prev: Option<[f64; 6]> = None;
     let mut best: Option<ProbeColumn> = None;
     let mut rollouts = 0;
+    let (mut tried, mut kept) = (0, 0);
+    let mut error: Option<String> = None;
     while h >= min_probe {
         let eps = h * scale;
-        let (d, same) = central(robot, law, x0, dt, n, j, eps, keep, nominal);
+        let d = central(robot, law, x0, dt, n, j, eps, keep, nominal, scheme);
         rollouts += 2;
-        match (d, same) {
-            (Some(d), true) => {
+        tried += 1;
+        match d {
+            Ok((d, true)) => {
+                kept += 1;
                 if let Some(p) = prev {
                     let agreement = col_err(&p, &d);
                     let cand = ProbeColumn {
@@ -280,6 +326,7 @@ pub(super) fn probe_stable(
                         agreement,
                         certified: agreement <= tol,
                         rollouts,
+                        failure: None,
                     };
                     if cand.certified {
                         return cand;
@@ -291,19 +338,43 @@ pub(super) fn probe_stable(
                 prev = Some(d);
                 h *= 0.5;
             }
-            _ => {
+            other => {
+                if let Err(e) = other {
+                    error
+                        .get_or_insert_with(|| format!("a probe rollout at {eps:.1e} failed: {e}"));
+                }
                 prev = None;
                 h *= 0.25;
             }
         }
     }
+    let (lo, hi) = (min_probe * scale, 1e-3 * scale);
+    let why = match (&best, &error) {
+        (Some(b), _) => format!(
+            "no two consecutive probes agreed to {tol:.0e}: the best pair agreed to {:.1e} (at {:.1e}; {kept} of {tried} probes from {hi:.1e} down to {lo:.1e} kept the {})",
+            b.agreement,
+            b.probe,
+            keep.name()
+        ),
+        (None, Some(e)) if kept == 0 => e.clone(),
+        (None, _) if kept == 0 => format!(
+            "none of {tried} probes from {hi:.1e} down to {lo:.1e} kept the {}",
+            keep.name()
+        ),
+        (None, _) => format!(
+            "only {kept} isolated probes of {tried} (from {hi:.1e} down to {lo:.1e}) kept the {}: no consecutive pair to compare",
+            keep.name()
+        ),
+    };
     let mut b = best.unwrap_or(ProbeColumn {
         column: vec![f64::NAN; 6],
         probe: f64::NAN,
         agreement: f64::INFINITY,
         certified: false,
         rollouts,
+        failure: None,
     });
     b.rollouts = rollouts;
+    b.failure = Some(why);
     b
 }

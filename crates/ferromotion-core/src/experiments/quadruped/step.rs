@@ -221,6 +221,13 @@ pub struct Step {
     pub(crate) lin: Linearisation,
 }
 
+impl Step {
+    /// `M(q)⁻¹ b` with the mass matrix at the step's start (its own factorisation).
+    pub(crate) fn mass_solve(&self, b: &DVector<f64>) -> DVector<f64> {
+        self.lin.chol.solve(b)
+    }
+}
+
 /// Quantities shared by both laws: free velocity, candidates and their Jacobian rows.
 struct Prepared {
     chol: Cholesky<f64, Dyn>,
@@ -492,6 +499,23 @@ pub fn penalty_step(
     x: &QuadState,
     dt: f64,
 ) -> Result<Step> {
+    penalty_step_on(robot, law, x, dt, None)
+}
+
+/// The penalty step with every foot's branch either read from the state (`forced` None:
+/// [`penalty_step`]) or imposed (`forced`: the event-located rollout, whose branch after a
+/// located switch is the one on the far side of it, whatever the rounding of the state
+/// says). An imposed pushing foot gets `F_n = -k φ - c φ̇` and the friction of its mode
+/// even where rounding puts that force a few ulps below zero; an imposed separated foot
+/// gets nothing. With `forced` equal to the branches the state gives, the arithmetic is
+/// [`penalty_step`]'s, bit for bit.
+pub(crate) fn penalty_step_on(
+    robot: &Quadruped,
+    law: &PenaltyContact,
+    x: &QuadState,
+    dt: f64,
+    forced: Option<&[ContactMode; NFEET]>,
+) -> Result<Step> {
     check_inputs(robot, x, dt)?;
     law.validate()?;
     let p = prepare(robot, x, dt)?;
@@ -504,18 +528,26 @@ pub fn penalty_step(
     let mut branch = vec![Branch::Off; nc];
     for i in 0..nc {
         let gap = p.gaps[p.cand[i]];
-        let fn_ = if gap < 0.0 {
-            -law.stiffness * gap - law.damping * vn[i]
-        } else {
-            0.0
+        let fn_ = match forced {
+            None if gap < 0.0 => -law.stiffness * gap - law.damping * vn[i],
+            None => 0.0,
+            Some(m) if m[p.cand[i]] == ContactMode::Separated => 0.0,
+            Some(_) => -law.stiffness * gap - law.damping * vn[i],
         };
-        if fn_ <= 0.0 {
+        if (forced.is_none() && fn_ <= 0.0) || fn_ == 0.0 {
             continue;
         }
         lam_n[i] = dt * fn_;
         let ft = -law.tangential_damping * vt[i];
-        if ft.abs() > mu * fn_ {
-            let s = ft.signum();
+        let slide = match forced {
+            None => (ft.abs() > mu * fn_).then(|| ft.signum()),
+            Some(m) => match m[p.cand[i]] {
+                ContactMode::SlidingForward => Some(-1.0),
+                ContactMode::SlidingBackward => Some(1.0),
+                _ => None,
+            },
+        };
+        if let Some(s) = slide {
             branch[i] = Branch::Slide(s);
             lam_t[i] = s * mu * lam_n[i];
         } else {

@@ -94,6 +94,9 @@ pub struct Verdict {
     pub gradient: Vec<MeasureVerdict>,
     /// Stiffnesses where not one column has a probe-stable reference.
     pub uncertified: Vec<usize>,
+    /// Of those, the stiffnesses whose law converged in dt has a certified reference
+    /// (the event-located one): their tangent at dt is measured against it alone.
+    pub converged_only: Vec<usize>,
     /// The rigid law wins both axes at once.
     pub both: bool,
 }
@@ -149,6 +152,7 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
             forward: None,
             gradient: vec![],
             uncertified: vec![],
+            converged_only: vec![],
             both: false,
         };
     };
@@ -174,6 +178,15 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
     let uncertified: Vec<usize> = pen
         .iter()
         .filter(|p| p.2.certified_columns == 0)
+        .map(|p| p.0)
+        .collect();
+    let converged_only: Vec<usize> = pen
+        .iter()
+        .filter(|p| {
+            p.2.certified_columns == 0
+                && p.2.converged_certified_columns.is_some_and(|c| c > 0)
+                && p.2.converged_error.is_some()
+        })
         .map(|p| p.0)
         .collect();
     let tol = cfg.probe_tol;
@@ -224,6 +237,7 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
         forward: Some(forward),
         gradient,
         uncertified,
+        converged_only,
         both,
     }
 }

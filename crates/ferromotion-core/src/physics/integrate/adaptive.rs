@@ -442,13 +442,7 @@ impl Dopri5 {
         t_end: f64,
     ) -> Result<(State, Jacobian, Stats)> {
         if !self.events {
-            return Err(FerroError::InvalidParameter {
-                name: "events",
-                value: 0.0,
-                limit: "forward sensitivities need events = true: without located switches \
-                        the tangent misses the saltation of the force jump at entry"
-                    .into(),
-            });
+            return Err(forward_needs_events());
         }
         self.run::<true>(law, gravity, x0, t_end)
     }
@@ -665,6 +659,18 @@ pub enum JacobianMethod {
     Forward,
 }
 
+/// The refusal of forward sensitivities without event location, one wording for every door
+/// (the route, the workbench, the sweep; docs/model.md §9).
+fn forward_needs_events() -> FerroError {
+    FerroError::InvalidParameter {
+        name: "events",
+        value: 0.0,
+        limit: "forward sensitivities need events = true: without located switches \
+                the tangent misses the saltation of the force jump at entry"
+            .into(),
+    }
+}
+
 /// Options of the `tolerance` route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -724,6 +730,11 @@ impl ToleranceOptions {
                 value: self.min_step,
                 limit: "must be finite and >= 0 (0: no floor)".into(),
             });
+        }
+        // Refused here, before any rollout, so that a workbench or a sweep set to it is
+        // refused when it is set, not at its first readout.
+        if self.jacobian == JacobianMethod::Forward && !self.events {
+            return Err(forward_needs_events());
         }
         Ok(Dopri5 {
             rtol,
