@@ -6,6 +6,8 @@
 # 2,000-odd mutants in all.
 #   MUTANTS_SHARD=k/n   run only every n-th mutant, starting at k (round-robin), e.g. 0/8
 #   MUTANTS_OUT=DIR     where cargo-mutants writes its report (default target/mutants-report)
+#   MUTANTS_ARGS="..."  more cargo-mutants arguments, e.g. "-F fit_loglog" (only mutants whose name
+#                       matches) or "--list" (count them without running anything)
 # The test binaries below are the ones that exercise these modules; the quadruped, descent and
 # checker suites do not, and the doctests add a long build per mutant for no catch.
 # It mutates a copy of the tree (never your checkout) and builds it with the `mutants` profile
@@ -28,6 +30,8 @@ args=(-p ferromotion-core --profile mutants --timeout 60 --cargo-test-arg=--lib)
 for f in "${FILES[@]}"; do args+=(-f "$f"); done
 for t in "${TESTS[@]}"; do args+=("--cargo-test-arg=--test=$t"); done
 [ -n "${MUTANTS_SHARD:-}" ] && args+=(--shard "$MUTANTS_SHARD" --sharding round-robin)
+# shellcheck disable=SC2206 # MUTANTS_ARGS is split into words on purpose
+[ -n "${MUTANTS_ARGS:-}" ] && args+=(${MUTANTS_ARGS})
 OUT="${MUTANTS_OUT:-$ROOT/target/mutants-report}"
 mkdir -p "$OUT"
 
