@@ -295,7 +295,10 @@ def _error_fields(e: Optional[BaseException]) -> Dict[str, Any]:
 
 def _sweep_columns(s: "fm.Sweep") -> Dict[str, np.ndarray]:
     """Every readout of a sweep as one column per scalar: states as ``_y``/``_v``, the
-    Jacobians as ``_J00 .. _J11`` (rows y, v; columns y0, v0)."""
+    Jacobians as ``_J00 .. _J11`` (rows y, v; columns y0, v0). Not the routes' ``wall_s``:
+    a wall time measures one run on one worker, not the point, and a study's table must be
+    the same whichever run and worker computed it (a resumed study equals a fresh one); each
+    task's wall and CPU time are in its task record instead."""
     n = len(s)
     cols: Dict[str, np.ndarray] = {"exact_y": np.repeat(s.exact.state[0], n), "exact_v": np.repeat(s.exact.state[1], n)}
     for i, j in itertools.product(range(2), range(2)):
@@ -305,6 +308,8 @@ def _sweep_columns(s: "fm.Sweep") -> Dict[str, np.ndarray]:
         if route is None:
             continue
         for field, arr in vars(route).items():
+            if field == "wall_s":
+                continue
             if field == "state":
                 cols[f"{name}_y"], cols[f"{name}_v"] = arr[:, 0], arr[:, 1]
             elif field == "jacobian":
