@@ -65,7 +65,9 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSIO
     # and still processes our ~0.5 MB wasm in well under a second. (No registry we can reach ships a
     # prebuilt wasm-bindgen-cli: npm and PyPI have no such package, and wasm-pack's npm package
     # downloads its binaries from GitHub at install time.)
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "=$WB_VERSION" --no-default-features
+    # --force: we only get here when the installed CLI is missing or another version, and a
+    # partial earlier install (wasm2es6js left behind) would otherwise stop cargo install.
+    CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo install wasm-bindgen-cli --version "=$WB_VERSION" --no-default-features --force
 fi
 
 # --- Node packages (package-lock.json pins them): pyodide, which scripts/pyodide.sh copies into the
