@@ -48,7 +48,7 @@ use super::step::{
     penalty_step_on, propagate_tangent, ContactLaw, ContactMode, PenaltyContact, Step, Tangent,
 };
 use crate::error::{FerroError, Result};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 
 /// What a located rollout yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -321,17 +321,7 @@ pub fn located_run(
 ) -> Result<LocatedRun> {
     let t_final = x0.t + n as f64 * dt;
     let contact = ContactLaw::Penalty(*law);
-    let mut tan = tangent.then(|| {
-        let mut dq = DMatrix::zeros(NDOF, 3);
-        let mut dv = DMatrix::zeros(NDOF, 3);
-        dq[(1, 0)] = 1.0;
-        dv[(0, 1)] = 1.0;
-        Tangent {
-            dq,
-            dv,
-            dkp: vec![0.0, 0.0, 1.0],
-        }
-    });
+    let mut tan = tangent.then(Tangent::seed);
     // d(clock)/d(input): the grid restarts at every switch, so the clock moves with them.
     let mut dtime = [0.0; 3];
     let mut x = x0.clone();

@@ -5,7 +5,6 @@ use super::report::ProbeColumn;
 use super::report::{event_sequence, LcpSummary, Trajectory};
 use super::step::{propagate_tangent, step, ContactLaw, ContactMode, Tangent};
 use crate::error::{FerroError, Result};
-use nalgebra::DMatrix;
 
 #[derive(Clone, Copy)]
 pub(super) struct RunOptions {
@@ -48,17 +47,7 @@ pub(super) fn run(
     let mut samples = vec![[x.q[0], x.q[1]]];
     let (mut max_pen, mut max_creep, mut work) = (0.0_f64, 0.0_f64, 0.0);
     let mut lcp: Option<LcpSummary> = None;
-    let mut tan = opts.tangent.then(|| {
-        let mut dq = DMatrix::zeros(NDOF, 3);
-        let mut dv = DMatrix::zeros(NDOF, 3);
-        dq[(1, 0)] = 1.0;
-        dv[(0, 1)] = 1.0;
-        Tangent {
-            dq,
-            dv,
-            dkp: vec![0.0, 0.0, 1.0],
-        }
-    });
+    let mut tan = opts.tangent.then(Tangent::seed);
     let mut traj = opts.trajectory.then(|| {
         let mut tr = Trajectory {
             t: Vec::with_capacity(n + 1),

@@ -578,6 +578,22 @@ pub struct Tangent {
     pub dkp: Vec<f64>,
 }
 
+impl Tangent {
+    /// The tangent at t = 0 with respect to the three inputs: the body height z0 (q[1]),
+    /// the forward speed xdot0 (v[0]) and the gain kp.
+    pub fn seed() -> Tangent {
+        let mut dq = DMatrix::zeros(NDOF, 3);
+        let mut dv = DMatrix::zeros(NDOF, 3);
+        dq[(1, 0)] = 1.0;
+        dv[(0, 1)] = 1.0;
+        Tangent {
+            dq,
+            dv,
+            dkp: vec![0.0, 0.0, 1.0],
+        }
+    }
+}
+
 /// Push the tangent through one step already taken (`x` before, `step` its outcome).
 ///
 /// Penalty: the derivative of the branch each foot took (spring-damper on or off,
