@@ -28,12 +28,15 @@ EXPECTED_TEXT = {
     # A user's simulator checked three ways, and the receipt it writes validated.
     "03_qualify_your_gradient.ipynb": [": verified", ": not-verified", ": refused", "event-crossing",
                                        "the receipt follows ferromotion.receipt/1"],
+    # The prose reads the uniform-step rows as wrong-signed and the probe table as moving.
+    "06_equal_budget.ipynb": ["Euler uniform", "WRONG", "moves by"],
 }
 
 
 def test_the_notebooks_exist() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01_stiffness_sweep.ipynb", "02_blame_split.ipynb",
-                                           "03_qualify_your_gradient.ipynb", "05_study_at_scale.ipynb"]
+                                           "03_qualify_your_gradient.ipynb", "05_study_at_scale.ipynb",
+                                           "06_equal_budget.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
