@@ -1,9 +1,11 @@
-// The "go further" panels: the audit table, the blame decomposition, the descent experiment,
-// the quadruped (quadruped.js) and the time-of-impact panel with hybrid_jacobian. Heavy work
+// The "go further" panels: the audit table, the blame decomposition, the equal-budget table
+// (budget.js), the descent experiment, the quadruped (quadruped.js) and the time-of-impact
+// panel with hybrid_jacobian. Heavy work
 // (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
 // panels compute only when opened.
 // Presentation only: every number comes from the core through sim.js.
 import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy } from "./format.js";
+import { BudgetPanel } from "./budget.js";
 import { Heatmap, LogPlot } from "./plots.js";
 import { QuadrupedPanel } from "./quadruped.js";
 
@@ -52,6 +54,7 @@ export class Further {
     // The quadruped's report takes seconds, its slow columns minutes: it gets a worker of
     // its own (quadruped.js), so the bench's curves never queue behind it.
     this.quadruped = new QuadrupedPanel({ report });
+    this.budget = new BudgetPanel({ bench, background, report });
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());
@@ -70,12 +73,19 @@ export class Further {
   /** Enable the panels' own controls (after the core has loaded). */
   enable() {
     for (const n of document.querySelectorAll("#further input, #further button")) n.disabled = false;
+    this.budget.enable();
+  }
+
+  /** The workbench locked (no prediction committed yet) or unlocked. */
+  setLocked(locked) {
+    this.budget.setLocked(locked);
   }
 
   /** Hear the bench's latest readout. */
   onReadout(r) {
     const first = !this.#r;
     this.#r = r;
+    this.budget.onReadout(r);
     // The time-of-impact panel does not depend on the bench's controls: set it up once.
     if (first) {
       this.#speed = r.exact.impact_speed;

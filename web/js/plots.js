@@ -1,5 +1,6 @@
-// Hand-drawn SVG plots: a log-log line plot (errors against k, the time-of-impact term
-// against speed, the blame shares) and a heat map (the descent landscape). No library:
+// Hand-drawn SVG plots: a line plot with a log x axis and a log or linear y axis (errors
+// against k, the time-of-impact term against speed, the blame shares; a derivative against
+// the probe size) and a heat map (the descent landscape). No library:
 // the page stays small, a redraw costs well under a millisecond, and every plot is real
 // DOM with a text description for screen readers. Presentation only: the numbers come
 // from the core through sim.js; here they are only placed on axes.
@@ -98,20 +99,33 @@ class Figure {
   }
 }
 
+/** A round tick step (1, 2 or 5 times a power of ten) near `span / 5`. */
+function niceStep(span) {
+  const raw = span / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / p;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/** A linear tick's label: no float noise ("0.30000000000000004" -> "0.3"), a real minus sign. */
+const linearLabel = (v) => String(Number(v.toPrecision(6))).replace("-", "−");
+
 /**
- * A log-log line plot.
- *   setData({series: [{label, cls, points: [[x, y], ...], dots}], bands: [{from, to}],
+ * A line plot with a log10 x axis and, by default, a log10 y axis.
+ *   setData({series: [{label, cls, points: [[x, y], ...], dots, dashed}], bands: [{from, to}],
  *            bandLabel, summary})
  *   setMarker({x, label, points: [{y, cls}]})
- * x and y are data values (> 0); the axes are log10.
+ * x is a data value > 0. With `yScale: "linear"` y may take either sign (a line marks zero
+ * when the range crosses it); otherwise y must be > 0 and the axis is log10.
  */
 export class LogPlot extends Figure {
-  constructor(host, { title, xLabel, yLabel, xDomain, yClamp = [-12, 8], height }) {
+  constructor(host, { title, xLabel, yLabel, xDomain, yClamp = [-12, 8], yScale = "log", height }) {
     super(host, { title, height });
     this.xLabel = xLabel;
     this.yLabel = yLabel;
     this.xDomain = xDomain; // [lo, hi] in log10
-    this.yClamp = yClamp;
+    this.yClamp = yClamp; // log axis only: [lo, hi] in log10
+    this.linear = yScale === "linear";
     this.data = { series: [], bands: [] };
     this.marker = null;
     this.markerLayer = null;
@@ -134,7 +148,25 @@ export class LogPlot extends Figure {
     this.drawMarker();
   }
 
+  /** The linear axis's domain [lo, hi] and tick step, in data units, from every finite y. */
+  linearDomain() {
+    const ys = [];
+    for (const s of this.data.series) for (const [, y] of s.points) if (Number.isFinite(y)) ys.push(y);
+    if (this.marker) for (const p of this.marker.points) if (Number.isFinite(p.y)) ys.push(p.y);
+    if (!ys.length) return [0, 1, 0.2];
+    let lo = Math.min(...ys);
+    let hi = Math.max(...ys);
+    if (hi - lo < 1e-12 * Math.max(1, Math.abs(lo))) {
+      const pad = Math.max(1, Math.abs(lo) * 0.1);
+      lo -= pad;
+      hi += pad;
+    }
+    const step = niceStep(hi - lo);
+    return [Math.floor(lo / step) * step, Math.ceil(hi / step) * step, step];
+  }
+
   yDomain() {
+    if (this.linear) return this.linearDomain();
     let lo = Infinity;
     let hi = -Infinity;
     const see = (y) => {
@@ -159,8 +191,9 @@ export class LogPlot extends Figure {
     const m = { l: 52, r: 14, t: 14, b: 46 };
     const [x0, x1] = this.xDomain;
     const [y0, y1] = (this.yd = this.yDomain());
+    const ty = this.linear ? (y) => y : Math.log10;
     this.sx = (x) => m.l + ((Math.log10(x) - x0) / (x1 - x0)) * (w - m.l - m.r);
-    this.sy = (y) => m.t + (1 - (Math.log10(y) - y0) / (y1 - y0)) * (h - m.t - m.b);
+    this.sy = (y) => m.t + (1 - (ty(y) - y0) / (y1 - y0)) * (h - m.t - m.b);
     this.box = { m, w, h };
     const g = node("g");
 
@@ -177,11 +210,22 @@ export class LogPlot extends Figure {
       node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "grid" }, g);
       powerLabel(g, x, h - m.b + 18, p, "middle");
     }
-    const yStep = y1 - y0 > 8 ? 2 : 1;
-    for (let p = y0; p <= y1; p += yStep) {
-      const y = this.sy(10 ** p);
-      node("line", { x1: m.l, x2: w - m.r, y1: y, y2: y, class: "grid" }, g);
-      powerLabel(g, m.l - 6, y + 4, p, "end");
+    if (this.linear) {
+      const step = this.yd[2];
+      for (let i = 0; y0 + i * step <= y1 + step * 1e-9; i++) {
+        const v = y0 + i * step;
+        const y = this.sy(v);
+        node("line", { x1: m.l, x2: w - m.r, y1: y, y2: y, class: Math.abs(v) < step * 1e-9 ? "grid zero" : "grid" }, g);
+        const t = node("text", { x: m.l - 6, y: y + 4, "text-anchor": "end", class: "tick" }, g);
+        t.textContent = linearLabel(Math.abs(v) < step * 1e-9 ? 0 : v);
+      }
+    } else {
+      const yStep = y1 - y0 > 8 ? 2 : 1;
+      for (let p = y0; p <= y1; p += yStep) {
+        const y = this.sy(10 ** p);
+        node("line", { x1: m.l, x2: w - m.r, y1: y, y2: y, class: "grid" }, g);
+        powerLabel(g, m.l - 6, y + 4, p, "end");
+      }
     }
     node("rect", { x: m.l, y: m.t, width: w - m.l - m.r, height: h - m.t - m.b, class: "frame" }, g);
     const xl = node("text", { x: m.l + (w - m.l - m.r) / 2, y: h - 6, "text-anchor": "middle", class: "axis-label" }, g);
@@ -192,8 +236,10 @@ export class LogPlot extends Figure {
     yl.textContent = this.yLabel;
 
     // Series, clipped to the frame.
-    const inside = ([x, y]) => x > 0 && y > 0 && Number.isFinite(x) && Number.isFinite(y)
-      && Math.log10(y) >= y0 - 0.5 && Math.log10(y) <= y1 + 0.5;
+    const inside = this.linear
+      ? ([x, y]) => x > 0 && Number.isFinite(x) && Number.isFinite(y)
+      : ([x, y]) => x > 0 && y > 0 && Number.isFinite(x) && Number.isFinite(y)
+        && Math.log10(y) >= y0 - 0.5 && Math.log10(y) <= y1 + 0.5;
     for (const s of this.data.series) {
       for (const seg of segments(s.points, inside)) {
         const pts = seg.map(([x, y]) => `${this.sx(x).toFixed(1)},${this.sy(y).toFixed(1)}`).join(" ");
@@ -222,9 +268,11 @@ export class LogPlot extends Figure {
       parts.push(label);
       const [y0, y1] = this.yd;
       for (const p of mk.points) {
-        if (!(p.y > 0)) continue;
-        const ly = Math.min(y1, Math.max(y0, Math.log10(p.y)));
-        parts.push(node("circle", { cx: x, cy: this.sy(10 ** ly), r: 5, class: `marker-dot ${p.cls}` }));
+        if (this.linear ? !Number.isFinite(p.y) : !(p.y > 0)) continue;
+        const cy = this.linear
+          ? this.sy(Math.min(y1, Math.max(y0, p.y)))
+          : this.sy(10 ** Math.min(y1, Math.max(y0, Math.log10(p.y))));
+        parts.push(node("circle", { cx: x, cy, r: 5, class: `marker-dot ${p.cls}` }));
       }
     }
     this.markerLayer.replaceChildren(...parts);

@@ -10,8 +10,8 @@
 // null/false; nothing here throws. The core's errors arrive as JS Errors whose message is
 // the core's own and whose name is the failure's kind (InvalidParameter, Grazing, ...).
 //
-// Work too slow for one frame (curves over many stiffnesses, the audit sweep, the descent
-// experiment, the quadruped) runs in a Web Worker (worker.js) that loads this same module
+// Work too slow for one frame (curves over many stiffnesses, the audit sweep, the
+// equal-budget table, the descent experiment, the quadruped) runs in a Web Worker (worker.js) that loads this same module
 // and the same wasm; `Background` is the page's side of it.
 
 const PKG = "../pkg/ferromotion_wasm.js";
@@ -173,6 +173,15 @@ export const jobs = {
     } finally {
       bench.free();
     }
+  },
+  /**
+   * {drop (the core's Drop: height, velocity, t_final, gravity, mass, zeta), k (N/m),
+   * budget (force evaluations per Jacobian)} -> the core's EqualBudget: every route at that
+   * budget scored against the flow, and the probe-size trap (each row's wall_s timed by this
+   * thread's clock).
+   */
+  equalBudget(pkg, { drop, k, budget }) {
+    return pkg.equalBudget(drop, k, budget);
   },
   /** The descent experiment at the core's defaults. */
   descent(pkg) {

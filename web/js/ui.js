@@ -452,6 +452,7 @@ const progress = new Progress({
     el.output.hidden = locked;
     el.lockNote.hidden = !locked;
     enableControls(locked);
+    if (further) further.setLocked(locked);
     if (!locked && last) {
       // The opening view counts as the learner's own, unless a link chose it.
       progress.observe(last, { learner: !view.linked, source: "open" });
@@ -518,6 +519,7 @@ async function main() {
   });
   further = new Further({ bench, background, report });
   further.enable();
+  further.setLocked(progress.locked);
   ready = true;
   enableControls(progress.locked);
   // The tolerance route's default rtol is the core's (one the route lands at honestly).

@@ -1,6 +1,6 @@
 // The lab's background worker: the same wasm core, loaded through sim.js, running the jobs
-// that take longer than a frame (curves, the audit sweep, the descent experiment, the
-// quadruped) so the page never freezes. One job at a time, in the order received; every
+// that take longer than a frame (curves, the audit sweep, the equal-budget table, the descent
+// experiment, the quadruped) so the page never freezes. One job at a time, in the order received; every
 // answer is {id, ok: true, value} or {id, ok: false, message} with the core's error as a
 // sentence.
 import { jobs, loadCore, sentence } from "./sim.js";
