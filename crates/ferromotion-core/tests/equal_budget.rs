@@ -87,10 +87,21 @@ fn every_row_is_its_route_at_the_setting_it_names_within_the_budget() {
                         };
                         tolerance(&drop, k, &o)
                     };
-                    // The next rtol on the half-decade grid costs more than the budget,
-                    // unless the grid ends (1e-12) first.
-                    if rtol > 2e-12 {
-                        let tighter = at(rtol / 10f64.sqrt());
+                    // The next rtol on the grid (1e-n, 3e-(n+1), 1e-(n+1), ...) costs more
+                    // than the budget, unless the grid ends (1e-12) first.
+                    let (mantissa, exponent) = row.setting["rtol = ".len()..]
+                        .split(',')
+                        .next()
+                        .unwrap()
+                        .split_once("e-")
+                        .unwrap();
+                    let next = if mantissa == "1" {
+                        format!("3e-{}", exponent.parse::<u32>().unwrap() + 1)
+                    } else {
+                        format!("1e-{exponent}")
+                    };
+                    if rtol != 1e-12 {
+                        let tighter = at(next.parse().unwrap());
                         assert!(
                             tighter.map_or(true, |r| r.cost.force_evals > budget),
                             "{adaptive} at k {k}: a tighter rtol fits"
