@@ -218,6 +218,19 @@ pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64
         .into_js()
 }
 
+/// Every route at one force-evaluation budget and the probe-size trap (the core's
+/// `EqualBudget` document), each row's route call timed with `performance.now()` (`wall_s`).
+#[wasm_bindgen(js_name = equalBudget)]
+pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsError> {
+    let opts = fm::BudgetOptions {
+        k,
+        budget: count("budget", budget)?,
+        ..fm::BudgetOptions::default()
+    };
+    let drop = drop_from(drop)?;
+    to_js(&fm::equal_budget_timed(&drop, &opts, Some(&crate::clock())).into_js()?)
+}
+
 /// A core error as data: `{kind, message}`.
 #[derive(Serialize)]
 struct Refusal {

@@ -300,6 +300,21 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
 _CHECK: Dict[str, Any] = _DEFAULTS["check"]
 
 
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+    """Every route at the same force-evaluation budget, and the probe-size trap (the core's
+    document, each row's ``wall_s`` timed with this page's ``performance.now()``)."""
+    def typed(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return {name: typed(v, name) for name, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v, key) for v in value]
+        if isinstance(value, (bool, str)) or value is None:
+            return value
+        return int(value) if key in ("force_evals", "budget") else float(value)
+
+    return typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), float(k), float(budget)), "")
+
+
 def environment() -> Dict[str, str]:
     """Who is checking: the identity every receipt written here carries in
     ``environment.extra`` (the native keys; no git checkout in a browser)."""
