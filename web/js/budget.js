@@ -36,6 +36,7 @@ export class BudgetPanel {
   #locked = true;
   #busy = false;
   #k = null; // the workbench's stiffness now, N/m
+  #tick = null; // the page's clock resolution, s (the workbench readout's wall_resolution_s)
   #shown = null; // the core's EqualBudget on screen
 
   constructor({ bench, background, report }) {
@@ -70,9 +71,15 @@ export class BudgetPanel {
     this.#sync();
   }
 
-  /** Hear the workbench's latest readout: only its stiffness matters here. */
+  /**
+   * Hear the workbench's latest readout: its stiffness, and the resolution of the clock that
+   * timed its routes. The worker reads the same browser clock (performance.now(), coarsened
+   * alike for the page and its workers), so a wall time under one tick prints as "< tick"
+   * rather than as a zero, unless the core's document carries its own resolution.
+   */
   onReadout(r) {
     this.#k = r.k;
+    this.#tick = r.wall_resolution_s;
     this.#staleNote();
   }
 
@@ -125,7 +132,8 @@ export class BudgetPanel {
   #paint(d) {
     this.#shown = d;
     const flow = d.flow_jacobian[2];
-    $("budget-caption").textContent = `Every route at ${int(d.budget)} force evaluations per Jacobian, ${kText(d.k)}, scored against the flow (dv(T)/dy₀ = ${signed(flow)} 1/s).`;
+    // Short captions: a caption is as wide as its table, which scrolls on a phone.
+    $("budget-caption").textContent = `At ${int(d.budget)} force evaluations, ${kText(d.k)}`;
     const rows = d.rows.map((row) => {
       const tr = document.createElement("tr");
       const ok = answered(row);
@@ -134,13 +142,19 @@ export class BudgetPanel {
         cell("th", row.route),
         cell("td", row.setting, "setting"),
         cell("td", ok ? int(row.force_evals) : "—"),
-        cell("td", ok ? wall(row.wall_s, d.wall_resolution_s) : "—"),
+        cell("td", ok ? wall(row.wall_s, d.wall_resolution_s ?? this.#tick) : "—"),
         cell("td", ok ? num(row.gradient_error) : "—"),
         cell("td", ok ? signed(row.dv_dy0) : "—"),
         cell("td", ok ? signText(sign) : "no answer", ok ? sign : ""),
       );
       return tr;
     });
+    // The reference itself, last: its dv(T)/dy0 is what the sign column compares with.
+    const ref = document.createElement("tr");
+    ref.className = "reference";
+    ref.append(cell("th", "flow (the reference)"), cell("td", "closed form, no steps", "setting"),
+      ...["—", "—", "—"].map((t) => cell("td", t)), cell("td", signed(flow)), cell("td", "—"));
+    rows.push(ref);
     $("budget-rows").replaceChildren(...rows);
 
     const good = d.rows.filter(answered);
@@ -190,7 +204,7 @@ export class BudgetPanel {
     const echoes = [same("euler_dv_dy0", "Euler uniform", "Euler's"), same("rk4_dv_dy0", "RK4 uniform", "RK4's")].filter(Boolean);
     const echo = echoes.length ? ` ${echoes.join("; ")}.` : "";
     $("budget-trap-text").textContent = `Across the ${trap.length} probe sizes from ${exp(pHi, 0)} down to ${exp(pLo, 0)}, Euler's central differences give dv(T)/dy₀ ${span("euler_dv_dy0")} and RK4's ${span("rk4_dv_dy0")}, against the flow's ${signed(flow)} 1/s.${echo.replace(/^ a/, " A")}`;
-    $("budget-trap-caption").textContent = `Central differences of the uniform-step rollouts at ${int(d.budget)} force evaluations, ${kText(d.k)}: dv(T)/dy₀ and the whole Jacobian's error against the flow.`;
+    $("budget-trap-caption").textContent = `Central differences at ${int(d.budget)} evaluations, ${kText(d.k)}`;
 
     this.plot.setData({
       series: [
