@@ -36,6 +36,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 TIMEOUT_MS = 20_000
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 800}
@@ -211,6 +212,16 @@ def assert_stayed_local(page: Page, lab: str) -> None:
         assert parts.scheme == "data" or (parts.hostname, parts.port) == (origin.hostname, origin.port), (
             f"request left the lab's origin: {url}"
         )
+
+
+def axe_violations(page: Page) -> list[dict]:
+    """What axe-core (installed offline from package-lock.json by scripts/bootstrap.sh) finds
+    wrong on the page as it stands, as [{id, nodes}]."""
+    if not AXE.is_file():
+        pytest.fail("node_modules/axe-core is missing: run scripts/bootstrap.sh (it installs package-lock.json)")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => (await axe.run(document, { resultTypes: ['violations'] })).violations")
+    return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in result]
 
 
 def status(page: Page) -> tuple[str, str]:

@@ -26,6 +26,7 @@ import pytest
 from labkit import (  # noqa: F401  (fixtures are used by name)
     PHONE,
     agrees,
+    axe_violations,
     ROOT,
     WEB,
     browser,
@@ -46,9 +47,6 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     status,
 )
 from playwright.sync_api import Page, expect
-
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-
 
 def wait_for_facts(page: Page) -> None:
     page.wait_for_function("document.body.dataset.facts === 'ready'")
@@ -256,14 +254,6 @@ def test_on_a_desktop_the_next_step_and_the_checklist_sit_beside_the_controls(pa
 # ---- accessibility --------------------------------------------------------------------------------
 
 
-def axe_violations(page: Page) -> list[dict]:
-    if not AXE.is_file():
-        pytest.fail("node_modules/axe-core is missing: run scripts/bootstrap.sh (it installs package-lock.json)")
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => (await axe.run(document, { resultTypes: ['violations'] })).violations")
-    return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in result]
-
-
 @pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, PHONE], ids=["1280", "375"])
 def test_axe_finds_no_violations_locked_and_open(browser, lab: str, viewport: dict) -> None:
     pg = new_page(browser, lab, viewport)
@@ -310,7 +300,8 @@ def prose_numbers(page: Page) -> list[str]:
             c.querySelectorAll('[data-r], [data-fact], .live, #now-live, #hints, svg, table, .plot-host, .plot-note, '
               + '#audit-fit, #audit-note, #blame-text, #descent-note, #descent-result, #quad-result, #quad-setup, '
               + '#quad-note, #impact-term, #impact-hybrid, output, #speed-presets, #quiz-score, .feedback, '
-              + '#predict-committed, #error-plot-sub, .step-state, #version').forEach((n) => n.remove());
+              + '#predict-committed, #error-plot-sub, .step-state, #version, #budget-presets, #budget-note, '
+              + '#budget-stale, #budget-result').forEach((n) => n.remove());
             c.querySelectorAll('sup').forEach((n) => { n.textContent = '^' + n.textContent; });
             c.querySelectorAll('sub').forEach((n) => { n.textContent = '_' + n.textContent; });
             out.push(c.textContent);

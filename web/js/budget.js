@@ -104,8 +104,8 @@ export class BudgetPanel {
     const budget = typed === "" ? NaN : Number(typed);
     this.#busy = true;
     this.#sync();
-    const what = Number.isFinite(budget) ? int(budget) : `“${typed}”`;
-    this.#note(`Computing every route at ${what} force evaluations per Jacobian, ${kText(config.k)}, in the background…`);
+    const what = Number.isFinite(budget) ? `${int(budget).replace(/^-/, "−")} force evaluations` : typed === "" ? "an empty budget" : `“${typed}”`;
+    this.#note(`Computing every route at ${what} per Jacobian, ${kText(config.k)}, in the background…`);
     this.#background.run("equalBudget", { drop: config.drop, k: config.k, budget }).then((res) => {
       this.#busy = false;
       this.#sync();
@@ -113,7 +113,7 @@ export class BudgetPanel {
         this.#shown = null;
         $("budget-result").hidden = true;
         $("budget-stale").textContent = "";
-        this.#note(`No table at ${what} force evaluations: ${res.message}`, "error");
+        this.#note(`No table at ${what}: ${res.message}`, "error");
         this.#report(res.message, "error");
         return;
       }
