@@ -163,9 +163,11 @@ export class BudgetPanel {
     const signs = wrong.length
       ? `${list(wrong)} ${wrong.length === 1 ? "has" : "have"} the wrong sign at this budget`
       : "Every route that answered has the flow's sign at this budget";
+    const none = d.rows.filter((r) => !answered(r)).map((r) => r.route);
+    const missing = none.length ? `; ${list(none)} found no setting within it` : "";
     $("budget-summary").textContent = best
-      ? `${signs}; the smallest gradient error, ${num(best.gradient_error)}, belongs to ${best.route} (${int(best.force_evals)} force evaluations).`
-      : `${signs}.`;
+      ? `${signs}${missing}; the smallest gradient error, ${num(best.gradient_error)}, belongs to ${best.route} (${int(best.force_evals)} force evaluations).`
+      : `${signs}${missing}.`;
 
     this.#paintTrap(d);
     $("budget-result").hidden = false;
@@ -191,7 +193,8 @@ export class BudgetPanel {
     const [pLo, pHi] = [Math.min(...probes), Math.max(...probes)];
     const span = (key) => {
       const v = trap.map((p) => p[key]);
-      return `from ${signed(Math.min(...v))} to ${signed(Math.max(...v))}`;
+      const [lo, hi] = [signed(Math.min(...v)), signed(Math.max(...v))];
+      return lo === hi ? `${lo} at every probe size` : `from ${lo} to ${hi}`;
     };
     // Which probes print the same number as the route's own row in the table above: read off
     // the printed digits, as a reader comparing the two tables would.
@@ -199,7 +202,8 @@ export class BudgetPanel {
       const row = d.rows.find((r) => r.route === route);
       if (!row || !answered(row)) return "";
       const at = trap.filter((p) => signed(p[key]) === signed(row.dv_dy0)).map((p) => exp(p.probe, 0));
-      return at.length ? `at ${list(at)} ${who} prints ${signed(row.dv_dy0)}, the ${route} row's own answer` : "";
+      const where = at.length === trap.length ? "at every probe size" : `at ${list(at)}`;
+      return at.length ? `${where} ${who} prints ${signed(row.dv_dy0)}, the ${route} row's own answer` : "";
     };
     const echoes = [same("euler_dv_dy0", "Euler uniform", "Euler's"), same("rk4_dv_dy0", "RK4 uniform", "RK4's")].filter(Boolean);
     const echo = echoes.length ? ` ${echoes.join("; ")}.` : "";
