@@ -1,4 +1,5 @@
-// The "go further" panels: the audit table, the blame decomposition, the descent experiment,
+// The "go further" panels: the audit table, the blame decomposition, the equal-budget table
+// with the probe-size trap, the descent experiment,
 // the quadruped (quadruped.js) and the time-of-impact panel with hybrid_jacobian. Heavy work
 // (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
 // panels compute only when opened.
@@ -32,6 +33,7 @@ export class Further {
   #arm = 2; // fixed k=1e6 first: the interesting one
   #speed = null;
   #termCurve = null;
+  #budgetKey = null;
 
   constructor({ bench, background, report }) {
     this.#bench = bench;
@@ -53,6 +55,8 @@ export class Further {
     // its own (quadruped.js), so the bench's curves never queue behind it.
     this.quadruped = new QuadrupedPanel({ report });
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
+    $("budget-panel").addEventListener("toggle", () => this.#budget());
+    $("budget-evals").addEventListener("change", () => this.#budget());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());
     $("speed-log").addEventListener("input", () => {
@@ -69,7 +73,7 @@ export class Further {
 
   /** Enable the panels' own controls (after the core has loaded). */
   enable() {
-    for (const n of document.querySelectorAll("#further input, #further button")) n.disabled = false;
+    for (const n of document.querySelectorAll("#further input, #further button, #further select")) n.disabled = false;
   }
 
   /** Hear the bench's latest readout. */
@@ -82,6 +86,50 @@ export class Further {
       this.#impact();
     }
     this.#refreshAudit();
+    this.#budget();
+  }
+
+  // ---- equal budget and the probe-size trap -----------------------------------------------
+
+  /** The core's equal-budget table at the bench's k (it takes milliseconds: no worker). */
+  #budget() {
+    if (!this.#r || !$("budget-panel").open) return;
+    const options = { k: this.#r.k, budget: Number($("budget-evals").value) };
+    const key = `${options.k}|${options.budget}`;
+    if (this.#budgetKey === key) return;
+    this.#budgetKey = key;
+    const res = this.#bench.equalBudget(options);
+    const rows = $("budget-rows");
+    const trap = $("budget-trap-rows");
+    if (!res.ok) {
+      rows.replaceChildren();
+      trap.replaceChildren();
+      $("budget-trap-text").textContent = "";
+      $("budget-text").textContent = `The core refuses the table (${res.kind}): ${tidy(res.message)}`;
+      return;
+    }
+    const b = res.value;
+    $("budget-text").textContent = `${int(b.budget)} force evaluations per Jacobian at ${kText(b.k)}; the flow's dv(T)/dy₀ is ${signed(b.flow_jacobian[2])} 1/s.`;
+    rows.replaceChildren(...b.rows.map((r) => {
+      const tr = document.createElement("tr");
+      const fits = Number.isFinite(r.gradient_error);
+      tr.append(
+        cell(r.route),
+        cell(r.setting),
+        cell(fits ? int(r.force_evals) : "–"),
+        cell(fits ? num(r.gradient_error) : "–"),
+        cell(fits ? signed(r.dv_dy0) : "–"),
+        fits ? cell(r.right_sign ? "right" : "WRONG", r.right_sign ? "right" : "wrong") : cell("–"),
+      );
+      return tr;
+    }));
+    trap.replaceChildren(...b.probe_trap.map((p) => {
+      const tr = document.createElement("tr");
+      tr.append(cell(exp(p.probe, 0)), cell(signed(p.euler_dv_dy0)), cell(num(p.euler_error)),
+        cell(signed(p.rk4_dv_dy0)), cell(num(p.rk4_error)));
+      return tr;
+    }));
+    $("budget-trap-text").textContent = `Across these probe sizes dv(T)/dy₀ moves by ${num(b.probe_spread[0])} 1/s for Euler and ${num(b.probe_spread[1])} 1/s for RK4.`;
   }
 
   // ---- audit table and blame decomposition ------------------------------------------------
@@ -156,8 +204,8 @@ export class Further {
     });
     const zeros = floors.filter((f) => f === 0).length;
     this.blamePlot.setNote(maxFloor > 0
-      ? `The noise floor reaches at most ${num(maxFloor)}, far below both shares${zeros ? `; at ${zeros} of ${floors.length} stiffnesses it is exactly 0 (the two root tolerances agree to the last bit), which a log axis cannot show` : ""}.`
-      : "The flow's noise floor is 0 at every stiffness here: tightening its root finding from 1e-10 to 1e-14 did not move a single bit, so both shares stand above it.");
+      ? `The noise floor (the flow's own error bound) reaches at most ${num(maxFloor)}, far below both shares${zeros ? `; at ${zeros} of ${floors.length} stiffnesses it is exactly 0, which a log axis cannot show` : ""}.`
+      : "The flow's noise floor is 0 at every stiffness here, so both shares stand above it.");
     this.blamePlot.setMarker({ x: this.#r.k, label: exp(this.#r.k, 1), points: [
       { y: this.#r.blame.integrator_share, cls: "s-integrator" }, { y: this.#r.blame.contact_share, cls: "s-contact" }] });
   }

@@ -130,6 +130,15 @@ export class Workbench {
     return outcome(() => this.#raw.hybridDrop(speed));
   }
 
+  /**
+   * The equal-budget table and the probe-size trap on this drop at `options` (the core's
+   * BudgetOptions {k (N/m), budget (force evaluations, a multiple of 4), probes}): {ok: true,
+   * value: the core's EqualBudget} or the core's refusal {ok: false, kind, message}.
+   */
+  equalBudget(options) {
+    return outcome(() => this.#raw.equalBudget(options));
+  }
+
   /** The core's grazing threshold, m/s. */
   grazeSpeed() {
     return this.#pkg.grazeSpeed();

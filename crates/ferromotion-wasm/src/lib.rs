@@ -184,6 +184,16 @@ impl Workbench {
         let drop = self.0.config().drop;
         to_js(&hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?)
     }
+
+    /// The equal-budget table and the probe-size trap on this bench's drop (the core's
+    /// `EqualBudget`: `{k, budget, flow_jacobian, rows, probe_trap, probe_spread}`), with
+    /// `options` the core's `BudgetOptions` (`{k, budget, probes}`; omitted keys take its
+    /// defaults). A row whose route fits no tolerance in the budget carries NaN numbers.
+    #[wasm_bindgen(js_name = equalBudget)]
+    pub fn equal_budget(&self, options: JsValue) -> Result<JsValue, JsError> {
+        let opts: ferromotion_core::BudgetOptions = from_js(options)?;
+        to_js(&ferromotion_core::equal_budget(&self.0.config().drop, &opts).into_js()?)
+    }
 }
 
 /// A Jacobian method by its serde name (`"richardson"` | `"forward"`), as the core's options

@@ -166,6 +166,14 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
             limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
         });
     }
+    // With no probe the trap has no rows and its spread would be -inf - inf.
+    if opts.probes.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "probes",
+            value: 0.0,
+            limit: "needs at least one probe size".into(),
+        });
+    }
     for &p in &opts.probes {
         positive("probes", p)?;
     }

@@ -1,0 +1,142 @@
+"""Issue 13 through every door (an outside audit): the tolerance route's options, the equal-budget
+table and the stepper's refusals reach the user the same way from Python, the CLI and the
+WebAssembly build (run under Node from target/wasm/node-pkg, what the lab loads), and a refusal
+is the core's typed error with the core's message at each, never a traceback.
+
+The facts asserted come from elsewhere than the code under test: which budgets the adaptive
+route cannot fit is read off the tolerance route itself, and each door's message is compared
+with another door's, not with a pasted string.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ferromotion as fm
+import pytest
+from ferromotion import _core
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_PKG = ROOT / "target" / "wasm" / "node-pkg" / "ferromotion_wasm.js"
+DROP = fm.Drop()
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def node(calls: list[str]) -> list[dict]:
+    """Evaluate each JS expression against the Node build (`m` is the module, `drop` the default
+    drop as Python's Drop holds it): {kind, message} for a thrown Error, {value} otherwise."""
+    if shutil.which("node") is None or not NODE_PKG.is_file():
+        pytest.fail("the Node build is missing: run `make wasm` (it writes target/wasm/node-pkg/)")
+    body = ",".join(f"() => ({c})" for c in calls)
+    script = (f"const m = require({json.dumps(str(NODE_PKG))}); const drop = {json.dumps(DROP.to_dict())};"
+              f"const out = [{body}].map((f) => {{ try {{ return {{ value: f() }}; }}"
+              f" catch (e) {{ return {{ kind: e.name, message: e.message }}; }} }});"
+              "process.stdout.write(JSON.stringify(out));")
+    p = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def refusal(call) -> tuple[str, str]:
+    with pytest.raises(fm.FerroError) as e:
+        call()
+    return type(e.value).__name__, str(e.value)
+
+
+# ---- the tolerance route's options ------------------------------------------------------------
+
+# (Python keyword arguments, the same call through the wasm export routeTolerance: drop, k, rtol,
+# atol, events, eps, max_steps, jacobian, min_step).
+TOL = fm.defaults()["tolerance"]
+BAD_TOLERANCE = {
+    "rtol NaN": ({"rtol": math.nan}, "NaN, undefined, false, 1e-6, 1e7, 'richardson', 0"),
+    "rtol -1": ({"rtol": -1.0}, "-1, undefined, false, 1e-6, 1e7, 'richardson', 0"),
+    "rtol inf": ({"rtol": math.inf}, "Infinity, undefined, false, 1e-6, 1e7, 'richardson', 0"),
+    "min_step -1": ({"min_step": -1.0}, "1e-11, undefined, false, 1e-6, 1e7, 'richardson', -1"),
+    "min_step above T": ({"rtol": 1e-6, "events": True, "jacobian": "forward", "min_step": 1.0},
+                         "1e-6, undefined, true, 1e-6, 1e7, 'forward', 1"),
+    "max_steps 0": ({"max_steps": 0}, "1e-11, undefined, false, 1e-6, 0, 'richardson', 0"),
+    "forward without events": ({"jacobian": "forward"}, "1e-11, undefined, false, 1e-6, 1e7, 'forward', 0"),
+    "jacobian bogus": ({"jacobian": "bogus", "events": True}, "1e-11, undefined, true, 1e-6, 1e7, 'bogus', 0"),
+}
+
+
+def test_bad_tolerance_options_are_the_same_typed_refusal_in_python_and_in_wasm() -> None:
+    js = node([f"m.routeTolerance(drop, 1e6, {args})" for _, args in BAD_TOLERANCE.values()])
+    for (name, (kwargs, _)), got in zip(BAD_TOLERANCE.items(), js):
+        kind, message = refusal(lambda: fm.tolerance(DROP, 1e6, **kwargs))
+        assert "kind" in got, f"{name}: wasm answered {got}"
+        # Python's ScenarioError is the core's Scenario variant.
+        assert (kind.replace("Error", "") if kind == "ScenarioError" else kind) == got["kind"], name
+        assert message == got["message"], name
+
+
+def test_a_min_step_above_every_step_is_refused_as_too_small_with_the_step_it_met() -> None:
+    # The controller's steps on this drop are all below T = 0.8 s, so a floor of 1 s refuses the
+    # first one; the refusal names that step and the floor.
+    with pytest.raises(fm.StepTooSmall, match=r"below min_step = 1e0 s"):
+        fm.tolerance(DROP, 1e6, rtol=1e-6, events=True, jacobian="forward", min_step=1.0)
+    # A floor below every step the controller takes changes nothing.
+    free = fm.tolerance(DROP, 1e6, rtol=1e-6, events=True, jacobian="forward")
+    floored = fm.tolerance(DROP, 1e6, rtol=1e-6, events=True, jacobian="forward", min_step=1e-12)
+    assert (free.jacobian == floored.jacobian).all() and free.force_evals == floored.force_evals
+
+
+def test_the_step_cap_message_says_the_cap_and_what_was_reached() -> None:
+    # Not an invented estimate: the steps taken (the cap) and a time short of T.
+    with pytest.raises(fm.TooManySteps) as e:
+        fm.tolerance(DROP, 1e6, max_steps=10)
+    text = str(e.value)
+    assert "max_steps = 10" in text and "10 steps (" in text and "of T = 0.8 s" in text
+    assert "would need" not in text
+
+
+# ---- the equal-budget table -------------------------------------------------------------------
+
+def test_a_budget_no_tolerance_fits_is_printed_not_a_traceback() -> None:
+    # The tolerance route's cheapest setting on the table's grid (rtol 1e-2) already spends more
+    # than 8 force evaluations with and without events, so neither adaptive row can fit 8.
+    for events in (False, True):
+        assert fm.tolerance(DROP, 1e6, rtol=1e-2, events=events).force_evals > 8
+    rows = {r["route"]: r for r in fm.equal_budget(k=1e6, budget=8)["rows"]}
+    for name in ("adaptive", "adaptive + events"):
+        assert rows[name]["gradient_error"] is None and "no rtol" in rows[name]["setting"]
+    p = run("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8")
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    printed = [line for line in p.stdout.splitlines() if line.strip().startswith("adaptive")]
+    assert len(printed) == 2 and all(rows["adaptive"]["setting"] in line for line in printed)
+    js = node(["new m.Workbench().equalBudget({k: 1e6, budget: 8})"])[0]["value"]
+    assert [r["route"] for r in js["rows"]] == list(rows)
+
+
+def test_a_budget_the_core_refuses_stops_the_audit_before_its_sweep() -> None:
+    kind, message = refusal(lambda: fm.equal_budget(k=1e6, budget=10))
+    p = run("audit", "--quiet", "--budget", "10")
+    assert p.returncode == 1 and p.stdout == "" and message in p.stderr
+    js = node(["new m.Workbench().equalBudget({budget: 10})"])[0]
+    assert (js["kind"], js["message"]) == (kind, message)
+
+
+def test_an_empty_probe_list_is_refused_at_every_door() -> None:
+    # With no probe size the trap has no rows, and its spread would be -inf - inf.
+    kind, message = refusal(lambda: _core.equal_budget(DROP, {"probes": []}))
+    assert kind == "InvalidParameter" and "`probes`" in message
+    js = node(["new m.Workbench().equalBudget({probes: []})"])[0]
+    assert (js["kind"], js["message"]) == (kind, message)
+
+
+def test_the_wasm_table_is_the_native_one() -> None:
+    # The same core, compiled twice: every row and probe row equal (NaN-free at this budget).
+    native = fm.equal_budget(k=1e5, budget=16_000)
+    js = node(["new m.Workbench().equalBudget({k: 1e5, budget: 16000})"])[0]["value"]
+    assert js == native
