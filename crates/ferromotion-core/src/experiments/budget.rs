@@ -138,7 +138,9 @@ fn within_budget(
 ) -> Result<Option<(f64, RouteResult)>> {
     let mut best = None;
     for i in 0..=20 {
-        let rtol = 10f64.powf(-2.0 - 0.5 * i as f64);
+        // libm, not `powf`: std's pow is the platform's and may differ by an ulp in wasm32,
+        // which moves every rollout at that rtol (docs/model.md §11).
+        let rtol = libm::pow(10.0, -2.0 - 0.5 * i as f64);
         let opts = ToleranceOptions {
             rtol,
             events,
