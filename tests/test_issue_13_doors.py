@@ -144,3 +144,48 @@ def test_the_wasm_table_is_the_native_one(k: float, budget: int) -> None:
     native = fm.equal_budget(k=k, budget=budget)
     js = node([f"new m.Workbench().equalBudget({{k: {k!r}, budget: {budget}}})"])[0]["value"]
     assert js == native
+
+
+# ---- the rk4 route ----------------------------------------------------------------------------
+
+def rk4_by_hand(drop: fm.Drop, k: float, dt: float) -> tuple[float, float]:
+    """Classical RK4 of the push-only penalty drop written out here, the oracle of fm.rk4's state."""
+    m, g = drop.mass, drop.gravity
+    c = 2.0 * drop.zeta * math.sqrt(k * m)
+
+    def f(y: float, v: float) -> tuple[float, float]:
+        force = max(0.0, -k * y - c * v) if y < 0.0 else 0.0
+        return v, force / m - g
+
+    y, v = drop.height, drop.velocity
+    for _ in range(round(drop.t_final / dt)):
+        a1 = f(y, v)
+        a2 = f(y + 0.5 * dt * a1[0], v + 0.5 * dt * a1[1])
+        a3 = f(y + 0.5 * dt * a2[0], v + 0.5 * dt * a2[1])
+        a4 = f(y + dt * a3[0], v + dt * a3[1])
+        y += dt / 6.0 * (a1[0] + 2.0 * a2[0] + 2.0 * a3[0] + a4[0])
+        v += dt / 6.0 * (a1[1] + 2.0 * a2[1] + 2.0 * a3[1] + a4[1])
+    return y, v
+
+
+@pytest.mark.parametrize("k", [1e4, 1e6])
+def test_the_rk4_route_is_classical_rk4_of_the_drop(k: float) -> None:
+    r = fm.rk4(DROP, k, 1e-4)
+    y, v = rk4_by_hand(DROP, k, 1e-4)
+    assert abs(r.state[0] - y) <= 1e-12 * max(1.0, abs(y)) and abs(r.state[1] - v) <= 1e-12 * max(1.0, abs(v))
+    assert (r.steps, r.force_evals, r.rollouts) == (8000, 32_000, 1)
+    # The equal-budget table's "RK4 uniform" row at 32,000 evaluations is this very route.
+    row = next(w for w in fm.equal_budget(k=k, budget=32_000)["rows"] if w["route"] == "RK4 uniform")
+    assert row["dv_dy0"] == r.jacobian[1, 0]
+
+
+def test_the_rk4_route_refuses_like_the_fixed_route_and_flags_an_unstable_step() -> None:
+    for dt in (0.0, -1e-4, math.nan, 1.0, 3e-4):
+        kind, message = refusal(lambda: fm.fixed(DROP, 1e6, dt))
+        assert refusal(lambda: fm.rk4(DROP, 1e6, dt)) == (kind, message), dt
+    with pytest.raises(fm.TooManySteps, match="rk4 hit the cap"):
+        fm.rk4(DROP, 1e6, 1e-4, max_steps=100)
+    # omega*dt = 100 at k = 1e12: blown up, and said so; omega*dt = 0.1 at k = 1e6: not.
+    blown = fm.rk4(DROP, 1e12, 1e-4)
+    assert blown.step_stable is False and abs(blown.state[1]) > DROP.impact_speed()
+    assert fm.rk4(DROP, 1e6, 1e-4).step_stable is True

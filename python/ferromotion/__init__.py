@@ -59,7 +59,7 @@ from ._core import (
     Unstable,
 )
 from ._common import defaults
-from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, tolerance
+from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, rk4, tolerance
 from .readouts import (Blame, Fit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
     equal_budget,
     limit_restitution, log_grid, matched_dt, realised_restitution, step_stability,
@@ -134,6 +134,7 @@ __all__ = [
     "receipt_schema",
     "RECEIPT_SCHEMA",
     "Refinement",
+    "rk4",
     "Route",
     "ScenarioError",
     "SlopeBall",

@@ -1,6 +1,6 @@
 //! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
 //! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
-//! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed).
+//! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed, rk4).
 
 use crate::convert::{document, json_document, DropArg, Options};
 use crate::errors::py_result;
@@ -46,6 +46,7 @@ route!(fixed(k, dt), fm::FixedOptions);
 route!(corrected(k, dt), fm::CorrectedOptions);
 route!(flow(k), fm::FlowOptions);
 route!(tolerance(k), fm::ToleranceOptions);
+route!(rk4(k, dt), fm::Rk4Options);
 
 /// Every route on one scenario document (JSON text: the golden files' format).
 #[pyfunction]
@@ -66,5 +67,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(corrected, m)?)?;
     m.add_function(wrap_pyfunction!(flow, m)?)?;
     m.add_function(wrap_pyfunction!(tolerance, m)?)?;
+    m.add_function(wrap_pyfunction!(rk4, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)
 }

@@ -21,13 +21,14 @@
 
 use crate::error::{FerroError, Result};
 use crate::physics::contact::penalty::check_finite;
-use crate::physics::integrate::fixed::step_count;
+use crate::physics::integrate::fixed::{step_count, StepStability};
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 use nalgebra::Matrix2;
 
 /// Options of the `rk4` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Rk4Options {
     /// Refuse rollouts longer than this many steps.
     pub max_steps: u64,
@@ -38,6 +39,33 @@ impl Default for Rk4Options {
         Rk4Options {
             max_steps: super::DEFAULT_MAX_STEPS,
         }
+    }
+}
+
+/// The contact-phase step's stability for `law` at step `dt`: RK4's step matrix in contact is
+/// its stability polynomial `R(z) = 1 + z + z²/2 + z³/6 + z⁴/24` at `dt·A`, `A = [[0, 1],
+/// [-k/m, -c/m]]`, whose eigenvalues are `R(dt·λ)` for `λ = ω·(-ζ ± i·sqrt(1 - ζ²))` the
+/// eigenvalues of A (a complex pair: ζ < 1). Stable while `|R(dt·λ)| <= 1`: undamped, up to
+/// ω·dt = 2·sqrt(2) ≈ 2.83.
+pub fn rk4_step_stability(law: &Penalty, dt: f64) -> StepStability {
+    let omega = law.omega();
+    let zeta = law.damping / (2.0 * (law.stiffness * law.mass).sqrt());
+    // z = dt·λ = (re, im); R(z) by Horner in complex arithmetic.
+    let (re, im) = (
+        -zeta * omega * dt,
+        omega * dt * (1.0 - zeta * zeta).max(0.0).sqrt(),
+    );
+    let mul = |(a, b): (f64, f64), (c, d): (f64, f64)| (a * c - b * d, a * d + b * c);
+    let mut r = (1.0 / 24.0, 0.0);
+    for coeff in [1.0 / 6.0, 0.5, 1.0, 1.0] {
+        let p = mul(r, (re, im));
+        r = (p.0 + coeff, p.1);
+    }
+    let spectral_radius = (r.0 * r.0 + r.1 * r.1).sqrt();
+    StepStability {
+        omega_dt: omega * dt,
+        spectral_radius,
+        stable: spectral_radius <= 1.0 + 1e-12,
     }
 }
 
@@ -86,7 +114,9 @@ pub fn rk4_with_tangent(
 /// The `rk4` route: N = round(T/dt) classical RK4 steps with the forward-mode tangent.
 ///
 /// Refuses a dt that does not divide T, more than `max_steps` steps, and a non-finite
-/// result (explicit RK4 is stable while omega·dt stays below about 2.8, omega = sqrt(k/m)).
+/// result. An unstable step (explicit RK4 is stable while omega·dt stays below about 2.8,
+/// omega = sqrt(k/m)) can also blow up to large finite numbers: the answer's
+/// `step_stability` ([`rk4_step_stability`]) says so, as the fixed route's does.
 pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResult> {
     drop.validate()?;
     let law = drop.penalty(k)?;
@@ -108,7 +138,7 @@ pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResul
             law.omega() * dt
         ),
     })?;
-    Ok(RouteResult::new(
+    let mut r = RouteResult::new(
         x,
         jac,
         Cost {
@@ -117,7 +147,9 @@ pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResul
             rollouts: 1,
             ..Cost::default()
         },
-    ))
+    );
+    r.step_stability = Some(rk4_step_stability(&law, dt));
+    Ok(r)
 }
 
 /// The RK4 map's x(T) alone (no tangent), for finite-difference oracles.
