@@ -94,3 +94,20 @@ fn the_equal_budget_table_refuses_an_empty_probe_list() {
         other => panic!("expected a refusal naming `probes`, got {other:?}"),
     }
 }
+
+#[test]
+fn an_unstable_corrected_step_is_flagged_as_the_fixed_one_is() {
+    // The corrected route steps semi-implicit Euler in contact, so the fixed route's flag is
+    // its flag. At k = 1e9 N/m and dt = 1e-4 s (omega·dt = 3.16, past the limit 1.70 at
+    // zeta = 0.1606) it used to end 0.6 m below the ground with a Jacobian that looked
+    // plausible and no word; at 1e6 (omega·dt = 0.1) it is stable.
+    let drop = Drop::default();
+    for (k, stable) in [(1e6, true), (1e9, false), (1e12, false)] {
+        let c = corrected(&drop, k, 1e-4, &CorrectedOptions::default()).unwrap();
+        let f = fixed(&drop, k, 1e-4, &FixedOptions::default()).unwrap();
+        assert_eq!(c.step_stability, f.step_stability, "k = {k:e}");
+        assert_eq!(c.step_stability.unwrap().stable, stable, "k = {k:e}");
+    }
+    let below = corrected(&drop, 1e9, 1e-4, &CorrectedOptions::default()).unwrap();
+    assert!(below.state[0] < -0.1, "{:?}", below.state);
+}
