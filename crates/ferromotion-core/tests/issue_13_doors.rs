@@ -111,3 +111,36 @@ fn an_unstable_corrected_step_is_flagged_as_the_fixed_one_is() {
     let below = corrected(&drop, 1e9, 1e-4, &CorrectedOptions::default()).unwrap();
     assert!(below.state[0] < -0.1, "{:?}", below.state);
 }
+
+#[test]
+fn flow_answers_only_where_its_own_bound_vouches_for_it() {
+    // Oracle: the rigid `exact` route. The two differ by the contact-model share, which falls
+    // like k^(-1/2) (1.03e-3 at 1e8 on this drop, docs/model.md §3); far beyond that, what is
+    // left of |J_flow - J_exact| is the flow's own error.
+    let drop = Drop::default();
+    let ex = exact(&drop, &ExactOptions::default()).unwrap().jacobian;
+    let scale = ferromotion_core::state::max_abs(&ex);
+    let mut answered = vec![];
+    for i in 0..=32 {
+        let k = 10f64.powi(8 + i);
+        match flow(&drop, k, &FlowOptions::default()) {
+            Ok(r) => {
+                let share = 2e-3 * (1e8 / k).sqrt() * scale;
+                let err = ferromotion_core::state::max_abs(&(r.jacobian - ex));
+                assert!(
+                    err <= 1e-3 * scale + share,
+                    "k = {k:e}: answered {err:e} away from the stiff limit"
+                );
+                answered.push(k);
+            }
+            Err(FerroError::InvalidParameter { name: "k", .. }) => {}
+            Err(e) => panic!("k = {k:e}: {e}"),
+        }
+    }
+    // The lab's whole range and well beyond is answered; the f64 wall is refused, not printed.
+    assert!(
+        answered.contains(&1e8) && answered.contains(&1e20),
+        "{answered:?}"
+    );
+    assert!(!answered.contains(&1e40), "{answered:?}");
+}
