@@ -189,3 +189,27 @@ def test_the_rk4_route_refuses_like_the_fixed_route_and_flags_an_unstable_step()
     blown = fm.rk4(DROP, 1e12, 1e-4)
     assert blown.step_stable is False and abs(blown.state[1]) > DROP.impact_speed()
     assert fm.rk4(DROP, 1e6, 1e-4).step_stable is True
+
+
+# ---- huge stiffness ---------------------------------------------------------------------------
+
+def test_a_stiffness_f64_cannot_hold_is_refused_alike_in_python_and_in_wasm() -> None:
+    # At k = 1e40 the flow's dv(T)/dv0 used to read thousands (the rigid limit says 1); its own
+    # error bound says so, and the route now refuses instead of answering.
+    kind, message = refusal(lambda: fm.flow(DROP, 1e40))
+    assert kind == "InvalidParameter" and "`k`" in message
+    flow_defaults = fm.defaults()
+    js = node([f"m.routeFlow(drop, 1e40, {flow_defaults['root_rtol']!r}, {flow_defaults['max_events']})"])[0]
+    assert (js["kind"], js["message"]) == (kind, message)
+    # Well inside f64's reach the flow answers, and matches the stiff limit.
+    r = fm.flow(DROP, 1e16)
+    assert abs(r.jacobian - fm.exact(DROP).jacobian).max() < 1e-6
+
+
+def test_an_unstable_corrected_step_is_flagged_in_python() -> None:
+    # omega*dt = 3.16 at k = 1e9, dt = 1e-4: past semi-implicit Euler's limit, and the corrected
+    # route (the same step in contact) ends below the ground; its readout says why.
+    r = fm.corrected(DROP, 1e9, 1e-4)
+    assert r.step_stable is False and r.state[0] < 0 and "UNSTABLE STEP" in repr(r)
+    assert r.step_stable == fm.fixed(DROP, 1e9, 1e-4).step_stable
+    assert fm.corrected(DROP, 1e6, 1e-4).step_stable is True

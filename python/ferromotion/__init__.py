@@ -13,7 +13,7 @@ refuses; :func:`quadruped` compares rigid and penalty contact on a trotting quad
 Where things live: one module per topic of the core, everything re-exported here.
 
 - ``routes``: :class:`Drop`, :class:`Route`, :func:`exact`, :func:`fixed`, :func:`corrected`,
-  :func:`flow`, :func:`tolerance`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
+  :func:`flow`, :func:`tolerance`, :func:`rk4`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
 - ``readouts``: :class:`Fit`, :class:`Blame`, :class:`Refinement`, :func:`step_stability` and
   the other readouts (``lab/readout.rs``)
 - ``sweep``: :func:`sweep`, :class:`Sweep`, :class:`SweepGrid` (``lab/sweep.rs``)

@@ -7,7 +7,7 @@
 # FixedOptions, ...): missing keys take the core's defaults (DEFAULTS), an unknown key or a
 # wrong type raises ScenarioError. Scalar results are the core's serde documents.
 
-from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
+from typing import Any, Callable, NotRequired, Optional, Protocol, Sequence, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -111,7 +111,9 @@ class _Route(TypedDict):
     rollouts: int
     probe_gap: Optional[float]
     probe_dependent: bool
-    step_stability: Optional[_StepStability]  # the fixed route only
+    step_stability: Optional[_StepStability]  # the fixed, corrected and rk4 routes only
+    wall_s: NotRequired[float]  # the call's wall time, s (present when a binding timed it)
+    wall_resolution_s: NotRequired[float]  # the clock's resolution, s
 
 class _Fit(TypedDict):
     slope: float

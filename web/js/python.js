@@ -11,7 +11,7 @@ const PACKAGE = new URL("../py/ferromotion/", import.meta.url);
 // The wasm exports the Python package may call (crates/ferromotion-wasm/src/script.rs).
 const EXPORTS = new Set([
   "scriptDefaults", "validateDrop", "dropImpactSpeed", "dropFirstImpactTime", "routeExact", "routeFixed",
-  "routeCorrected", "routeFlow", "routeTolerance", "blameSplit", "divergenceExponent",
+  "routeCorrected", "routeFlow", "routeTolerance", "routeRk4", "blameSplit", "divergenceExponent",
   "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient",
 ]);
 

@@ -210,6 +210,8 @@ fn reference(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<Ro
         probe_gap: None,
         probe_dependent: false,
         step_stability: None,
+        wall_s: None,
+        wall_resolution_s: None,
     })
 }
 

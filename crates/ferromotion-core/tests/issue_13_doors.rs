@@ -1,87 +1,9 @@
-//! Issue 13, an outside audit's findings in the core: the `rk4` route says when its step is
-//! unstable (as the `fixed` route does) instead of returning blown-up finite numbers without a
-//! word, and the equal-budget table refuses an empty probe list instead of a spread of -inf.
+//! Issue 13, an outside audit's findings in the core: the equal-budget table refuses an empty
+//! probe list instead of a spread of -inf, the `corrected` route says when its step is unstable
+//! (as the `fixed` route does) instead of ending below ground without a word, and `flow`
+//! refuses where its own error bound no longer vouches for it.
 
-use ferromotion_core::physics::integrate::rk4::rk4_step_stability;
 use ferromotion_core::*;
-
-/// One RK4 step's tangent for the linear law x' = A·x, written from the stages' definition
-/// (K1 = A, K2 = A·(I + h/2·K1), K3 = A·(I + h/2·K2), K4 = A·(I + h·K3)).
-fn stage_matrix(a: &Jacobian, h: f64) -> Jacobian {
-    let i = Jacobian::identity();
-    let k1 = *a;
-    let k2 = a * (i + 0.5 * h * k1);
-    let k3 = a * (i + 0.5 * h * k2);
-    let k4 = a * (i + h * k3);
-    i + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-}
-
-/// Largest |eigenvalue| of a real 2×2 matrix, from its trace and determinant.
-fn spectral_radius(m: &Jacobian) -> f64 {
-    let (half_tr, det) = (0.5 * (m[(0, 0)] + m[(1, 1)]), m.determinant());
-    let disc = half_tr * half_tr - det;
-    if disc >= 0.0 {
-        half_tr.abs() + disc.sqrt()
-    } else {
-        det.sqrt()
-    }
-}
-
-#[test]
-fn rk4_stability_is_the_spectral_radius_of_its_contact_step() {
-    for zeta in [0.0, 0.1606, 0.5, 0.9] {
-        let drop = Drop {
-            zeta,
-            ..Drop::default()
-        };
-        for k in [1e4, 1e6, 1e8] {
-            let law = drop.penalty(k).unwrap();
-            let a = Jacobian::new(0.0, 1.0, -k / law.mass, -law.damping / law.mass);
-            for omega_dt in [0.1, 1.0, 2.0, 2.7, 2.9, 4.0] {
-                let dt = omega_dt / law.omega();
-                let s = rk4_step_stability(&law, dt);
-                let want = spectral_radius(&stage_matrix(&a, dt));
-                assert!(
-                    (s.spectral_radius - want).abs() <= 1e-12 * want.max(1.0),
-                    "zeta {zeta}, k {k:e}, omega·dt {omega_dt}: {} vs {want}",
-                    s.spectral_radius
-                );
-                assert_eq!(s.stable, want <= 1.0 + 1e-12);
-                assert!((s.omega_dt - omega_dt).abs() < 1e-12);
-            }
-        }
-    }
-}
-
-#[test]
-fn undamped_rk4_is_stable_up_to_two_root_two() {
-    // |R(i·y)|² = 1 - y⁶/72 + y⁸/576, which is 1 again at y² = 8.
-    let drop = Drop {
-        zeta: 0.0,
-        ..Drop::default()
-    };
-    let law = drop.penalty(1e6).unwrap();
-    let limit = 8f64.sqrt() / law.omega();
-    assert!(rk4_step_stability(&law, limit * (1.0 - 1e-6)).stable);
-    assert!(!rk4_step_stability(&law, limit * (1.0 + 1e-6)).stable);
-}
-
-#[test]
-fn an_unstable_rk4_step_is_flagged_on_the_route_and_a_stable_one_is_not() {
-    let drop = Drop::default();
-    // omega·dt = 100 at k = 1e12 N/m, dt = 1e-4 s: the contact blows up to large but finite
-    // numbers; no physical drop from 1 m leaves faster than its 4.43 m/s impact.
-    let blown = rk4(&drop, 1e12, 1e-4, &Rk4Options::default()).unwrap();
-    let s = blown
-        .step_stability
-        .expect("the rk4 route reports its step's stability");
-    assert!(!s.stable && s.spectral_radius > 1.0, "{s:?}");
-    assert!(blown.state[1].abs() > 100.0, "{:?}", blown.state);
-    // omega·dt = 0.1: stable, and the state is physical.
-    let fine = rk4(&drop, 1e6, 1e-4, &Rk4Options::default()).unwrap();
-    assert!(fine.step_stability.unwrap().stable);
-    assert!(fine.state[1].abs() < drop.impact_speed());
-}
 
 #[test]
 fn the_equal_budget_table_refuses_an_empty_probe_list() {

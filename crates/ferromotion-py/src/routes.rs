@@ -1,8 +1,9 @@
 //! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
 //! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
-//! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed, rk4).
+//! the cost counters, `probe_gap`/`probe_dependent` (tolerance), `step_stability` (fixed) and
+//! the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our clock).
 
-use crate::convert::{document, json_document, DropArg, Options};
+use crate::convert::{clock, document, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
@@ -24,7 +25,7 @@ fn first_impact_time(drop: DropArg) -> f64 {
 }
 
 /// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
-/// core options struct, the answer the core's document.
+/// core options struct, the answer the core's document with the call's wall time.
 macro_rules! route {
     ($name:ident($($arg:ident),*), $options:ty) => {
         #[pyfunction]
@@ -36,7 +37,8 @@ macro_rules! route {
             options: Option<Options<$options>>,
         ) -> PyResult<Bound<'py, PyAny>> {
             let o = crate::convert::options(options);
-            document(py, &py_result(py.detach(|| fm::$name(&drop.0, $($arg,)* &o)))?)
+            let run = || fm::lab::clock::timed_route(&clock(), || fm::$name(&drop.0, $($arg,)* &o));
+            document(py, &py_result(py.detach(run))?)
         }
     };
 }

@@ -168,6 +168,11 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
                                                float(eps), max_steps, str(jacobian), float(min_step)))
 
 
+def rk4(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
+    """Classical fourth-order Runge-Kutta at a fixed step on the penalty law, tangent by forward mode."""
+    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), float(k), float(dt), max_steps))
+
+
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
     """Split the fixed route's Jacobian error into integrator and contact-model shares."""
     return Blame._from_core(_call("blameSplit", drop.to_dict(), float(k), float(dt)))

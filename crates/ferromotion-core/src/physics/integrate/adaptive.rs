@@ -805,6 +805,8 @@ pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteRe
         probe_gap: Some(gap),
         probe_dependent: gap > PROBE_DEPENDENCE * max_abs(&jac),
         step_stability: None,
+        wall_s: None,
+        wall_resolution_s: None,
     })
 }
 
