@@ -66,3 +66,23 @@ fn flow_answers_only_where_its_own_bound_vouches_for_it() {
     );
     assert!(!answered.contains(&1e40), "{answered:?}");
 }
+
+#[test]
+fn a_blame_split_whose_floor_overflows_is_refused() {
+    // The fuzzer's find: a mass of 1e-220 kg makes k/m overflow the flow's error bound; the
+    // split used to print "noise floor inf" with both shares "< floor".
+    let drop = Drop {
+        height: 1.4676322977694831,
+        velocity: -1.3095732691870094,
+        t_final: 1.2,
+        mass: 8.85611960804357e-221,
+        ..Drop::default()
+    };
+    assert!(matches!(
+        blame(&drop, 1.0, 1e-4),
+        Err(FerroError::NonFinite { .. })
+    ));
+    // The default drop's split is untouched: a finite floor below both shares.
+    let b = blame(&Drop::default(), 1e6, 1e-4).unwrap();
+    assert!(b.noise_floor.is_finite() && b.noise_floor < b.contact_share);
+}
