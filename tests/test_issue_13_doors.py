@@ -213,3 +213,46 @@ def test_an_unstable_corrected_step_is_flagged_in_python() -> None:
     assert r.step_stable is False and r.state[0] < 0 and "UNSTABLE STEP" in repr(r)
     assert r.step_stable == fm.fixed(DROP, 1e9, 1e-4).step_stable
     assert fm.corrected(DROP, 1e6, 1e-4).step_stable is True
+
+
+# ---- min_step at every door that runs the tolerance route -----------------------------------
+
+FWD = {"tolerance": 1e-6, "events": True, "jacobian": "forward"}
+
+
+def test_min_step_reaches_the_tolerance_route_from_every_door() -> None:
+    # The reference refusal: the route itself. The event-located controller's smallest
+    # unforced step on this drop is above 1e-4 s and below 1e-3 s, so a floor of 1e-3 s refuses.
+    kind, message = refusal(lambda: fm.tolerance(DROP, 1e6, rtol=1e-6, events=True, jacobian="forward",
+                                                 min_step=1e-3))
+    assert kind == "StepTooSmall"
+    doors = {
+        "sweep": lambda: fm.sweep(DROP, [1e6], min_step=1e-3, **FWD),
+        "Workbench": lambda: fm.Workbench(k=1e6, min_step=1e-3, **FWD).readout(),
+    }
+    for name, call in doors.items():
+        assert refusal(call) == (kind, message), name
+    # set_tolerance keeps the floor it was built with.
+    bench = fm.Workbench(k=1e6, tolerance=1e-6, events=True, min_step=1e-3)
+    bench.set_tolerance(True, rtol=1e-6, events=True, jacobian="forward")
+    assert refusal(bench.readout) == (kind, message)
+    p = run("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--rtol", "1e-6", "--events",
+            "--jacobian", "forward", "--min-step", "1e-3")
+    assert p.returncode == 1 and message in p.stderr and "Traceback" not in p.stderr
+    js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, true, false, false, 'forward', 1e-3)"])[0]
+    assert (js["kind"], js["message"]) == (kind, message)
+    # A floor below every step changes nothing, at each door.
+    free = fm.sweep(DROP, [1e6], **FWD)
+    floored = fm.sweep(DROP, [1e6], min_step=1e-4, **FWD)
+    assert (free.tolerance.jacobian == floored.tolerance.jacobian).all()
+
+
+def test_a_bad_min_step_is_the_same_refusal_at_every_door() -> None:
+    kind, message = refusal(lambda: fm.tolerance(DROP, 1e6, min_step=-1.0))
+    for call in (lambda: fm.sweep(DROP, [1e6], tolerance=1e-6, min_step=-1.0),
+                 lambda: fm.Workbench(k=1e6, tolerance=1e-6, min_step=-1.0)):
+        assert refusal(call) == (kind, message)
+    p = run("audit", "--quiet", "--min-step", "-1")
+    assert p.returncode == 1 and message in p.stderr
+    js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, false, false, false, 'richardson', -1)"])[0]
+    assert (js["kind"], js["message"]) == (kind, message)

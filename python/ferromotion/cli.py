@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="how the tolerance route gets its Jacobian: central differences of 8 rollouts "
                             "(richardson) or forward sensitivities along one rollout (forward; needs --events, "
                             "refused without it) (default: %(default)s)")
+    audit.add_argument("--min-step", type=float, default=DEFAULTS["tolerance"]["min_step"], metavar="S",
+                       help="smallest step the tolerance route's controller may take, s; a row that needs less "
+                            "is refused (StepTooSmall) (default: %(default)g, no floor)")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
     audit.add_argument("--budget", type=_positive_int, default=None, metavar="EVALS",
                        help="also print every route at this force-evaluation budget (a multiple of 4) at "
@@ -262,6 +265,7 @@ def _grid_size(text: str) -> int:
 def _run_sweep(args: argparse.Namespace) -> fm.Sweep:
     ks = fm.log_grid(math.log10(args.k_min or 1e2), math.log10(args.k_max or 1e8), args.per_decade)
     return fm.sweep(fm.Drop(), ks, args.dt, tolerance=args.rtol, events=args.events, jacobian=args.jacobian,
+                    min_step=args.min_step,
                     corrected=True, blame=True, quiet=args.quiet)
 
 
