@@ -8,6 +8,8 @@ digits shown; the wrong signs must be where the native table has them.
 
 from __future__ import annotations
 
+import re
+
 import ferromotion as fm
 from labkit import (  # noqa: F401  (fixtures are used by name)
     SCREENSHOTS,
@@ -24,6 +26,8 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
 from playwright.sync_api import Page, expect
 
 DROP = fm.Drop()
+# A printed wall time: "1.9 ms", "0.31 ms", "12 ms", "3.1 µs", "1.2 s", or "< 0.1 ms" under a tick.
+WALL = r"(?:<\s)?\d[\d.]*\s(?:µs|ms|s)"
 
 
 def table(page: Page, body: str) -> list[list[str]]:
@@ -39,12 +43,14 @@ def check_rows(page: Page, k: float, budget: int) -> None:
     for got, w in zip(rows, want["rows"]):
         assert got[1] == w["setting"], got
         if w["gradient_error"] is None:  # no tolerance fits: no numbers printed
-            assert got[2:] == ["–"] * 4, got
+            assert got[2:] == ["–"] * 5, got
             continue
         assert got[2].replace(",", "") == str(w["force_evals"]), got
-        assert agrees(numbers(got[3])[0], w["gradient_error"]), (got, w)
-        assert agrees(numbers(got[4])[0], w["dv_dy0"]), (got, w)
-        assert got[5] == ("right" if w["right_sign"] else "WRONG"), got
+        # A wall time beside the evaluations (this page's own measurement: its form, not its value).
+        assert re.fullmatch(WALL, got[3]), got
+        assert agrees(numbers(got[4])[0], w["gradient_error"]), (got, w)
+        assert agrees(numbers(got[5])[0], w["dv_dy0"]), (got, w)
+        assert got[6] == ("right" if w["right_sign"] else "WRONG"), got
     trap = table(page, "budget-trap-rows")
     assert len(trap) == len(want["probe_trap"])
     for got, w in zip(trap, want["probe_trap"]):

@@ -224,7 +224,11 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
     Euler and RK4 at a uniform step, the adaptive route with and without events, and
     ``corrected``, each spending at most ``budget`` force evaluations on one Jacobian,
     scored against ``flow``; then central differences of uniform-step rollouts at probes
-    1e-2 .. 1e-8, each giving a different answer. Computed by the core (its document).
+    1e-2 .. 1e-8, each giving a different answer. Computed by the core (its document). Each
+    row carries ``wall_s``, the wall time of the route call that produced it (one measurement,
+    for reading beside ``force_evals``; None for a route that fits no tolerance), and the
+    table ``wall_resolution_s``, the clock's resolution. A row that fits no tolerance has
+    None for its numbers.
 
     Examples
     --------

@@ -4,7 +4,7 @@
 // (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
 // panels compute only when opened.
 // Presentation only: every number comes from the core through sim.js.
-import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy } from "./format.js";
+import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy, wall } from "./format.js";
 import { Heatmap, LogPlot } from "./plots.js";
 import { QuadrupedPanel } from "./quadruped.js";
 
@@ -117,6 +117,7 @@ export class Further {
         cell(r.route),
         cell(r.setting),
         cell(fits ? int(r.force_evals) : "–"),
+        cell(fits ? wall(r.wall_s, b.wall_resolution_s) : "–"),
         cell(fits ? num(r.gradient_error) : "–"),
         cell(fits ? signed(r.dv_dy0) : "–"),
         fits ? cell(r.right_sign ? "right" : "WRONG", r.right_sign ? "right" : "wrong") : cell("–"),

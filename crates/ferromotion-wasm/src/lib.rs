@@ -191,10 +191,12 @@ impl Workbench {
     /// `EqualBudget`: `{k, budget, flow_jacobian, rows, probe_trap, probe_spread}`), with
     /// `options` the core's `BudgetOptions` (`{k, budget, probes}`; omitted keys take its
     /// defaults). A row whose route fits no tolerance in the budget carries NaN numbers.
+    /// Each row's route call is timed with `performance.now()` (`wall_s`).
     #[wasm_bindgen(js_name = equalBudget)]
     pub fn equal_budget(&self, options: JsValue) -> Result<JsValue, JsError> {
         let opts: ferromotion_core::BudgetOptions = from_js(options)?;
-        to_js(&ferromotion_core::equal_budget(&self.0.config().drop, &opts).into_js()?)
+        let drop = self.0.config().drop;
+        to_js(&ferromotion_core::equal_budget_timed(&drop, &opts, Some(&clock())).into_js()?)
     }
 }
 

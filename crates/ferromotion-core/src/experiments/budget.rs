@@ -19,6 +19,7 @@
 //! small ones see the branch-wise derivative (the fixed route's wrong answer).
 
 use crate::error::{positive, FerroError, Result};
+use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::compare;
 use crate::physics::contact::penalty::{flow, FlowOptions};
 use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
@@ -70,6 +71,9 @@ pub struct BudgetRow {
     pub right_sign: bool,
     /// dv(T)/dy0.
     pub dv_dy0: f64,
+    /// Wall time of the route's call that produced this row, s; `None` without a clock
+    /// ([`equal_budget`]) or for a row that fits no tolerance. One measurement, for reading.
+    pub wall_s: Option<f64>,
 }
 
 /// Central differences of uniform-step rollouts at one probe size.
@@ -103,9 +107,17 @@ pub struct EqualBudget {
     /// Largest over smallest dv(T)/dy0 across the probe sizes for Euler and for RK4: how
     /// much the answer moves with the probe alone.
     pub probe_spread: [f64; 2],
+    /// The clock's resolution, s (`None` without a clock): a `wall_s` below it is below
+    /// what the clock can tell.
+    pub wall_resolution_s: Option<f64>,
 }
 
-fn row(route: &str, setting: String, r: &RouteResult, reference: &RouteResult) -> BudgetRow {
+fn row(
+    route: &str,
+    setting: String,
+    (r, wall_s): (&RouteResult, Option<f64>),
+    reference: &RouteResult,
+) -> BudgetRow {
     let e = compare(r, reference);
     BudgetRow {
         route: route.into(),
@@ -115,6 +127,7 @@ fn row(route: &str, setting: String, r: &RouteResult, reference: &RouteResult) -
         state_error: e.forward,
         right_sign: e.right_sign,
         dv_dy0: e.dv_dy0,
+        wall_s,
     }
 }
 
@@ -129,13 +142,15 @@ fn central(map: &dyn Fn(&State) -> Result<State>, x0: &State, eps: f64) -> Resul
     Ok(j)
 }
 
-/// The tightest rtol on the half-decade grid 1e-2 .. 1e-12 whose route stays within `budget`.
+/// The tightest rtol on the half-decade grid 1e-2 .. 1e-12 whose route stays within `budget`,
+/// with the wall time of that route's call.
 fn within_budget(
     drop: &Drop,
     k: f64,
     events: bool,
     budget: u64,
-) -> Result<Option<(f64, RouteResult)>> {
+    clock: Option<&Clock>,
+) -> Result<Option<(f64, RouteResult, Option<f64>)>> {
     let mut best = None;
     for i in 0..=20 {
         // libm, not `powf`: std's pow is the platform's and may differ by an ulp in wasm32,
@@ -146,19 +161,30 @@ fn within_budget(
             events,
             ..ToleranceOptions::default()
         };
-        match tolerance(drop, k, &opts) {
-            Ok(r) if r.cost.force_evals <= budget => best = Some((rtol, r)),
-            Ok(_) => break,
+        match timed(clock, || tolerance(drop, k, &opts)) {
+            (Ok(r), wall) if r.cost.force_evals <= budget => best = Some((rtol, r, wall)),
+            (Ok(_), _) => break,
             // A tolerance the stepper refuses (too many steps) is over budget too.
-            Err(FerroError::TooManySteps { .. }) => break,
-            Err(e) => return Err(e),
+            (Err(FerroError::TooManySteps { .. }), _) => break,
+            (Err(e), _) => return Err(e),
         }
     }
     Ok(best)
 }
 
-/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs).
+/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs), without
+/// wall times (the same bits natively and in WebAssembly).
 pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
+    equal_budget_timed(drop, opts, None)
+}
+
+/// [`equal_budget`] with each row's route call timed by `clock` (`wall_s`, beside its force
+/// evaluations): what the bindings call (docs/model.md §4, the cost readouts).
+pub fn equal_budget_timed(
+    drop: &Drop,
+    opts: &BudgetOptions,
+    clock: Option<&Clock>,
+) -> Result<EqualBudget> {
     drop.validate()?;
     positive("k", opts.k)?;
     if opts.budget < 8 || opts.budget % 4 != 0 {
@@ -183,23 +209,34 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
     let b = opts.budget;
     let t = drop.t_final;
     let (dt_euler, dt_rk4) = (t / b as f64, t / (b / 4) as f64);
+    let run = |f: &dyn Fn() -> Result<RouteResult>| -> Result<(RouteResult, Option<f64>)> {
+        let (r, wall) = timed(clock, f);
+        Ok((r?, wall))
+    };
+    let euler = run(&|| fixed(drop, opts.k, dt_euler, &FixedOptions::default()))?;
+    let uniform_rk4 = run(&|| rk4(drop, opts.k, dt_rk4, &Rk4Options::default()))?;
     let mut rows = vec![
         row(
             "Euler uniform",
             format!("dt = {dt_euler:.3e} s"),
-            &fixed(drop, opts.k, dt_euler, &FixedOptions::default())?,
+            (&euler.0, euler.1),
             &reference,
         ),
         row(
             "RK4 uniform",
             format!("dt = {dt_rk4:.3e} s"),
-            &rk4(drop, opts.k, dt_rk4, &Rk4Options::default())?,
+            (&uniform_rk4.0, uniform_rk4.1),
             &reference,
         ),
     ];
     for (name, events) in [("adaptive", false), ("adaptive + events", true)] {
-        match within_budget(drop, opts.k, events, b)? {
-            Some((rtol, r)) => rows.push(row(name, format!("rtol = {rtol:.0e}"), &r, &reference)),
+        match within_budget(drop, opts.k, events, b, clock)? {
+            Some((rtol, r, wall)) => rows.push(row(
+                name,
+                format!("rtol = {rtol:.0e}"),
+                (&r, wall),
+                &reference,
+            )),
             None => rows.push(BudgetRow {
                 route: name.into(),
                 setting: "no rtol on the grid fits the budget".into(),
@@ -208,13 +245,15 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
                 state_error: f64::NAN,
                 right_sign: false,
                 dv_dy0: f64::NAN,
+                wall_s: None,
             }),
         }
     }
+    let located = run(&|| corrected(drop, opts.k, dt_euler, &CorrectedOptions::default()))?;
     rows.push(row(
         "corrected",
         format!("dt = {dt_euler:.3e} s"),
-        &corrected(drop, opts.k, dt_euler, &CorrectedOptions::default())?,
+        (&located.0, located.1),
         &reference,
     ));
     let x0 = drop.x0();
@@ -251,6 +290,7 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
         probe_spread: [spread(|r| r.euler_dv_dy0), spread(|r| r.rk4_dv_dy0)],
         rows,
         probe_trap,
+        wall_resolution_s: clock.map(Clock::resolution),
     })
 }
 
