@@ -8,6 +8,7 @@ digits shown; the wrong signs must be where the native table has them.
 
 from __future__ import annotations
 
+import ast
 import re
 
 import ferromotion as fm
@@ -24,6 +25,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     status,
 )
 from playwright.sync_api import Page, expect
+from test_issue_13_doors import untimed
 
 DROP = fm.Drop()
 # A printed wall time: "1.9 ms", "0.31 ms", "12 ms", "3.1 µs", "1.2 s", or "< 0.1 ms" under a tick.
@@ -85,3 +87,19 @@ def test_the_panel_follows_the_slider(page: Page, lab: str) -> None:
     page.locator("#budget-panel > summary").click()
     check_rows(page, 1e4, 32_000)
     expect(page.locator("#budget-text")).to_contain_text("k = 1.0e4 N/m")
+
+
+def test_the_python_panel_gives_the_native_table(page: Page, lab: str) -> None:
+    # `fm.equal_budget` in the page's pyodide: the native document (wall times aside), a row
+    # that fits no tolerance None as natively.
+    open_lab(page, lab)
+    page.locator("#python > summary").click()
+    page.wait_for_function("document.getElementById('python').dataset.ready === 'true'", timeout=120_000)
+    page.locator("#py-code").fill("import ferromotion as fm\nprint(repr(fm.equal_budget(k=1e6, budget=8000)))")
+    page.locator("#py-run").click()
+    page.wait_for_function("Number(document.getElementById('python').dataset.runs || 0) > 0", timeout=60_000)
+    err = page.eval_on_selector_all("#py-output span.py-err", "els => els.map(e => e.textContent).join('')")
+    assert not err, err
+    out = page.eval_on_selector_all("#py-output span:not(.py-err)", "els => els.map(e => e.textContent).join('')")
+    browser_doc = ast.literal_eval(out.strip())
+    assert untimed(browser_doc) == untimed(fm.equal_budget(DROP, k=1e6, budget=8000))

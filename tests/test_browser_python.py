@@ -45,7 +45,7 @@ def printed(page: Page, expr: str) -> object:
 
 # Signatures and fields the browser package must share with the native one.
 FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "rk4", "blame", "divergence_exponent",
-             "time_of_impact_term", "sweep", "check_gradient"]
+             "time_of_impact_term", "equal_budget", "sweep", "check_gradient"]
 DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
 SIGNATURES = (
     "import inspect, dataclasses, ferromotion as fm\n"

@@ -5,8 +5,8 @@ computed by the lab's own WebAssembly core (``web/pkg``, the module ``web/js/sim
 loads); this file only converts arguments and answers and presents them, as the native
 package (``python/ferromotion``) does over its PyO3 core. Same function names, arguments,
 defaults (read from the core) and result fields as the native package, for: ``Drop``,
-``exact``, ``fixed``, ``tolerance``, ``flow``, ``corrected``, ``blame``,
-``divergence_exponent``, ``time_of_impact_term`` and ``sweep``.
+``exact``, ``fixed``, ``tolerance``, ``flow``, ``corrected``, ``rk4``, ``blame``,
+``divergence_exponent``, ``time_of_impact_term``, ``equal_budget`` and ``sweep``.
 
 Arrays: numpy cannot be loaded offline in pyodide (its wheel lives on pyodide's CDN), so
 arrays arrive as Python lists: ``state`` is ``[y, v]``, ``jacobian`` is ``[[a, b], [c, d]]``
@@ -171,6 +171,21 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
 def rk4(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """Classical fourth-order Runge-Kutta at a fixed step on the penalty law, tangent by forward mode."""
     return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), float(k), float(dt), max_steps))
+
+
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+    """Every route at the same force-evaluation budget, and the probe-size trap (the core's
+    document, as natively: a row that fits no tolerance has None for its numbers; each row's
+    ``wall_s`` timed with this page's ``performance.now()``)."""
+    def nones(v: Any) -> Any:  # the core's NaN "no number", as the native JSON document has it
+        if isinstance(v, dict):
+            return {key: nones(x) for key, x in v.items()}
+        if isinstance(v, list):
+            return [nones(x) for x in v]
+        return None if isinstance(v, float) and v != v else v
+
+    doc = _call("equalBudget", (drop if drop is not None else Drop()).to_dict(), {"k": float(k), "budget": budget})
+    return nones(doc)
 
 
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
