@@ -45,7 +45,7 @@ def printed(page: Page, expr: str) -> object:
 
 # Signatures and fields the browser package must share with the native one.
 FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "rk4", "blame", "divergence_exponent",
-             "time_of_impact_term", "equal_budget", "sweep", "check_gradient"]
+             "time_of_impact_term", "sweep", "check_gradient", "equal_budget"]
 DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
 SIGNATURES = (
     "import inspect, dataclasses, ferromotion as fm\n"
@@ -104,6 +104,11 @@ def test_python_panel(browser, lab):  # noqa: F811
             (f"fm.rk4({drop}, 1e5, 1e-4).to_dict()", fm.rk4(d, 1e5, 1e-4)),
         ]:
             assert untimed(printed(page, expr)) == untimed(native.to_dict()), expr
+        # The equal-budget table: the same document in the page, each row timed there.
+        in_page = printed(page, f"fm.equal_budget({drop}, k=1e5, budget=8000)")
+        native = fm.equal_budget(d, k=1e5, budget=8000)
+        assert [untimed(r) for r in in_page.pop("rows")] == [untimed(r) for r in native.pop("rows")]
+        assert in_page == native
         assert printed(page, f"fm.blame({drop}, 1e6, 1e-4).to_dict()") == fm.blame(d, 1e6, 1e-4).to_dict()
         assert printed(page, "fm.divergence_exponent(fm.Drop()).to_dict()") == fm.divergence_exponent(fm.Drop()).to_dict()
         assert printed(page, "fm.time_of_impact_term(fm.Drop(), [4.0, 0.01])") == \

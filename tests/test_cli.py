@@ -55,17 +55,13 @@ def test_budget_table_is_the_cores() -> None:
     b = json.loads(p.stdout)["equal_budget"]
     import ferromotion as fm
 
-    def untimed(doc: dict) -> dict:
-        # Wall times are one measurement per call: every row that ran carries a number, and
-        # everything else is the core's document, equal.
-        rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in doc["rows"]]
-        assert all(isinstance(r["wall_s"], float) and r["wall_s"] >= 0 for r in doc["rows"]
-                   if r["gradient_error"] is not None)
-        return {**{k: v for k, v in doc.items() if k != "wall_resolution_s"}, "rows": rows}
+    def untimed(doc):  # each run times its own route calls: compare everything else
+        return {**doc, "rows": [{k: v for k, v in r.items() if k != "wall_s"} for r in doc["rows"]]}
 
     assert untimed(b) == untimed(fm.equal_budget(k=1e6, budget=8000))
+    assert all(r["wall_s"] >= 0 for r in b["rows"])
     assert [r["route"] for r in b["rows"]] == ["Euler uniform", "RK4 uniform", "adaptive", "adaptive + events",
-                                              "corrected"]
+                                              "adaptive + forward", "corrected"]
     assert all(r["force_evals"] <= 8000 for r in b["rows"] if r["route"] != "corrected")
     text = run("audit", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
     assert text.returncode == 0, text.stderr

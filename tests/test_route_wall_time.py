@@ -93,3 +93,26 @@ def test_rk4_flags_an_unstable_step_and_refuses_bad_input():
         fm.rk4(fm.Drop(), float("nan"), 1e-4)
     with pytest.raises(fm.InvalidParameter):
         fm.rk4(fm.Drop(), 1e6, -1e-4)
+
+
+def test_the_equal_budget_rows_carry_wall_times_beside_equal_evaluations():
+    t = fm.equal_budget(k=1e6, budget=8_000)
+    rows = {r["route"]: r for r in t["rows"]}
+    assert set(rows) == {"Euler uniform", "RK4 uniform", "adaptive", "adaptive + events",
+                         "adaptive + forward", "corrected"}
+    for r in t["rows"]:
+        assert r["wall_s"] is not None and 0.0 <= r["wall_s"] < 60.0
+    # The Euler row is the fixed route at T/B, called here (its wall time aside).
+    direct = fm.fixed(fm.Drop(), 1e6, fm.Drop().t_final / 8_000)
+    assert rows["Euler uniform"]["force_evals"] == direct.force_evals == 8_000
+    assert rows["Euler uniform"]["dv_dy0"] == direct.dv_dy0
+
+
+def test_the_audit_prints_the_budget_table_with_its_wall_column(tmp_path):
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--budget", "8000"],
+                       capture_output=True, text=True, check=True)
+    header = next(line for line in p.stdout.splitlines() if line.strip().startswith("route"))
+    assert "evals" in header and "wall" in header
+    assert "adaptive + forward" in p.stdout

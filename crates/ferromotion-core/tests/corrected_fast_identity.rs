@@ -3,6 +3,7 @@
 //! written, searching every step, and checks that the route returns the same bits on
 //! random drops, stiffnesses and steps (both `locate` settings), and the same error when
 //! the reference refuses.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::physics::integrate::fixed::step_count;
 use ferromotion_core::physics::jacobian::Dual;

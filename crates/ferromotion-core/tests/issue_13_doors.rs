@@ -86,37 +86,3 @@ fn a_blame_split_whose_floor_overflows_is_refused() {
     let b = blame(&Drop::default(), 1e6, 1e-4).unwrap();
     assert!(b.noise_floor.is_finite() && b.noise_floor < b.contact_share);
 }
-
-#[test]
-fn the_equal_budget_rows_carry_a_wall_time_only_from_an_injected_clock() {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    // A clock that moves 1 ms per read: every timed row takes a whole number of reads > 0.
-    static READS: AtomicU64 = AtomicU64::new(0);
-    fn ticking() -> f64 {
-        READS.fetch_add(1, Ordering::Relaxed) as f64 * 1e-3
-    }
-    let clock = Clock::new(ticking);
-    let drop = Drop::default();
-    for budget in [400, 32_000] {
-        let opts = BudgetOptions {
-            budget,
-            ..BudgetOptions::default()
-        };
-        let plain = equal_budget(&drop, &opts).unwrap();
-        assert!(plain.rows.iter().all(|r| r.wall_s.is_none()));
-        assert_eq!(plain.wall_resolution_s, None);
-        let timed = equal_budget_timed(&drop, &opts, Some(&clock)).unwrap();
-        assert_eq!(timed.wall_resolution_s, Some(clock.resolution()));
-        for (p, t) in plain.rows.iter().zip(&timed.rows) {
-            // A row that fits no tolerance has no call to time; every other one has one.
-            assert_eq!(t.wall_s.is_some(), t.gradient_error.is_finite(), "{t:?}");
-            assert!(t.wall_s.is_none_or(|w| w > 0.5e-3), "{t:?}");
-            // The clock changes no number.
-            let bits = |r: &ferromotion_core::budget::BudgetRow| {
-                [r.gradient_error, r.state_error, r.dv_dy0].map(f64::to_bits)
-            };
-            assert_eq!((bits(p), p.force_evals), (bits(t), t.force_evals));
-        }
-        assert_eq!(plain.probe_trap, timed.probe_trap);
-    }
-}

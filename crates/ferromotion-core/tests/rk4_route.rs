@@ -3,6 +3,7 @@
 //! (state and Jacobian); through the drop's switches it does not bring the Jacobian to the
 //! flow's at all, and its state converges only at low order (issue 13: a higher order is
 //! not what the right gradient needs).
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::physics::contact::penalty::ContactPhase;
 use ferromotion_core::physics::integrate::rk4::rk4_with_tangent;

@@ -30,8 +30,7 @@ fn fit_loglog(py: Python<'_>, x: Vec<f64>, y: Vec<f64>) -> PyResult<Bound<'_, Py
 }
 
 /// Every route at one force-evaluation budget, and the probe-size trap (core:
-/// `experiments/budget.rs`); `options` is the core's `BudgetOptions`. Each row's route call is
-/// timed with our clock (`wall_s`, beside its force evaluations).
+/// `experiments/budget.rs`); `options` is the core's `BudgetOptions`.
 #[pyfunction]
 #[pyo3(signature = (drop, options=None))]
 fn equal_budget<'py>(
@@ -40,12 +39,10 @@ fn equal_budget<'py>(
     options: Option<Options<fm::BudgetOptions>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = crate::convert::options(options);
-    // As JSON values (lists, not tuples): the same document `ferromotion audit --json` prints.
-    let clock = crate::convert::clock();
-    json_document(
-        py,
-        &py_result(py.detach(|| fm::equal_budget_timed(&drop.0, &o, Some(&clock))))?,
-    )
+    // As JSON values (lists, not tuples): the same document `ferromotion audit --json` prints,
+    // each row's route call timed with our clock (`wall_s`).
+    let run = || fm::equal_budget_timed(&drop.0, &o, Some(&crate::convert::clock()));
+    json_document(py, &py_result(py.detach(run))?)
 }
 
 #[pyfunction]

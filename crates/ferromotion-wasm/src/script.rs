@@ -198,16 +198,6 @@ pub fn route_rk4(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsVal
     route(|| fm::rk4(&drop, k, dt, &opts))
 }
 
-/// The equal-budget table and the probe-size trap on a drop (`options`: the core's
-/// `BudgetOptions`, omitted keys its defaults), each row's route call timed with
-/// `performance.now()`; the same answer as the lab's `Workbench.equalBudget`.
-#[wasm_bindgen(js_name = equalBudget)]
-pub fn equal_budget(drop: JsValue, options: JsValue) -> Result<JsValue, JsError> {
-    let opts: fm::BudgetOptions = crate::from_js(options)?;
-    let clock = crate::clock();
-    to_js(&fm::equal_budget_timed(&drop_from(drop)?, &opts, Some(&clock)).into_js()?)
-}
-
 /// The blame split at (k, dt).
 #[wasm_bindgen(js_name = blameSplit)]
 pub fn blame_split(drop: JsValue, k: f64, dt: f64) -> Result<JsValue, JsError> {
@@ -226,6 +216,19 @@ pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64
     let d = drop_from(drop)?;
     d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed()))
         .into_js()
+}
+
+/// Every route at one force-evaluation budget and the probe-size trap (the core's
+/// `EqualBudget` document), each row's route call timed with `performance.now()` (`wall_s`).
+#[wasm_bindgen(js_name = equalBudget)]
+pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsError> {
+    let opts = fm::BudgetOptions {
+        k,
+        budget: count("budget", budget)?,
+        ..fm::BudgetOptions::default()
+    };
+    let drop = drop_from(drop)?;
+    to_js(&fm::equal_budget_timed(&drop, &opts, Some(&crate::clock())).into_js()?)
 }
 
 /// A core error as data: `{kind, message}`.

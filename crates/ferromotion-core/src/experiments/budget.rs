@@ -8,9 +8,15 @@
 //! Euler uniform      N = B steps of semi-implicit Euler,   dt = T/B      (the `fixed` route)
 //! RK4 uniform        N = B/4 steps of classical RK4,       dt = 4T/B     (the `rk4` route)
 //! adaptive           Dormand–Prince at the tightest rtol on a half-decade grid whose
-//! adaptive + events  evaluations (all probe rollouts counted) stay within B (`tolerance`)
+//! adaptive + events  evaluations (all 8 probe rollouts counted) stay within B (`tolerance`,
+//!                    Richardson's central differences), without and with located switches
+//! adaptive + forward the same search for the one-rollout forward sensitivities (events on)
 //! corrected          N = B steps with the switches located, dt = T/B (+1 evaluation per switch)
 //! ```
+//!
+//! Equal evaluations are not equal wall time: with a clock ([`equal_budget_timed`]) each
+//! row also carries the wall time of its route call (`wall_s`), so the table shows what a
+//! budget of evaluations costs each method on the machine it ran on.
 //!
 //! The probe-size trap: central differences of a uniform-step rollout's x(T), the
 //! simulator user's usual fallback, at probes 1e-2 .. 1e-8 (m, m/s). The discrete map is
@@ -22,7 +28,7 @@ use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::compare;
 use crate::physics::contact::penalty::{flow, FlowOptions};
-use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
 use crate::physics::integrate::fixed::{fixed, fixed_state, FixedOptions};
 use crate::physics::integrate::rk4::{rk4, rk4_state, Rk4Options};
@@ -71,8 +77,7 @@ pub struct BudgetRow {
     pub right_sign: bool,
     /// dv(T)/dy0.
     pub dv_dy0: f64,
-    /// Wall time of the route's call that produced this row, s; `None` without a clock
-    /// ([`equal_budget`]) or for a row that fits no tolerance. One measurement, for reading.
+    /// Wall time of the route call, s, when timed ([`equal_budget_timed`]); `None` otherwise.
     pub wall_s: Option<f64>,
 }
 
@@ -107,9 +112,6 @@ pub struct EqualBudget {
     /// Largest over smallest dv(T)/dy0 across the probe sizes for Euler and for RK4: how
     /// much the answer moves with the probe alone.
     pub probe_spread: [f64; 2],
-    /// The clock's resolution, s (`None` without a clock): a `wall_s` below it is below
-    /// what the clock can tell.
-    pub wall_resolution_s: Option<f64>,
 }
 
 fn row(
@@ -142,23 +144,37 @@ fn central(map: &dyn Fn(&State) -> Result<State>, x0: &State, eps: f64) -> Resul
     Ok(j)
 }
 
-/// The tightest rtol on the half-decade grid 1e-2 .. 1e-12 whose route stays within `budget`,
-/// with the wall time of that route's call.
+/// A winner of [`within_budget`]: its rtol, its answer and the wall time of that call.
+type Fit = (f64, RouteResult, Option<f64>);
+
+/// The rtol grid 1e-2, 3e-3, 1e-3, 3e-4, ..., 1e-12: about half a decade apart, each value
+/// parsed from the text the row prints, so that `rtol = 3e-7` in a setting is exactly the
+/// 3e-7 a reader passes to the tolerance route to get the same row back.
+pub fn rtol_grid() -> impl Iterator<Item = f64> {
+    (0..=20u32).map(|i| {
+        let text = if i % 2 == 0 {
+            format!("1e-{}", 2 + i / 2)
+        } else {
+            format!("3e-{}", 3 + i / 2)
+        };
+        text.parse().expect("a decimal literal")
+    })
+}
+
+/// The tightest rtol on [`rtol_grid`] whose route stays within `budget`.
 fn within_budget(
     drop: &Drop,
     k: f64,
-    events: bool,
+    (events, jacobian): (bool, JacobianMethod),
     budget: u64,
     clock: Option<&Clock>,
-) -> Result<Option<(f64, RouteResult, Option<f64>)>> {
+) -> Result<Option<Fit>> {
     let mut best = None;
-    for i in 0..=20 {
-        // libm, not `powf`: std's pow is the platform's and may differ by an ulp in wasm32,
-        // which moves every rollout at that rtol (docs/model.md §11).
-        let rtol = libm::pow(10.0, -2.0 - 0.5 * i as f64);
+    for rtol in rtol_grid() {
         let opts = ToleranceOptions {
             rtol,
             events,
+            jacobian,
             ..ToleranceOptions::default()
         };
         match timed(clock, || tolerance(drop, k, &opts)) {
@@ -172,14 +188,13 @@ fn within_budget(
     Ok(best)
 }
 
-/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs), without
-/// wall times (the same bits natively and in WebAssembly).
+/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs), untimed
+/// (every `wall_s` is `None`: the same document on every run and every build).
 pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
     equal_budget_timed(drop, opts, None)
 }
 
-/// [`equal_budget`] with each row's route call timed by `clock` (`wall_s`, beside its force
-/// evaluations): what the bindings call (docs/model.md §4, the cost readouts).
+/// [`equal_budget`], each row's route call timed with `clock` (its `wall_s`).
 pub fn equal_budget_timed(
     drop: &Drop,
     opts: &BudgetOptions,
@@ -213,27 +228,43 @@ pub fn equal_budget_timed(
         let (r, wall) = timed(clock, f);
         Ok((r?, wall))
     };
-    let euler = run(&|| fixed(drop, opts.k, dt_euler, &FixedOptions::default()))?;
-    let uniform_rk4 = run(&|| rk4(drop, opts.k, dt_rk4, &Rk4Options::default()))?;
+    let (euler, euler_wall) = run(&|| fixed(drop, opts.k, dt_euler, &FixedOptions::default()))?;
+    let (rk, rk_wall) = run(&|| rk4(drop, opts.k, dt_rk4, &Rk4Options::default()))?;
     let mut rows = vec![
         row(
             "Euler uniform",
             format!("dt = {dt_euler:.3e} s"),
-            (&euler.0, euler.1),
+            (&euler, euler_wall),
             &reference,
         ),
         row(
             "RK4 uniform",
             format!("dt = {dt_rk4:.3e} s"),
-            (&uniform_rk4.0, uniform_rk4.1),
+            (&rk, rk_wall),
             &reference,
         ),
     ];
-    for (name, events) in [("adaptive", false), ("adaptive + events", true)] {
-        match within_budget(drop, opts.k, events, b, clock)? {
+    for (name, method, detail) in [
+        (
+            "adaptive",
+            (false, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + events",
+            (true, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + forward",
+            (true, JacobianMethod::Forward),
+            "events, 1 rollout",
+        ),
+    ] {
+        match within_budget(drop, opts.k, method, b, clock)? {
             Some((rtol, r, wall)) => rows.push(row(
                 name,
-                format!("rtol = {rtol:.0e}"),
+                format!("rtol = {rtol:.0e}, {detail}"),
                 (&r, wall),
                 &reference,
             )),
@@ -249,11 +280,11 @@ pub fn equal_budget_timed(
             }),
         }
     }
-    let located = run(&|| corrected(drop, opts.k, dt_euler, &CorrectedOptions::default()))?;
+    let (cor, cor_wall) = run(&|| corrected(drop, opts.k, dt_euler, &CorrectedOptions::default()))?;
     rows.push(row(
         "corrected",
         format!("dt = {dt_euler:.3e} s"),
-        (&located.0, located.1),
+        (&cor, cor_wall),
         &reference,
     ));
     let x0 = drop.x0();
@@ -290,7 +321,6 @@ pub fn equal_budget_timed(
         probe_spread: [spread(|r| r.euler_dv_dy0), spread(|r| r.rk4_dv_dy0)],
         rows,
         probe_trap,
-        wall_resolution_s: clock.map(Clock::resolution),
     })
 }
 
@@ -302,15 +332,16 @@ impl EqualBudget {
             self.budget, self.k, self.flow_jacobian[2]
         );
         s.push_str(&format!(
-            "  {:<18} {:<26} {:>10} {:>11} {:>11} {:>11} {:>5}\n",
-            "route", "setting", "evals", "grad err", "state err", "dv/dy0", "sign"
+            "  {:<18} {:<32} {:>10} {:>9} {:>11} {:>11} {:>11} {:>5}\n",
+            "route", "setting", "evals", "wall", "grad err", "state err", "dv/dy0", "sign"
         ));
         for r in &self.rows {
             s.push_str(&format!(
-                "  {:<18} {:<26} {:>10} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
+                "  {:<18} {:<32} {:>10} {:>9} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
                 r.route,
                 r.setting,
                 r.force_evals,
+                r.wall_s.map_or("-".into(), wall_text),
                 r.gradient_error,
                 r.state_error,
                 r.dv_dy0,
@@ -332,5 +363,14 @@ impl EqualBudget {
             ));
         }
         s
+    }
+}
+
+/// A wall time in µs below a millisecond, else in ms.
+fn wall_text(seconds: f64) -> String {
+    if seconds < 1e-3 {
+        format!("{:.1} µs", seconds * 1e6)
+    } else {
+        format!("{:.2} ms", seconds * 1e3)
     }
 }

@@ -851,6 +851,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // std's powf is the native-only oracle here
     fn step_factor_is_the_clamped_power() {
         for i in 0..=4000 {
             let err = 10f64.powf(-9.0 + 13.0 * f64::from(i) / 4000.0);
