@@ -117,7 +117,7 @@ export class Further {
         cell(r.route),
         cell(r.setting),
         cell(fits ? int(r.force_evals) : "–"),
-        cell(fits ? wall(r.wall_s, b.wall_resolution_s) : "–"),
+        cell(fits ? wall(r.wall_s, this.#r.wall_resolution_s) : "–"),
         cell(fits ? num(r.gradient_error) : "–"),
         cell(fits ? signed(r.dv_dy0) : "–"),
         fits ? cell(r.right_sign ? "right" : "WRONG", r.right_sign ? "right" : "wrong") : cell("–"),
