@@ -270,3 +270,12 @@ def test_a_bad_min_step_is_the_same_refusal_at_every_door() -> None:
     assert p.returncode == 1 and message in p.stderr
     js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, false, false, false, 'richardson', -1)"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
+
+
+def test_the_budget_table_never_lands_inside_csv() -> None:
+    # --csv promises one CSV row per stiffness; the budget's text table would break it.
+    p = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    assert p.returncode == 2 and p.stdout == "" and "--budget" in p.stderr
+    # Without --budget the CSV is unchanged: a header and one row.
+    plain = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6")
+    assert plain.returncode == 0 and len(plain.stdout.strip().splitlines()) == 2

@@ -113,8 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                             "is refused (StepTooSmall) (default: %(default)g, no floor)")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
     audit.add_argument("--budget", type=_positive_int, default=None, metavar="EVALS",
-                       help="also print every route at this force-evaluation budget (a multiple of 4) at "
-                            "k = 1e6 N/m, and the probe-size trap (issue 13)")
+                       help="also print every route at this force-evaluation budget (a multiple of 4, at "
+                            "least 8) at k = 1e6 N/m with each one's wall time, and the probe-size trap; in "
+                            "the text table or the JSON, not with --csv")
     audit.add_argument("--engine", choices=("mujoco", "mjx", "jax", "torch"), default=None,
                        help="audit the drop run in this engine instead (ferromotion.engines; needs the engine "
                             "installed, e.g. scripts/engines_env.sh): its own gradient against finite differences "
@@ -409,6 +410,9 @@ def _audit_engine(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     if args.engine is not None:
         return _audit_engine(args)
+    if args.csv and args.budget is not None:  # a text table after the CSV rows would break the CSV
+        print("ferromotion audit: error: --budget has no CSV form (use --json, or the text table)", file=sys.stderr)
+        return 2
     # The budget first (it takes milliseconds): a budget the core refuses stops the command
     # before the sweep runs, not after.
     budget = None if args.budget is None else fm.equal_budget(k=1e6, budget=args.budget)
