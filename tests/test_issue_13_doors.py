@@ -279,3 +279,17 @@ def test_the_budget_table_never_lands_inside_csv() -> None:
     # Without --budget the CSV is unchanged: a header and one row.
     plain = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6")
     assert plain.returncode == 0 and len(plain.stdout.strip().splitlines()) == 2
+
+
+def test_a_wrong_python_type_in_an_option_names_the_option() -> None:
+    # pythonize reports these with the Python exception alone ("OverflowError: can't convert
+    # negative int to unsigned"); the binding adds which option it was.
+    for kwargs, key in [({"max_steps": -1}, "max_steps"), ({"max_steps": 1.5}, "max_steps"),
+                        ({"rtol": "1e-6"}, "rtol"), ({"min_step": None}, "min_step")]:
+        with pytest.raises(fm.ScenarioError, match=f"`{key}`"):
+            fm.tolerance(DROP, 1e6, **kwargs)
+    with pytest.raises(fm.ScenarioError, match="`budget`"):
+        fm.equal_budget(budget=-4)
+    # serde's own messages already say what is wrong and stay as they are (the wasm door's text).
+    assert refusal(lambda: fm.tolerance(DROP, 1e6, events=True, jacobian="bogus"))[1] == (
+        "invalid scenario: unknown variant `bogus`, expected `richardson` or `forward`")
