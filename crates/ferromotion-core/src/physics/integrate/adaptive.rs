@@ -96,9 +96,20 @@ enum Mode {
 struct System<'a> {
     law: &'a Penalty,
     gravity: f64,
+    /// The spring-damper's `A = [[0, 1], [a_y, a_v]]`: `(a_y, a_v) = (-k/m, -c/m)`.
+    pushing: (f64, f64),
 }
 
-impl System<'_> {
+impl<'a> System<'a> {
+    fn new(law: &'a Penalty, gravity: f64) -> Self {
+        let pushing = (-law.stiffness / law.mass, -law.damping / law.mass);
+        System {
+            law,
+            gravity,
+            pushing,
+        }
+    }
+
     #[inline]
     fn rhs(&self, mode: Mode, x: &State) -> State {
         let force = match mode {
@@ -107,27 +118,6 @@ impl System<'_> {
             Mode::Pushing => self.law.spring_damper(x[0], x[1]),
         };
         State::new(x[1], force / self.law.mass - self.gravity)
-    }
-
-    /// The forward sensitivities carried across one step of size `h` in `mode` (events
-    /// mode only: each mode is linear, see `tangent_step`). Free flight's `A` is nilpotent,
-    /// so there `R(h·A) = I + h·A` exactly.
-    #[inline]
-    fn tangent(&self, mode: Mode, phi: &Jacobian, h: f64) -> Jacobian {
-        match mode {
-            Mode::Free => Jacobian::new(
-                phi[(0, 0)] + h * phi[(1, 0)],
-                phi[(0, 1)] + h * phi[(1, 1)],
-                phi[(1, 0)],
-                phi[(1, 1)],
-            ),
-            Mode::Pushing => {
-                let (k, c, m) = (self.law.stiffness, self.law.damping, self.law.mass);
-                tangent_step(-k / m, -c / m, h, phi)
-            }
-            // `rollout_with_tangent` refuses to run without events.
-            Mode::Clipped => unreachable!("forward sensitivities need events"),
-        }
     }
 
     /// Saltation matrix of a switch from `from` to `to` at the located state `x`:
@@ -164,20 +154,30 @@ impl System<'_> {
 /// One Dormand–Prince step of size `h` from `x` with `k1 = f(x)`.
 struct Step {
     x_new: State,
-    k: [State; 7],
+    /// `f(x_new)`: the last stage, and the next step's first (FSAL).
+    k7: State,
     err: State,
+    /// `h·Σ D_i·k_i`, the last coefficient of the dense output (see `DenseOutput`).
+    r5: State,
+    /// The step's derivative `R(h·A)` in events mode (the identity without events, where
+    /// it is never used: forward sensitivities need events).
+    tangent: StepTangent,
 }
 
+/// Every step costs six evaluations, FSAL: five inner stages and `k7`. In events mode the
+/// step is computed in closed form (`linear_step`) and makes one real evaluation, `k7`;
+/// it is still counted as the six stage evaluations it stands for (docs/model.md, cost).
 fn dp_step(sys: &System, mode: Mode, x: &State, k1: &State, h: f64, stats: &mut Stats) -> Step {
     stats.num_eval += 6;
-    // One copy of the stages per law, so that the mode is not matched on every evaluation.
     match mode {
         Mode::Clipped => dp_stages(|y| sys.rhs(Mode::Clipped, y), x, k1, h),
-        Mode::Free => dp_stages(|y| sys.rhs(Mode::Free, y), x, k1, h),
-        Mode::Pushing => dp_stages(|y| sys.rhs(Mode::Pushing, y), x, k1, h),
+        Mode::Free => linear_step(sys, mode, (0.0, 0.0), x, k1, h),
+        Mode::Pushing => linear_step(sys, mode, sys.pushing, x, k1, h),
     }
 }
 
+/// The step stage by stage, for any right-hand side `f` (the push-only law with its kink,
+/// without events; and the definition `linear_step` is tested against).
 #[inline(always)]
 fn dp_stages(f: impl Fn(&State) -> State, x: &State, k1: &State, h: f64) -> Step {
     let k2 = f(&(x + h * (A21 * k1)));
@@ -188,33 +188,169 @@ fn dp_stages(f: impl Fn(&State) -> State, x: &State, k1: &State, h: f64) -> Step
     let x_new = x + h * (A71 * k1 + A73 * k3 + A74 * k4 + A75 * k5 + A76 * k6);
     let k7 = f(&x_new);
     let err = h * (E1 * k1 + E3 * k3 + E4 * k4 + E5 * k5 + E6 * k6 + E7 * k7);
+    let r5 = h * (D1 * k1 + D3 * k3 + D4 * k4 + D5 * k5 + D6 * k6 + D7 * k7);
     Step {
         x_new,
-        k: [*k1, k2, k3, k4, k5, k6, k7],
+        k7,
         err,
+        r5,
+        tangent: StepTangent::IDENTITY,
     }
 }
 
-/// `Phi ← R(h·A)·Phi` for `A = [[0, 1], [a_y, a_v]]`, with R the stability polynomial of
-/// Dormand–Prince 5(4) (5th-order weights): the exact derivative of one step of a linear
-/// law with constant Jacobian A, the step size held fixed (the stage-by-stage variational
-/// equations give the same matrix; `tests::stability_polynomial_is_the_stage_tangent`).
-/// Horner form `R(z) = 1 + z(1 + z/2(1 + z/3(1 + z/4(1 + z/5(1 + z/5)))))`, applied to
-/// Phi from the inside out; `A·T` uses A's companion shape (6 products, no force).
-#[inline]
-fn tangent_step(a_y: f64, a_v: f64, h: f64, phi: &Jacobian) -> Jacobian {
-    let mut t = *phi;
-    for c in [0.2, 0.2, 0.25, 1.0 / 3.0, 0.5, 1.0] {
-        let ch = c * h;
-        // (A·T) = [[T10, T11], [a_y·T00 + a_v·T10, a_y·T01 + a_v·T11]]
-        t = Jacobian::new(
-            phi[(0, 0)] + ch * t[(1, 0)],
-            phi[(0, 1)] + ch * t[(1, 1)],
-            phi[(1, 0)] + ch * (a_y * t[(0, 0)] + a_v * t[(1, 0)]),
-            phi[(1, 1)] + ch * (a_y * t[(0, 1)] + a_v * t[(1, 1)]),
-        );
+/// `Z = h·A` for `A = [[0, 1], [a_y, a_v]]` (an events mode's constant Jacobian).
+#[derive(Debug, Clone, Copy)]
+struct StepMatrix {
+    h: f64,
+    ha_y: f64,
+    ha_v: f64,
+}
+
+impl StepMatrix {
+    fn new(h: f64, (a_y, a_v): (f64, f64)) -> Self {
+        StepMatrix {
+            h,
+            ha_y: h * a_y,
+            ha_v: h * a_v,
+        }
     }
-    t
+
+    /// `Z·v`, from A's companion shape.
+    #[inline]
+    fn times(&self, v: &State) -> State {
+        State::new(self.h * v[1], self.ha_y * v[0] + self.ha_v * v[1])
+    }
+
+    /// `Z·M`, column by column.
+    #[inline]
+    fn times_matrix(&self, m: &Jacobian) -> Jacobian {
+        Jacobian::new(
+            self.h * m[(1, 0)],
+            self.h * m[(1, 1)],
+            self.ha_y * m[(0, 0)] + self.ha_v * m[(1, 0)],
+            self.ha_y * m[(0, 1)] + self.ha_v * m[(1, 1)],
+        )
+    }
+
+    /// `Z^j = p_j·I + q_j·Z` for j = 0..=6, by Cayley–Hamilton (`Z² = tr·Z - det·I`, with
+    /// `tr = h·a_v` and `-det = h²·a_y`): `p_{j+1} = -det·q_j`, `q_{j+1} = p_j + tr·q_j`.
+    #[inline]
+    fn powers(&self) -> ([f64; 7], [f64; 7]) {
+        let (s, t) = (self.h * self.ha_y, self.ha_v);
+        let (mut p, mut q) = ([0.0; 7], [0.0; 7]);
+        (p[0], q[1]) = (1.0, 1.0);
+        for j in 1..6 {
+            p[j + 1] = s * q[j];
+            q[j + 1] = p[j] + t * q[j];
+        }
+        (p, q)
+    }
+}
+
+/// The derivative of one step of a linear law, `R(Z) = alpha·I + beta·Z`.
+#[derive(Debug, Clone, Copy)]
+struct StepTangent {
+    alpha: f64,
+    beta: f64,
+    z: StepMatrix,
+}
+
+impl StepTangent {
+    const IDENTITY: StepTangent = StepTangent {
+        alpha: 1.0,
+        beta: 0.0,
+        z: StepMatrix {
+            h: 0.0,
+            ha_y: 0.0,
+            ha_v: 0.0,
+        },
+    };
+
+    /// `Phi ← R(Z)·Phi`.
+    #[inline]
+    fn apply(&self, phi: &Jacobian) -> Jacobian {
+        self.alpha * phi + self.beta * self.z.times_matrix(phi)
+    }
+}
+
+/// The polynomials in `Z = h·A` that make one Dormand–Prince 5(4) step of a linear law
+/// `x' = A·x + b` (an events mode), each reduced to `alpha·I + beta·Z`. Each stage of such a
+/// law is `k_i = K_i(Z)·k1` for a polynomial `K_i` (`K_1 = 1`, `K_i = 1 + z·Σ_j a_ij·K_j`),
+/// so the step's combinations are polynomials in Z applied to `k1`, with exact rational
+/// coefficients worked out from the tableau:
+///
+/// - `x_new = x + h·P(Z)·k1`, `P(z) = 1 + z/2 + z²/6 + z³/24 + z⁴/120 + z⁵/600`;
+/// - the step's derivative (the variational equations through the same stages, step size
+///   held), DOPRI5's stability polynomial `R(z) = 1 + z·P(z)`;
+/// - `err = h·z⁴·(-97/120000 + 13/40000·z - 1/24000·z²)·k1`, the 5th- minus the embedded
+///   4th-order solution (its first four powers cancel exactly: nothing left to round);
+/// - `r5 = h·z³·(1/24 + 22358351/881412690·z - 2325839/881412690·z² + 13999589/3525650760·z³)·k1`,
+///   the last dense-output coefficient (Hairer's `contd5`).
+struct StepPolys {
+    p: (f64, f64),
+    r: StepTangent,
+    e: (f64, f64),
+    d: (f64, f64),
+}
+
+#[inline(always)]
+fn step_polys(z: StepMatrix) -> StepPolys {
+    const E4: f64 = -97.0 / 120000.0;
+    const E5: f64 = 13.0 / 40000.0;
+    const E6: f64 = -1.0 / 24000.0;
+    const D3: f64 = 1.0 / 24.0;
+    const D4: f64 = 22358351.0 / 881412690.0;
+    const D5: f64 = -2325839.0 / 881412690.0;
+    const D6: f64 = 13999589.0 / 3525650760.0;
+    let (p, q) = z.powers();
+    // P(z): its z term has p_1 = 0, q_1 = 1.
+    let (pa, pb) = (
+        1.0 + (p[2] / 6.0 + p[3] / 24.0 + (p[4] / 120.0 + p[5] / 600.0)),
+        0.5 + (q[2] / 6.0 + q[3] / 24.0 + (q[4] / 120.0 + q[5] / 600.0)),
+    );
+    StepPolys {
+        p: (pa, pb),
+        // R = I + Z·(pa·I + pb·Z) = (1 - det·pb)·I + (pa + tr·pb)·Z.
+        r: StepTangent {
+            alpha: 1.0 + z.h * z.ha_y * pb,
+            beta: pa + z.ha_v * pb,
+            z,
+        },
+        e: (
+            E4 * p[4] + (E5 * p[5] + E6 * p[6]),
+            E4 * q[4] + (E5 * q[5] + E6 * q[6]),
+        ),
+        d: (
+            (D3 * p[3] + D4 * p[4]) + (D5 * p[5] + D6 * p[6]),
+            (D3 * q[3] + D4 * q[4]) + (D5 * q[5] + D6 * q[6]),
+        ),
+    }
+}
+
+/// One step of Dormand–Prince 5(4) in an events mode (`A = [[0, 1], [a_y, a_v]]`), in
+/// closed form (`step_polys`): a few dozen scalar operations and products by `Z = h·A`
+/// instead of five stage evaluations; `k7 = f(x_new)` is evaluated, to keep FSAL exact.
+/// The same step as `dp_stages` to round-off (`tests::linear_step_is_the_stage_by_stage_step`).
+#[inline(always)]
+fn linear_step(
+    sys: &System,
+    mode: Mode,
+    a: (f64, f64),
+    x: &State,
+    k1: &State,
+    h: f64,
+) -> Step {
+    let polys = step_polys(StepMatrix::new(h, a));
+    let zk1 = polys.r.z.times(k1);
+    let apply = |(alpha, beta): (f64, f64)| h * (alpha * k1 + beta * zk1);
+    let x_new = x + apply(polys.p);
+    Step {
+        x_new,
+        k7: sys.rhs(mode, &x_new),
+        err: apply(polys.e),
+        r5: apply(polys.d),
+        tangent: polys.r,
+    }
 }
 
 /// The step-size factor `0.9·err^(-1/5)` clamped to `[0.2, max_grow]` (`max_grow <= 10`).
@@ -259,18 +395,16 @@ struct DenseOutput {
 }
 
 impl DenseOutput {
-    fn new(x: &State, step: &Step, h: f64) -> Self {
-        let k = &step.k;
+    fn new(x: &State, k1: &State, step: &Step, h: f64) -> Self {
         let r2 = step.x_new - x;
-        let r3 = h * k[0] - r2;
-        let r4 = r2 - h * k[6] - r3;
-        let r5 = h * (D1 * k[0] + D3 * k[2] + D4 * k[3] + D5 * k[4] + D6 * k[5] + D7 * k[6]);
+        let r3 = h * k1 - r2;
+        let r4 = r2 - h * step.k7 - r3;
         DenseOutput {
             x: *x,
             r2,
             r3,
             r4,
-            r5,
+            r5: step.r5,
         }
     }
 
@@ -454,7 +588,7 @@ impl Dopri5 {
         x0: State,
         t_end: f64,
     ) -> Result<(State, Jacobian, Stats)> {
-        let sys = System { law, gravity };
+        let sys = System::new(law, gravity);
         let mut stats = Stats::default();
         let mut mode = if !self.events {
             Mode::Clipped
@@ -512,10 +646,10 @@ impl Dopri5 {
             }
             // Accepted. In events mode, look for a switch inside the step first.
             if mode != Mode::Clipped {
-                if let Some(theta) = self.locate_switch(&sys, mode, &x, &step, h) {
+                if let Some(theta) = self.locate_switch(&sys, mode, &x, &k1, &step, h) {
                     let land = dp_step(&sys, mode, &x, &k1, theta * h, &mut stats);
                     if TANGENT {
-                        phi = sys.tangent(mode, &phi, theta * h);
+                        phi = land.tangent.apply(&phi);
                     }
                     stats.accepted_steps += 1;
                     stats.events += 1;
@@ -537,12 +671,12 @@ impl Dopri5 {
                 }
             }
             if TANGENT {
-                phi = sys.tangent(mode, &phi, h);
+                phi = step.tangent.apply(&phi);
             }
             stats.accepted_steps += 1;
             t = if last { t_end } else { t + h };
             x = step.x_new;
-            k1 = step.k[6];
+            k1 = step.k7;
             h *= step_factor(err, if just_rejected { 1.0 } else { 10.0 });
             just_rejected = false;
         }
@@ -556,10 +690,11 @@ impl Dopri5 {
         sys: &System,
         mode: Mode,
         x: &State,
+        k1: &State,
         step: &Step,
         h: f64,
     ) -> Option<f64> {
-        let dense = DenseOutput::new(x, step, h);
+        let dense = DenseOutput::new(x, k1, step, h);
         // Rule the step out from bounds on y and on the spring-damper force over the whole
         // step: free flight cannot switch while y > 0 or the force stays negative; pushing
         // cannot while y < 0 and the force stays positive.
@@ -821,7 +956,7 @@ mod tests {
     use super::*;
 
     /// The stage-by-stage variational equations of one step (the Butcher tableau applied
-    /// to `Phi' = A·Phi`), the definition `tangent_step` shortens.
+    /// to `Phi' = A·Phi`), the definition the closed-form `StepPolys::r` shortens.
     fn stage_tangent(a: &Jacobian, phi: &Jacobian, h: f64) -> Jacobian {
         let t1 = a * phi;
         let t2 = a * (phi + h * (A21 * t1));
@@ -839,11 +974,87 @@ mod tests {
             for h in [1e-6, 1e-5, 1e-4, 3e-4] {
                 let a = Jacobian::new(0.0, 1.0, -k, -c);
                 let want = stage_tangent(&a, &phi, h);
-                let got = tangent_step(-k, -c, h, &phi);
+                let got = step_polys(StepMatrix::new(h, (-k, -c))).r.apply(&phi);
                 let err = max_abs(&(got - want)) / max_abs(&want);
                 // Round-off only: at h·omega = 3 (k = 1e8, h = 3e-4, near the method's
                 // stability limit) the polynomial's terms cancel, and both forms lose ~1e-13.
                 assert!(err < 1e-12, "k = {k:e}, h = {h:e}: {err:e}");
+            }
+        }
+    }
+
+    /// The seven stages of one step, for the size of the terms a step sums.
+    fn stages(f: impl Fn(&State) -> State, x: &State, k1: &State, h: f64) -> [State; 7] {
+        let k2 = f(&(x + h * (A21 * k1)));
+        let k3 = f(&(x + h * (A31 * k1 + A32 * k2)));
+        let k4 = f(&(x + h * (A41 * k1 + A42 * k2 + A43 * k3)));
+        let k5 = f(&(x + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4)));
+        let k6 = f(&(x + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5)));
+        let k7 = f(&(x + h * (A71 * k1 + A73 * k3 + A74 * k4 + A75 * k5 + A76 * k6)));
+        [*k1, k2, k3, k4, k5, k6, k7]
+    }
+
+    /// The closed-form step of each events mode against the stage-by-stage step of the
+    /// same right-hand side (`dp_stages`, the Butcher tableau applied evaluation by
+    /// evaluation): every output to round-off of the stage form, i.e. relative to the size
+    /// of the terms it sums (`|x| + h·max|k_i|` per component), across k, h and states
+    /// from deep in contact to free flight.
+    #[test]
+    fn linear_step_is_the_stage_by_stage_step() {
+        let states = [
+            State::new(-3e-3, -2.5),
+            State::new(-1e-4, 3.1),
+            State::new(0.7, -0.2),
+            State::new(2e-5, 1e-3),
+        ];
+        for k in [1e3, 1e5, 1e6, 1e8] {
+            let law = Penalty::new(k, 0.1606, 0.35).unwrap();
+            let sys = System::new(&law, 9.81);
+            for mode in [Mode::Free, Mode::Pushing] {
+                let a = if mode == Mode::Free {
+                    (0.0, 0.0)
+                } else {
+                    sys.pushing
+                };
+                // Up to the method's stability limit h·omega ~ 3.3.
+                let omega = (k / law.mass).sqrt();
+                for h in [1e-7, 1e-5, 0.3 / omega, 3.0 / omega] {
+                    for x in &states {
+                        let k1 = sys.rhs(mode, x);
+                        let got = linear_step(&sys, mode, a, x, &k1, h);
+                        // Every stage, to size the round-off of the sums.
+                        let f = |y: &State| sys.rhs(mode, y);
+                        let want = dp_stages(f, x, &k1, h);
+                        let k_max = stages(f, x, &k1, h)
+                            .iter()
+                            .fold(State::zeros(), |m, k| m.sup(&k.abs()));
+                        let scale = x.abs() + h * k_max;
+                        for (name, g, w) in [
+                            ("x_new", got.x_new, want.x_new),
+                            ("k7", got.k7, want.k7),
+                            ("err", got.err, want.err),
+                            ("r5", got.r5, want.r5),
+                        ] {
+                            for i in 0..2 {
+                                let s = if name == "k7" { k_max[i] } else { scale[i] };
+                                assert!(
+                                    (g[i] - w[i]).abs() <= 1e-13 * s,
+                                    "k = {k:e}, {mode:?}, h = {h:e}, x = {x:?}: {name}[{i}] \
+                                     {} vs {}",
+                                    g[i],
+                                    w[i]
+                                );
+                            }
+                        }
+                        // And the step's derivative is the stage tangent of the same step.
+                        let a_mat = Jacobian::new(0.0, 1.0, a.0, a.1);
+                        let phi = Jacobian::new(0.3, -1.7, 2.5, 0.4);
+                        let want_t = stage_tangent(&a_mat, &phi, h);
+                        let got_t = got.tangent.apply(&phi);
+                        let err = max_abs(&(got_t - want_t)) / max_abs(&want_t);
+                        assert!(err < 1e-12, "k = {k:e}, {mode:?}, h = {h:e}: {err:e}");
+                    }
+                }
             }
         }
     }
