@@ -5,10 +5,10 @@
 //! 4th-order one (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.5; `dopri5`). A step
 //! is accepted when `sqrt(mean((err_i / (atol + rtol·max|x_i|))²)) <= 1`; the next step
 //! is `h·clamp(0.9·err^(-1/5), 0.2, 10)` (no growth right after a rejection), the fifth
-//! root taken by Newton steps from a bit-pattern guess (see `step_factor`: cheaper than
-//! `pow`, and `+ - * /` give the same bits natively and in WebAssembly). The last stage of an accepted step is the first of the next (FSAL), so an
-//! accepted or rejected step costs six right-hand-side evaluations; the initial step-size
-//! guess costs two.
+//! root taken by Newton steps from a bit-pattern guess (`inv_fifth_root`: cheaper than
+//! `pow`, and `+ - * /` give the same bits natively and in WebAssembly). The last stage
+//! of an accepted step is the first of the next (FSAL), so an accepted or rejected step
+//! costs six right-hand-side evaluations; the initial step-size guess costs two.
 //!
 //! Without events the right-hand side is the push-only law with its kink and jump, and
 //! error control alone has to cope with them. With events the rollout runs one smooth
@@ -17,15 +17,20 @@
 //! on the step's dense output, locates the switch, lands on it with a shortened step
 //! and restarts in the other mode. Leaving y < 0 after the force has returned to zero
 //! changes nothing in the law, so it is not an event. Most steps are far from a switch: a
-//! bound on the dense output over the whole step rules them out with a few operations
-//! (`locate_switch`); near one, the step is sampled and the switch located by a
-//! safeguarded regula falsi (Illinois) to adjacent floating-point numbers.
+//! bound on the dense output over the step rules them out with a few operations
+//! (`locate_switch`); near one, the step is sampled and the switch located by secant
+//! steps safeguarded by bisection (`refine_root`) to adjacent floating-point numbers.
 //!
-//! Each events-mode law is linear with a constant Jacobian `A` (free flight: `[[0, 1],
-//! [0, 0]]`; the spring-damper: `[[0, 1], [-k/m, -c/m]]`), so the derivative of one
-//! Dormand–Prince step is the method's stability polynomial at `h·A`,
-//! `R(z) = 1 + z + z²/2 + z³/6 + z⁴/24 + z⁵/120 + z⁶/600` (`tangent_step`): the forward
-//! sensitivities cost a few 2×2 products per step and no force evaluations.
+//! Each events-mode law is linear, `x' = A·x + b` with a constant `A` (free flight:
+//! `[[0, 1], [0, 0]]`; the spring-damper: `[[0, 1], [-k/m, -c/m]]`), so one
+//! Dormand–Prince step is a set of polynomials in `Z = h·A` applied to `k1 = f(x)`, and
+//! Cayley–Hamilton reduces each to `alpha·I + beta·Z` (`step_polys`, `linear_step`): the
+//! new state, the error estimate and the dense output cost a few dozen scalar operations
+//! and one real evaluation (`k7`, FSAL) instead of six evaluations stage by stage (still
+//! counted as six: `Stats::num_eval` counts the evaluations a step stands for). The
+//! step's derivative is the method's stability polynomial,
+//! `R(z) = 1 + z + z²/2 + z³/6 + z⁴/24 + z⁵/120 + z⁶/600`, so the forward sensitivities
+//! cost two 2×2 products per step and no force evaluations.
 
 use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
@@ -72,7 +77,12 @@ const D7: f64 = 69997945.0 / 29380423.0;
 /// Counters of one or more rollouts.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Stats {
-    /// Right-hand-side evaluations actually made.
+    /// Right-hand-side evaluations, counted stage by stage: six per step, accepted or
+    /// rejected, one at the start and after each switch (the mode's first stage), one for
+    /// the initial step guess. In events mode
+    /// a step evaluates only its last stage and computes the other five in closed form
+    /// (`linear_step`); it is still counted as the six evaluations of the stage-by-stage
+    /// step it equals to round-off, so that the count compares across routes and modes.
     pub num_eval: u64,
     /// Accepted steps.
     pub accepted_steps: u64,
@@ -232,18 +242,25 @@ impl StepMatrix {
         )
     }
 
-    /// `Z^j = p_j·I + q_j·Z` for j = 0..=6, by Cayley–Hamilton (`Z² = tr·Z - det·I`, with
-    /// `tr = h·a_v` and `-det = h²·a_y`): `p_{j+1} = -det·q_j`, `q_{j+1} = p_j + tr·q_j`.
+    /// `Z^j = p_j·I + q_j·Z` for j = 0..=6, by Cayley–Hamilton: `Z² = tr·Z - det·I` with
+    /// `tr = h·a_v` and `-det = h²·a_y`, so `(a·I + b·Z)(c·I + d·Z) = (a·c - det·b·d)·I +
+    /// (a·d + b·c + tr·b·d)·Z`. `Z⁴ = Z²·Z²`, `Z⁵ = Z²·Z³`, `Z⁶ = Z³·Z³`: five products
+    /// deep rather than ten by `Z^(j+1) = Z^j·Z` (the powers are on the stepper's critical
+    /// path: the step's error waits for them, the next step size for the error).
     #[inline]
     fn powers(&self) -> ([f64; 7], [f64; 7]) {
         let (s, t) = (self.h * self.ha_y, self.ha_v);
-        let (mut p, mut q) = ([0.0; 7], [0.0; 7]);
-        (p[0], q[1]) = (1.0, 1.0);
-        for j in 1..6 {
-            p[j + 1] = s * q[j];
-            q[j + 1] = p[j] + t * q[j];
-        }
-        (p, q)
+        let times = |(a, b): (f64, f64), (c, d): (f64, f64)| {
+            let bd = b * d;
+            (a * c + s * bd, (a * d + b * c) + t * bd)
+        };
+        let z2 = (s, t);
+        let z3 = (s * t, s + t * t);
+        let (z4, z5, z6) = (times(z2, z2), times(z2, z3), times(z3, z3));
+        (
+            [1.0, 0.0, z2.0, z3.0, z4.0, z5.0, z6.0],
+            [0.0, 1.0, z2.1, z3.1, z4.1, z5.1, z6.1],
+        )
     }
 }
 
