@@ -37,6 +37,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -275,7 +276,10 @@ def costs_table() -> Dict[str, Any]:
     fixed_row = {r["k"]: r for r in costs["rows"] if r["route"] == "fixed"}
     for r in costs["rows"]:
         if "refused" in r:
-            print(f"   {r['k']:>6.0e}  {r['route']:<34} {'n/a':>12} {'':>8} {'n/a':>9}   refused: {r['refused'][:60]}")
+            # The core's whole refusal, wrapped under the row (it says why, not only that).
+            print(f"   {r['k']:>6.0e}  {r['route']:<34} {'n/a':>12} {'':>8} {'n/a':>9}   refused:")
+            for line in textwrap.wrap(r["refused"], 90):
+                print(f"{'':>17}{line}")
             continue
         f = fixed_row[r["k"]]
         r["wall_ratio_to_fixed"] = r["seconds"] / f["seconds"]

@@ -44,8 +44,8 @@ def printed(page: Page, expr: str) -> object:
 
 
 # Signatures and fields the browser package must share with the native one.
-FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "blame", "divergence_exponent",
-             "time_of_impact_term", "sweep", "check_gradient"]
+FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "rk4", "blame", "divergence_exponent",
+             "time_of_impact_term", "sweep", "check_gradient", "equal_budget"]
 DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
 SIGNATURES = (
     "import inspect, dataclasses, ferromotion as fm\n"
@@ -88,7 +88,11 @@ def test_python_panel(browser, lab):  # noqa: F811
         assert j10 == float(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).jacobian[1, 0])
         assert repr(j10) == repr(float(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).jacobian[1, 0]))
 
-        # Every route's whole answer, digit for digit.
+        # Every route's whole answer, digit for digit, but for the wall time of the call
+        # (measured on each side with its own clock; compared below by presence only).
+        def untimed(answer):
+            return {key: value for key, value in answer.items() if key not in ("wall_s", "wall_resolution_s")}
+
         d = fm.Drop(height=0.8, velocity=-0.5)
         drop = "fm.Drop(height=0.8, velocity=-0.5)"
         for expr, native in [
@@ -97,8 +101,14 @@ def test_python_panel(browser, lab):  # noqa: F811
             (f"fm.corrected({drop}, 1e5, 1e-4).to_dict()", fm.corrected(d, 1e5, 1e-4)),
             (f"fm.flow({drop}, 1e5).to_dict()", fm.flow(d, 1e5)),
             (f"fm.tolerance({drop}, 1e5, rtol=1e-5, events=True).to_dict()", fm.tolerance(d, 1e5, rtol=1e-5, events=True)),
+            (f"fm.rk4({drop}, 1e5, 1e-4).to_dict()", fm.rk4(d, 1e5, 1e-4)),
         ]:
-            assert printed(page, expr) == native.to_dict(), expr
+            assert untimed(printed(page, expr)) == untimed(native.to_dict()), expr
+        # The equal-budget table: the same document in the page, each row timed there.
+        in_page = printed(page, f"fm.equal_budget({drop}, k=1e5, budget=8000)")
+        native = fm.equal_budget(d, k=1e5, budget=8000)
+        assert [untimed(r) for r in in_page.pop("rows")] == [untimed(r) for r in native.pop("rows")]
+        assert in_page == native
         assert printed(page, f"fm.blame({drop}, 1e6, 1e-4).to_dict()") == fm.blame(d, 1e6, 1e-4).to_dict()
         assert printed(page, "fm.divergence_exponent(fm.Drop()).to_dict()") == fm.divergence_exponent(fm.Drop()).to_dict()
         assert printed(page, "fm.time_of_impact_term(fm.Drop(), [4.0, 0.01])") == \
@@ -137,6 +147,7 @@ def test_python_panel(browser, lab):  # noqa: F811
         for expr, native in [
             ("fm.fixed(fm.Drop(), 1e6, 1e-4)", fm.fixed(fm.Drop(), 1e6, 1e-4)),
             ("fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True)", fm.tolerance(fm.Drop(), 1e6, rtol=1e-6, events=True)),
+            ("fm.rk4(fm.Drop(), 1e10, 1e-4)", fm.rk4(fm.Drop(), 1e10, 1e-4)),
             ("fm.blame(fm.Drop(), 1e6, 1e-4)", fm.blame(fm.Drop(), 1e6, 1e-4)),
             ("fm.divergence_exponent(fm.Drop())", fm.divergence_exponent(fm.Drop())),
             ("fm.sweep(fm.Drop(), k=fm.log_grid(4, 8, 2), dt=1e-4, corrected=True)",
@@ -145,6 +156,11 @@ def test_python_panel(browser, lab):  # noqa: F811
         ]:
             assert printed(page, f"repr({expr})") == repr(native), expr
         assert printed(page, "type(fm.fixed(fm.Drop(), 1e6).jacobian).__name__") == "list"  # no numpy here
+        # Every single route carries the wall time of its call, timed in the page by the
+        # core with performance.now() (so only its presence and the clock's tick compare).
+        walls = printed(page, "[(lambda r: (r.wall_s >= 0, r.wall_resolution_s > 0))(f(fm.Drop(), 1e6)) "
+                              "for f in (fm.fixed, fm.corrected, fm.flow, fm.rk4)]")
+        assert walls == [(True, True)] * 4
 
         # The tolerance route's gradient method reaches the wasm sweep (issue 13): the native
         # rows; the wall times are measured in the page, so only their presence is compared.

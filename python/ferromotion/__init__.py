@@ -13,7 +13,7 @@ refuses; :func:`quadruped` compares rigid and penalty contact on a trotting quad
 Where things live: one module per topic of the core, everything re-exported here.
 
 - ``routes``: :class:`Drop`, :class:`Route`, :func:`exact`, :func:`fixed`, :func:`corrected`,
-  :func:`flow`, :func:`tolerance`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
+  :func:`flow`, :func:`tolerance`, :func:`rk4`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
 - ``readouts``: :class:`Fit`, :class:`Blame`, :class:`Refinement`, :func:`step_stability` and
   the other readouts (``lab/readout.rs``)
 - ``sweep``: :func:`sweep`, :class:`Sweep`, :class:`SweepGrid` (``lab/sweep.rs``)
@@ -59,7 +59,7 @@ from ._core import (
     Unstable,
 )
 from ._common import defaults
-from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, tolerance
+from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, rk4, tolerance
 from .readouts import (Blame, Fit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
     equal_budget,
     limit_restitution, log_grid, matched_dt, realised_restitution, step_stability,
@@ -134,6 +134,7 @@ __all__ = [
     "receipt_schema",
     "RECEIPT_SCHEMA",
     "Refinement",
+    "rk4",
     "Route",
     "ScenarioError",
     "SlopeBall",

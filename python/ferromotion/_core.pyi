@@ -7,7 +7,7 @@
 # FixedOptions, ...): missing keys take the core's defaults (DEFAULTS), an unknown key or a
 # wrong type raises ScenarioError. Scalar results are the core's serde documents.
 
-from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
+from typing import Any, Callable, NotRequired, Optional, Protocol, Sequence, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,7 @@ __all__ = [
     "corrected",
     "flow",
     "tolerance",
+    "rk4",
     "blame",
     "divergence_exponent",
     "fit_loglog",
@@ -110,7 +111,9 @@ class _Route(TypedDict):
     rollouts: int
     probe_gap: Optional[float]
     probe_dependent: bool
-    step_stability: Optional[_StepStability]  # the fixed route only
+    step_stability: Optional[_StepStability]  # the fixed and rk4 routes only
+    wall_s: NotRequired[float]  # the call's wall time, s (present when a binding timed it)
+    wall_resolution_s: NotRequired[float]  # the clock's resolution, s
 
 class _Fit(TypedDict):
     slope: float
@@ -182,6 +185,7 @@ def fixed(drop: _DropLike, k: float, dt: float, options: Optional[dict[str, Any]
 def corrected(drop: _DropLike, k: float, dt: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
 def flow(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
 def tolerance(drop: _DropLike, k: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
+def rk4(drop: _DropLike, k: float, dt: float, options: Optional[dict[str, Any]] = None) -> _Route: ...
 def blame(drop: _DropLike, k: float, dt: float) -> _Blame: ...
 def divergence_exponent(drop: _DropLike, dt: float) -> _Fit: ...
 def fit_loglog(x: Sequence[float], y: Sequence[float]) -> _Fit: ...

@@ -71,6 +71,11 @@ def _plain(x: Any) -> Any:
     return x.tolist() if hasattr(x, "tolist") else [_plain(v) if isinstance(v, (list, tuple)) else v for v in x]
 
 
+def _optional_float(x: Any) -> Optional[float]:
+    """``None`` stays ``None``; anything else becomes a float."""
+    return None if x is None else float(x)
+
+
 def fmt_matrix(j: Any) -> str:
     """A 2x2 matrix as ``[[a, b], [c, d]]`` with four significant digits."""
     return "[[" + ", ".join(f"{x:.4g}" for x in j[0]) + "], [" + ", ".join(f"{x:.4g}" for x in j[1]) + "]]"
@@ -104,7 +109,7 @@ class Route(Json):
     Attributes
     ----------
     route : str
-        ``"exact"``, ``"fixed"``, ``"corrected"``, ``"flow"`` or ``"tolerance"``.
+        ``"exact"``, ``"fixed"``, ``"corrected"``, ``"flow"``, ``"tolerance"`` or ``"rk4"``.
     state : numpy.ndarray
         x(T) = (y in m, v in m/s), shape (2,), float64.
     jacobian : numpy.ndarray
@@ -122,10 +127,20 @@ class Route(Json):
     probe_dependent : bool
         Tolerance route only: the probe gap exceeds 1e-3 max|J| (PROBE-DEPENDENT).
     step_stable : bool or None
-        Fixed route only: the contact-phase step matrix of semi-implicit Euler has spectral
-        radius <= 1 at this dt. False means x(T) is blown up (the repr says UNSTABLE STEP).
+        Fixed and rk4 routes only: the contact-phase step matrix (semi-implicit Euler's, or
+        RK4's) has spectral radius <= 1 at this dt. False means x(T) is blown up (the repr
+        says UNSTABLE STEP).
     omega_dt : float or None
-        Fixed route only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2).
+        Fixed and rk4 routes only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2
+        for the fixed route, 2 sqrt(2) for rk4).
+    wall_s : float or None
+        Wall time of the whole call, s, measured by the core around the route (one
+        measurement on a possibly busy machine: for reading beside ``force_evals``, never for
+        asserting; ``make bench`` times properly). None where nothing timed it (a sweep's
+        reference, a scenario file). Not part of the repr, which stays the same run to run.
+    wall_resolution_s : float or None
+        The resolution of the clock behind ``wall_s``, s. A ``wall_s`` below it means "under
+        one tick": in the lab's Python panel the browser coarsens its clock to 100 us.
 
     In the lab's Python panel (no numpy) ``state`` is ``[y, v]`` and ``jacobian`` is
     ``[[dy/dy0, dy/dv0], [dv/dy0, dv/dv0]]``: write ``jacobian[1][0]``.
@@ -138,6 +153,8 @@ class Route(Json):
     ((2,), (2, 2), dtype('float64'))
     >>> r.steps, r.force_evals, r.rollouts
     (8000, 8000, 1)
+    >>> r.wall_s >= 0          # seconds this call took (not in the repr)
+    True
     """
 
     route: str
@@ -153,6 +170,8 @@ class Route(Json):
 
     step_stable: Optional[bool] = None
     omega_dt: Optional[float] = None
+    wall_s: Optional[float] = None
+    wall_resolution_s: Optional[float] = None
 
     @classmethod
     def _from_core(cls, route: str, d: Mapping[str, Any]) -> "Route":
@@ -175,6 +194,8 @@ class Route(Json):
             probe_dependent=bool(d.get("probe_dependent", False)),
             step_stable=None if stable is None else bool(stable),
             omega_dt=None if omega_dt is None else float(omega_dt),
+            wall_s=_optional_float(d.get("wall_s")),
+            wall_resolution_s=_optional_float(d.get("wall_resolution_s")),
         )
 
     @property
@@ -201,7 +222,8 @@ class Route(Json):
             if self.probe_dependent:
                 text += " PROBE-DEPENDENT"
         if self.step_stable is False:
-            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond semi-implicit Euler's limit"
+            method = {"rk4": "explicit RK4"}.get(self.route, "semi-implicit Euler")
+            text += f", UNSTABLE STEP: omega*dt = {self.omega_dt:.3g} is beyond {method}'s limit"
         return text + ")"
 
     def to_dict(self) -> Dict[str, Any]:

@@ -425,10 +425,13 @@ def _budget_table(b: Dict[str, Any]) -> str:
     """The core's equal-budget document as text."""
     lines = [f"Equal budget: {b['budget']:,} force evaluations per Jacobian at k = {b['k']:.0e} N/m "
              f"(flow's dv(T)/dy0 = {b['flow_jacobian'][2]:.4f})",
-             f"  {'route':<18} {'setting':<36} {'evals':>8} {'grad err':>10} {'state err':>10} {'dv/dy0':>10}  sign"]
+             f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall':>9} {'grad err':>10} {'state err':>10} "
+             f"{'dv/dy0':>10}  sign"]
     for r in b["rows"]:
-        lines.append(f"  {r['route']:<18} {r['setting']:<36} {r['force_evals']:>8,} {r['gradient_error']:>10.2e} "
-                     f"{r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  {'ok' if r['right_sign'] else 'WRONG'}")
+        wall = "-" if r.get("wall_s") is None else _wall(r["wall_s"])
+        lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
+                     f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "
+                     f"{'ok' if r['right_sign'] else 'WRONG'}")
     lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")
     lines.append(f"  {'probe':>8} {'Euler':>12} {'error':>10} {'RK4':>12} {'error':>10}")
     for p in b["probe_trap"]:

@@ -221,10 +221,13 @@ def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
 def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
     """Every route at the same force-evaluation budget, and the probe-size trap.
 
-    Euler and RK4 at a uniform step, the adaptive route with and without events, and
-    ``corrected``, each spending at most ``budget`` force evaluations on one Jacobian,
-    scored against ``flow``; then central differences of uniform-step rollouts at probes
-    1e-2 .. 1e-8, each giving a different answer. Computed by the core (its document).
+    Euler and RK4 at a uniform step, the adaptive route with and without events (Richardson's
+    8 rollouts), the adaptive route's one-rollout forward sensitivities, and ``corrected``,
+    each spending at most ``budget`` force evaluations on one Jacobian, scored against
+    ``flow``; then central differences of uniform-step rollouts at probes 1e-2 .. 1e-8, each
+    giving a different answer. Computed by the core (its document); each row's ``wall_s`` is
+    the wall time of its route call (equal evaluations are not equal time), the rest is the
+    same on every run.
 
     Examples
     --------

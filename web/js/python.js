@@ -11,8 +11,8 @@ const PACKAGE = new URL("../py/ferromotion/", import.meta.url);
 // The wasm exports the Python package may call (crates/ferromotion-wasm/src/script.rs).
 const EXPORTS = new Set([
   "scriptDefaults", "validateDrop", "dropImpactSpeed", "dropFirstImpactTime", "routeExact", "routeFixed",
-  "routeCorrected", "routeFlow", "routeTolerance", "blameSplit", "divergenceExponent",
-  "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient",
+  "routeCorrected", "routeFlow", "routeTolerance", "routeRk4", "blameSplit", "divergenceExponent",
+  "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient", "equalBudget",
 ]);
 
 // The first notebook's opening exercises (notebooks/01_stiffness_sweep.ipynb), with lists

@@ -16,6 +16,7 @@
 //!
 //! Each time is the best and the median of several samples, each sample long enough
 //! (tens of ms) for the clock; on a busy machine the best is the steadier of the two.
+#![allow(clippy::disallowed_methods)] // a native benchmark: std floats are fine here
 
 use ferromotion_core::physics::integrate::fixed::{euler_with_tangent, step_count};
 use ferromotion_core::*;

@@ -1,7 +1,8 @@
 //! The equal-budget table and the probe-size trap at the drop's defaults:
 //! `cargo run --release -p ferromotion-core --example equal_budget [k] [budget]`.
 
-use ferromotion_core::{equal_budget, BudgetOptions, Drop};
+use ferromotion_core::lab::clock::{monotonic_seconds, Clock};
+use ferromotion_core::{equal_budget_timed, BudgetOptions, Drop};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -12,6 +13,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(b) = args.next() {
         opts.budget = b.parse()?;
     }
-    print!("{}", equal_budget(&Drop::default(), &opts)?.table());
+    let clock = Clock::new(monotonic_seconds);
+    let table = equal_budget_timed(&Drop::default(), &opts, Some(&clock))?;
+    print!("{}", table.table());
     Ok(())
 }

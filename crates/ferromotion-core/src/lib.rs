@@ -48,7 +48,7 @@ pub use physics::{contact, integrate, jacobian, model, state};
 // The flat API: every route, option and result by its name at the root. Modules are reached by
 // their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `experiments::hybrid`).
 pub use error::{FerroError, Result};
-pub use experiments::budget::{equal_budget, BudgetOptions, EqualBudget};
+pub use experiments::budget::{equal_budget, equal_budget_timed, BudgetOptions, EqualBudget};
 pub use lab::clock::Clock;
 pub use lab::readout::{
     blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,

@@ -1,5 +1,6 @@
 //! The gradient checker: its fixtures, its evidence ladder and its refusals, each
 //! cross-checked by an independent route.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::check::fixtures::{linear_scalar, Projectile};
 use ferromotion_core::check::*;

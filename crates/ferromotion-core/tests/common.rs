@@ -1,4 +1,5 @@
 //! Shared helpers of the integration tests: independent oracles, not physics of the core.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 #![allow(dead_code)]
 
 use ferromotion_core::{Drop, Jacobian, State};

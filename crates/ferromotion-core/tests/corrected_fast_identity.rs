@@ -3,6 +3,7 @@
 //! written, searching every step, and checks that the route returns the same bits on
 //! random drops, stiffnesses and steps (both `locate` settings), and the same error when
 //! the reference refuses.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::physics::integrate::fixed::step_count;
 use ferromotion_core::physics::jacobian::Dual;
@@ -210,6 +211,8 @@ fn reference(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<Ro
         probe_gap: None,
         probe_dependent: false,
         step_stability: None,
+        wall_s: None,
+        wall_resolution_s: None,
     })
 }
 

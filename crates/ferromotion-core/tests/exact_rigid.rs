@@ -1,5 +1,6 @@
 //! The rigid reference: its saltation Jacobian against central differences of the
 //! closed-form rigid flow, several impacts, grazing, and the stiff-limit restitution.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 mod common;
 use common::*;

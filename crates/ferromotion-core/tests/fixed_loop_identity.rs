@@ -4,6 +4,7 @@
 //! first written (and the way docs/model.md §3 states the route), on random drops, stiffnesses,
 //! steps and starting tangents: equal bits whenever the result is finite, and a
 //! non-finite result from both when either overflows.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::physics::integrate::fixed::euler_with_tangent;
 use ferromotion_core::*;

@@ -3,6 +3,7 @@
 //!
 //! `cargo test` runs a short pass (PROPTEST_CASES, default 256 per property); `make fuzz`
 //! runs the long one.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::check::{check_gradient, conditioning, CheckOptions};
 use ferromotion_core::experiments::hybrid::{hybrid_jacobian, BouncingDrop, HybridOptions};

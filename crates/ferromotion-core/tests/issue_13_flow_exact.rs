@@ -9,6 +9,7 @@
 //! differences at a probe of 3e-12 relative, whose truncation (~1e-23·x''') and round-off
 //! (~1e-32/3e-12) are both far below the 1e-10 asserted. Two probe sizes are compared on
 //! every drop to show that the oracle's own error is not what is measured.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 mod common;
 mod dd;

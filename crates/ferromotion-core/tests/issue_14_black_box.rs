@@ -4,6 +4,7 @@
 //! answer here is checked against an independent oracle: the closed-form rigid drop
 //! (`exact`), the closed-form Jacobian of an explicit Euler map, or the split residual
 //! worked out by hand.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::hybrid::*;
 use ferromotion_core::*;

@@ -1,6 +1,7 @@
 //! Tests written for mutants that `make mutants` (scripts/mutants.sh) found alive: each one
 //! pins a behaviour no other test looked at. Every expected value is computed here, by hand,
 //! independently of the code under test.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::lab::readout::fit_loglog;
 

@@ -2,6 +2,7 @@
 //! time-stepping scheme's conservation laws, the checked LCP, the rigid-step identity
 //! control, the probe-stability of the Jacobian reference, and the two-axis comparison
 //! asserted from the numbers it computes.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::experiments::quadruped::{
     count_modes, quadruped_experiment, rigid_step, rollout, step, ContactLaw, ContactMode,

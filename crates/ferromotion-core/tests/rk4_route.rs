@@ -3,6 +3,7 @@
 //! (state and Jacobian); through the drop's switches it does not bring the Jacobian to the
 //! flow's at all, and its state converges only at low order (issue 13: a higher order is
 //! not what the right gradient needs).
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::physics::contact::penalty::ContactPhase;
 use ferromotion_core::physics::integrate::rk4::rk4_with_tangent;
@@ -104,4 +105,73 @@ fn refusals() {
         rk4(&drop, 1e6, 1e-4, &Rk4Options { max_steps: 100 }),
         Err(FerroError::TooManySteps { route: "rk4", .. })
     ));
+}
+
+/// |P(z)| for RK4's stability polynomial P(z) = 1 + z + z²/2 + z³/6 + z⁴/24 at a complex z
+/// = (re, im), by complex arithmetic (Horner): an oracle independent of the route's 2x2 form.
+fn rk4_gain(re: f64, im: f64) -> f64 {
+    let coeffs = [1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0];
+    let (mut pr, mut pi) = (0.0, 0.0);
+    for c in coeffs {
+        (pr, pi) = (pr * re - pi * im + c, pr * im + pi * re);
+    }
+    pr.hypot(pi)
+}
+
+#[test]
+fn the_step_stability_readout_is_the_stability_polynomial_at_the_laws_eigenvalues() {
+    use ferromotion_core::physics::integrate::rk4::step_stability;
+    for zeta in [0.0, 0.05, 0.3, 0.9] {
+        let drop = Drop {
+            zeta,
+            ..Drop::default()
+        };
+        for k in [1e4, 1e6, 1e8, 3e8, 1e9, 1e10] {
+            let law = drop.penalty(k).unwrap();
+            for dt in [1e-5, 1e-4, 4e-4] {
+                // Eigenvalues of dt·[[0, 1], [-k/m, -c/m]]: dt·ω·(-ζ ± i·sqrt(1 - ζ²)), or real.
+                let w = (k / drop.mass).sqrt();
+                let (a, b) = (-law.damping / drop.mass, -k / drop.mass);
+                let disc = a * a + 4.0 * b;
+                let gain = if disc < 0.0 {
+                    rk4_gain(0.5 * a * dt, 0.5 * (-disc).sqrt() * dt)
+                } else {
+                    let s = disc.sqrt();
+                    rk4_gain(0.5 * (a + s) * dt, 0.0).max(rk4_gain(0.5 * (a - s) * dt, 0.0))
+                };
+                let st = step_stability(&law, dt);
+                assert!(
+                    (st.spectral_radius - gain).abs() <= 1e-9 * gain.max(1.0),
+                    "zeta {zeta} k {k} dt {dt}: {} vs {gain}",
+                    st.spectral_radius
+                );
+                assert_eq!(st.stable, gain <= 1.0 + 1e-9, "zeta {zeta} k {k} dt {dt}");
+                assert!((st.omega_dt - w * dt).abs() <= 1e-12 * w * dt);
+            }
+        }
+    }
+    // The undamped limit is ω·dt = 2√2 (P(i·y) has modulus 1 there).
+    let undamped = Drop {
+        zeta: 0.0,
+        ..Drop::default()
+    };
+    let k_at = |w_dt: f64, dt: f64| (w_dt / dt).powi(2) * undamped.mass;
+    let limit = 2.0 * 2f64.sqrt();
+    assert!(step_stability(&undamped.penalty(k_at(0.99 * limit, 1e-4)).unwrap(), 1e-4).stable);
+    assert!(!step_stability(&undamped.penalty(k_at(1.01 * limit, 1e-4)).unwrap(), 1e-4).stable);
+}
+
+#[test]
+fn the_route_flags_an_unstable_step_whose_rollout_stays_finite() {
+    let drop = Drop::default();
+    let r = rk4(&drop, 1e10, 1e-4, &Rk4Options::default()).unwrap();
+    let st = r
+        .step_stability
+        .expect("the rk4 route reports its step's stability");
+    assert!(!st.stable && st.spectral_radius > 1.0);
+    // The blown-up answer: the mass ends higher than it was dropped from, which energy
+    // forbids for a dissipative contact (zeta > 0) and free flight.
+    assert!(r.state[0] > drop.height, "{:?}", r.state);
+    let ok = rk4(&drop, 1e6, 1e-4, &Rk4Options::default()).unwrap();
+    assert!(ok.step_stability.unwrap().stable);
 }

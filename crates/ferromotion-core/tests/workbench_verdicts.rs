@@ -2,6 +2,7 @@
 //! and #12): the step divisor and refinement steps it carries, the one cost yardstick,
 //! "lands" only when the tolerance route is not probe-dependent, the three sign states,
 //! the wrong-sign bands of a curve, and its controls crossing as a serde document.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::lab::readout::{compare, Sign, FAR_OFF};
 use ferromotion_core::lab::sweep::wrong_sign_bands;

@@ -36,10 +36,13 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     }
 }
 
-/// The clock the workbench and sweeps time their routes with: the core's `Instant`-based
-/// monotonic seconds (the readouts' `wall_s`).
+/// The clock the routes, the workbench and sweeps are timed with: the core's
+/// `Instant`-based monotonic seconds (the readouts' `wall_s`), its resolution estimated once.
 pub fn clock() -> ferromotion_core::Clock {
-    ferromotion_core::Clock::new(ferromotion_core::lab::clock::monotonic_seconds)
+    static CLOCK: std::sync::OnceLock<ferromotion_core::Clock> = std::sync::OnceLock::new();
+    *CLOCK.get_or_init(|| {
+        ferromotion_core::Clock::new(ferromotion_core::lab::clock::monotonic_seconds)
+    })
 }
 
 /// A core value as JSON text, for the export paths that write a file (`to_json`).

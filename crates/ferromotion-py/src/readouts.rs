@@ -39,8 +39,10 @@ fn equal_budget<'py>(
     options: Option<Options<fm::BudgetOptions>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = crate::convert::options(options);
-    // As JSON values (lists, not tuples): the same document `ferromotion audit --json` prints.
-    json_document(py, &py_result(py.detach(|| fm::equal_budget(&drop.0, &o)))?)
+    // As JSON values (lists, not tuples): the same document `ferromotion audit --json` prints,
+    // each row's route call timed with our clock (`wall_s`).
+    let run = || fm::equal_budget_timed(&drop.0, &o, Some(&crate::convert::clock()));
+    json_document(py, &py_result(py.detach(run))?)
 }
 
 #[pyfunction]

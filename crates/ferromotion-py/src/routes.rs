@@ -1,8 +1,9 @@
 //! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
 //! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
-//! the cost counters, `probe_gap`/`probe_dependent` (tolerance) and `step_stability` (fixed).
+//! the cost counters, `probe_gap`/`probe_dependent` (tolerance), `step_stability` (fixed) and
+//! the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our clock).
 
-use crate::convert::{document, json_document, DropArg, Options};
+use crate::convert::{clock, document, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
@@ -24,7 +25,7 @@ fn first_impact_time(drop: DropArg) -> f64 {
 }
 
 /// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
-/// core options struct, the answer the core's document.
+/// core options struct, the answer the core's document with the call's wall time.
 macro_rules! route {
     ($name:ident($($arg:ident),*), $options:ty) => {
         #[pyfunction]
@@ -36,7 +37,8 @@ macro_rules! route {
             options: Option<Options<$options>>,
         ) -> PyResult<Bound<'py, PyAny>> {
             let o = crate::convert::options(options);
-            document(py, &py_result(py.detach(|| fm::$name(&drop.0, $($arg,)* &o)))?)
+            let run = || fm::lab::clock::timed_route(&clock(), || fm::$name(&drop.0, $($arg,)* &o));
+            document(py, &py_result(py.detach(run))?)
         }
     };
 }
@@ -46,6 +48,7 @@ route!(fixed(k, dt), fm::FixedOptions);
 route!(corrected(k, dt), fm::CorrectedOptions);
 route!(flow(k), fm::FlowOptions);
 route!(tolerance(k), fm::ToleranceOptions);
+route!(rk4(k, dt), fm::Rk4Options);
 
 /// Every route on one scenario document (JSON text: the golden files' format).
 #[pyfunction]
@@ -66,5 +69,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(corrected, m)?)?;
     m.add_function(wrap_pyfunction!(flow, m)?)?;
     m.add_function(wrap_pyfunction!(tolerance, m)?)?;
+    m.add_function(wrap_pyfunction!(rk4, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)
 }

@@ -54,9 +54,11 @@ fn now_seconds() -> f64 {
     ferromotion_core::lab::clock::monotonic_seconds()
 }
 
-/// The clock every timed export reads.
+/// The clock every timed export reads, its resolution estimated once per page (the
+/// estimate reads the clock until it has ticked, about 0.2 ms on a coarsened clock).
 fn clock() -> ferromotion_core::Clock {
-    ferromotion_core::Clock::new(now_seconds)
+    static CLOCK: std::sync::OnceLock<ferromotion_core::Clock> = std::sync::OnceLock::new();
+    *CLOCK.get_or_init(|| ferromotion_core::Clock::new(now_seconds))
 }
 
 /// A core value as a JS value: structs as plain objects (also when flattened), `None` as

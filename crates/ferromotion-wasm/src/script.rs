@@ -42,16 +42,22 @@ struct RouteAnswer {
     probe_gap: Option<f64>,
     probe_dependent: bool,
     step_stability: Option<fm::physics::integrate::fixed::StepStability>,
+    wall_s: Option<f64>,
+    wall_resolution_s: Option<f64>,
 }
 
-fn route(r: fm::Result<RouteResult>) -> Result<JsValue, JsError> {
-    let r = r.into_js()?;
+/// Run one route timed by this page's clock (`performance.now()`), as the native binding
+/// does: the answer carries the call's `wall_s` beside its force evaluations.
+fn route(run: impl FnOnce() -> fm::Result<RouteResult>) -> Result<JsValue, JsError> {
+    let r = fm::lab::clock::timed_route(&crate::clock(), run).into_js()?;
     to_js(&RouteAnswer {
         flat: (&r).into(),
         cost: r.cost,
         probe_gap: r.probe_gap,
         probe_dependent: r.probe_dependent,
         step_stability: r.step_stability,
+        wall_s: r.wall_s,
+        wall_resolution_s: r.wall_resolution_s,
     })
 }
 
@@ -107,7 +113,8 @@ pub fn route_exact(
         restitution: restitution.or(d.restitution),
         graze_speed,
     };
-    route(fm::exact(&drop_from(drop)?, &opts))
+    let drop = drop_from(drop)?;
+    route(|| fm::exact(&drop, &opts))
 }
 
 /// The fixed route (k in N/m, dt in s).
@@ -116,7 +123,8 @@ pub fn route_fixed(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsV
     let opts = fm::FixedOptions {
         max_steps: steps(max_steps)?,
     };
-    route(fm::fixed(&drop_from(drop)?, k, dt, &opts))
+    let drop = drop_from(drop)?;
+    route(|| fm::fixed(&drop, k, dt, &opts))
 }
 
 /// The corrected route.
@@ -132,7 +140,8 @@ pub fn route_corrected(
         locate,
         max_steps: steps(max_steps)?,
     };
-    route(fm::corrected(&drop_from(drop)?, k, dt, &opts))
+    let drop = drop_from(drop)?;
+    route(|| fm::corrected(&drop, k, dt, &opts))
 }
 
 /// The exact derivative of the penalty ODE.
@@ -147,7 +156,8 @@ pub fn route_flow(
         root_rtol,
         max_events: count("max_events", max_events)?,
     };
-    route(fm::flow(&drop_from(drop)?, k, &opts))
+    let drop = drop_from(drop)?;
+    route(|| fm::flow(&drop, k, &opts))
 }
 
 /// The tolerance route (`atol` undefined: the core's default).
@@ -174,7 +184,18 @@ pub fn route_tolerance(
         min_step,
         jacobian,
     };
-    route(fm::tolerance(&drop_from(drop)?, k, &opts))
+    let drop = drop_from(drop)?;
+    route(|| fm::tolerance(&drop, k, &opts))
+}
+
+/// The rk4 route: classical RK4 at a fixed step, tangent by forward mode.
+#[wasm_bindgen(js_name = routeRk4)]
+pub fn route_rk4(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsValue, JsError> {
+    let opts = fm::Rk4Options {
+        max_steps: steps(max_steps)?,
+    };
+    let drop = drop_from(drop)?;
+    route(|| fm::rk4(&drop, k, dt, &opts))
 }
 
 /// The blame split at (k, dt).
@@ -195,6 +216,19 @@ pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64
     let d = drop_from(drop)?;
     d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed()))
         .into_js()
+}
+
+/// Every route at one force-evaluation budget and the probe-size trap (the core's
+/// `EqualBudget` document), each row's route call timed with `performance.now()` (`wall_s`).
+#[wasm_bindgen(js_name = equalBudget)]
+pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsError> {
+    let opts = fm::BudgetOptions {
+        k,
+        budget: count("budget", budget)?,
+        ..fm::BudgetOptions::default()
+    };
+    let drop = drop_from(drop)?;
+    to_js(&fm::equal_budget_timed(&drop, &opts, Some(&crate::clock())).into_js()?)
 }
 
 /// A core error as data: `{kind, message}`.

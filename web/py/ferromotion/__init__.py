@@ -168,6 +168,11 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
                                                float(eps), max_steps, str(jacobian), float(min_step)))
 
 
+def rk4(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
+    """Classical fourth-order Runge-Kutta at a fixed step on the penalty law, tangent by forward mode."""
+    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), float(k), float(dt), max_steps))
+
+
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
     """Split the fixed route's Jacobian error into integrator and contact-model shares."""
     return Blame._from_core(_call("blameSplit", drop.to_dict(), float(k), float(dt)))
@@ -293,6 +298,21 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
 # Gradient checks
 
 _CHECK: Dict[str, Any] = _DEFAULTS["check"]
+
+
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+    """Every route at the same force-evaluation budget, and the probe-size trap (the core's
+    document, each row's ``wall_s`` timed with this page's ``performance.now()``)."""
+    def typed(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return {name: typed(v, name) for name, v in value.items()}
+        if isinstance(value, list):
+            return [typed(v, key) for v in value]
+        if isinstance(value, (bool, str)) or value is None:
+            return value
+        return int(value) if key in ("force_evals", "budget") else float(value)
+
+    return typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), float(k), float(budget)), "")
 
 
 def environment() -> Dict[str, str]:

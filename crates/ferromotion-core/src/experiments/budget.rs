@@ -8,9 +8,15 @@
 //! Euler uniform      N = B steps of semi-implicit Euler,   dt = T/B      (the `fixed` route)
 //! RK4 uniform        N = B/4 steps of classical RK4,       dt = 4T/B     (the `rk4` route)
 //! adaptive           Dormand–Prince at the tightest rtol on a half-decade grid whose
-//! adaptive + events  evaluations (all probe rollouts counted) stay within B (`tolerance`)
+//! adaptive + events  evaluations (all 8 probe rollouts counted) stay within B (`tolerance`,
+//!                    Richardson's central differences), without and with located switches
+//! adaptive + forward the same search for the one-rollout forward sensitivities (events on)
 //! corrected          N = B steps with the switches located, dt = T/B (+1 evaluation per switch)
 //! ```
+//!
+//! Equal evaluations are not equal wall time: with a clock ([`equal_budget_timed`]) each
+//! row also carries the wall time of its route call (`wall_s`), so the table shows what a
+//! budget of evaluations costs each method on the machine it ran on.
 //!
 //! The probe-size trap: central differences of a uniform-step rollout's x(T), the
 //! simulator user's usual fallback, at probes 1e-2 .. 1e-8 (m, m/s). The discrete map is
@@ -19,9 +25,10 @@
 //! small ones see the branch-wise derivative (the fixed route's wrong answer).
 
 use crate::error::{positive, FerroError, Result};
+use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::compare;
 use crate::physics::contact::penalty::{flow, FlowOptions};
-use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
+use crate::physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
 use crate::physics::integrate::fixed::{fixed, fixed_state, FixedOptions};
 use crate::physics::integrate::rk4::{rk4, rk4_state, Rk4Options};
@@ -70,6 +77,8 @@ pub struct BudgetRow {
     pub right_sign: bool,
     /// dv(T)/dy0.
     pub dv_dy0: f64,
+    /// Wall time of the route call, s, when timed ([`equal_budget_timed`]); `None` otherwise.
+    pub wall_s: Option<f64>,
 }
 
 /// Central differences of uniform-step rollouts at one probe size.
@@ -105,7 +114,12 @@ pub struct EqualBudget {
     pub probe_spread: [f64; 2],
 }
 
-fn row(route: &str, setting: String, r: &RouteResult, reference: &RouteResult) -> BudgetRow {
+fn row(
+    route: &str,
+    setting: String,
+    (r, wall_s): (&RouteResult, Option<f64>),
+    reference: &RouteResult,
+) -> BudgetRow {
     let e = compare(r, reference);
     BudgetRow {
         route: route.into(),
@@ -115,6 +129,7 @@ fn row(route: &str, setting: String, r: &RouteResult, reference: &RouteResult) -
         state_error: e.forward,
         right_sign: e.right_sign,
         dv_dy0: e.dv_dy0,
+        wall_s,
     }
 }
 
@@ -129,34 +144,62 @@ fn central(map: &dyn Fn(&State) -> Result<State>, x0: &State, eps: f64) -> Resul
     Ok(j)
 }
 
-/// The tightest rtol on the half-decade grid 1e-2 .. 1e-12 whose route stays within `budget`.
+/// A winner of [`within_budget`]: its rtol, its answer and the wall time of that call.
+type Fit = (f64, RouteResult, Option<f64>);
+
+/// The rtol grid 1e-2, 3e-3, 1e-3, 3e-4, ..., 1e-12: about half a decade apart, each value
+/// parsed from the text the row prints, so that `rtol = 3e-7` in a setting is exactly the
+/// 3e-7 a reader passes to the tolerance route to get the same row back.
+pub fn rtol_grid() -> impl Iterator<Item = f64> {
+    (0..=20u32).map(|i| {
+        let text = if i % 2 == 0 {
+            format!("1e-{}", 2 + i / 2)
+        } else {
+            format!("3e-{}", 3 + i / 2)
+        };
+        text.parse().expect("a decimal literal")
+    })
+}
+
+/// The tightest rtol on [`rtol_grid`] whose route stays within `budget`.
 fn within_budget(
     drop: &Drop,
     k: f64,
-    events: bool,
+    (events, jacobian): (bool, JacobianMethod),
     budget: u64,
-) -> Result<Option<(f64, RouteResult)>> {
+    clock: Option<&Clock>,
+) -> Result<Option<Fit>> {
     let mut best = None;
-    for i in 0..=20 {
-        let rtol = 10f64.powf(-2.0 - 0.5 * i as f64);
+    for rtol in rtol_grid() {
         let opts = ToleranceOptions {
             rtol,
             events,
+            jacobian,
             ..ToleranceOptions::default()
         };
-        match tolerance(drop, k, &opts) {
-            Ok(r) if r.cost.force_evals <= budget => best = Some((rtol, r)),
-            Ok(_) => break,
+        match timed(clock, || tolerance(drop, k, &opts)) {
+            (Ok(r), wall) if r.cost.force_evals <= budget => best = Some((rtol, r, wall)),
+            (Ok(_), _) => break,
             // A tolerance the stepper refuses (too many steps) is over budget too.
-            Err(FerroError::TooManySteps { .. }) => break,
-            Err(e) => return Err(e),
+            (Err(FerroError::TooManySteps { .. }), _) => break,
+            (Err(e), _) => return Err(e),
         }
     }
     Ok(best)
 }
 
-/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs).
+/// The equal-budget table and the probe-size trap at `opts.k` (see the module docs), untimed
+/// (every `wall_s` is `None`: the same document on every run and every build).
 pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
+    equal_budget_timed(drop, opts, None)
+}
+
+/// [`equal_budget`], each row's route call timed with `clock` (its `wall_s`).
+pub fn equal_budget_timed(
+    drop: &Drop,
+    opts: &BudgetOptions,
+    clock: Option<&Clock>,
+) -> Result<EqualBudget> {
     drop.validate()?;
     positive("k", opts.k)?;
     if opts.budget < 8 || opts.budget % 4 != 0 {
@@ -173,23 +216,50 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
     let b = opts.budget;
     let t = drop.t_final;
     let (dt_euler, dt_rk4) = (t / b as f64, t / (b / 4) as f64);
+    let run = |f: &dyn Fn() -> Result<RouteResult>| -> Result<(RouteResult, Option<f64>)> {
+        let (r, wall) = timed(clock, f);
+        Ok((r?, wall))
+    };
+    let (euler, euler_wall) = run(&|| fixed(drop, opts.k, dt_euler, &FixedOptions::default()))?;
+    let (rk, rk_wall) = run(&|| rk4(drop, opts.k, dt_rk4, &Rk4Options::default()))?;
     let mut rows = vec![
         row(
             "Euler uniform",
             format!("dt = {dt_euler:.3e} s"),
-            &fixed(drop, opts.k, dt_euler, &FixedOptions::default())?,
+            (&euler, euler_wall),
             &reference,
         ),
         row(
             "RK4 uniform",
             format!("dt = {dt_rk4:.3e} s"),
-            &rk4(drop, opts.k, dt_rk4, &Rk4Options::default())?,
+            (&rk, rk_wall),
             &reference,
         ),
     ];
-    for (name, events) in [("adaptive", false), ("adaptive + events", true)] {
-        match within_budget(drop, opts.k, events, b)? {
-            Some((rtol, r)) => rows.push(row(name, format!("rtol = {rtol:.0e}"), &r, &reference)),
+    for (name, method, detail) in [
+        (
+            "adaptive",
+            (false, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + events",
+            (true, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + forward",
+            (true, JacobianMethod::Forward),
+            "events, 1 rollout",
+        ),
+    ] {
+        match within_budget(drop, opts.k, method, b, clock)? {
+            Some((rtol, r, wall)) => rows.push(row(
+                name,
+                format!("rtol = {rtol:.0e}, {detail}"),
+                (&r, wall),
+                &reference,
+            )),
             None => rows.push(BudgetRow {
                 route: name.into(),
                 setting: "no rtol on the grid fits the budget".into(),
@@ -198,13 +268,15 @@ pub fn equal_budget(drop: &Drop, opts: &BudgetOptions) -> Result<EqualBudget> {
                 state_error: f64::NAN,
                 right_sign: false,
                 dv_dy0: f64::NAN,
+                wall_s: None,
             }),
         }
     }
+    let (cor, cor_wall) = run(&|| corrected(drop, opts.k, dt_euler, &CorrectedOptions::default()))?;
     rows.push(row(
         "corrected",
         format!("dt = {dt_euler:.3e} s"),
-        &corrected(drop, opts.k, dt_euler, &CorrectedOptions::default())?,
+        (&cor, cor_wall),
         &reference,
     ));
     let x0 = drop.x0();
@@ -252,15 +324,16 @@ impl EqualBudget {
             self.budget, self.k, self.flow_jacobian[2]
         );
         s.push_str(&format!(
-            "  {:<18} {:<26} {:>10} {:>11} {:>11} {:>11} {:>5}\n",
-            "route", "setting", "evals", "grad err", "state err", "dv/dy0", "sign"
+            "  {:<18} {:<32} {:>10} {:>9} {:>11} {:>11} {:>11} {:>5}\n",
+            "route", "setting", "evals", "wall", "grad err", "state err", "dv/dy0", "sign"
         ));
         for r in &self.rows {
             s.push_str(&format!(
-                "  {:<18} {:<26} {:>10} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
+                "  {:<18} {:<32} {:>10} {:>9} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
                 r.route,
                 r.setting,
                 r.force_evals,
+                r.wall_s.map_or("-".into(), wall_text),
                 r.gradient_error,
                 r.state_error,
                 r.dv_dy0,
@@ -282,5 +355,14 @@ impl EqualBudget {
             ));
         }
         s
+    }
+}
+
+/// A wall time in µs below a millisecond, else in ms.
+fn wall_text(seconds: f64) -> String {
+    if seconds < 1e-3 {
+        format!("{:.1} µs", seconds * 1e6)
+    } else {
+        format!("{:.2} ms", seconds * 1e3)
     }
 }

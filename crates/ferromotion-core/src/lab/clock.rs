@@ -79,6 +79,22 @@ pub fn timed<T>(clock: Option<&Clock>, f: impl FnOnce() -> T) -> (T, Option<f64>
     }
 }
 
+/// Run one route timed by `clock`: its answer with `wall_s` (the whole call) and
+/// `wall_resolution_s` (the clock's resolution) filled in. The single-route doors (`fm.fixed`,
+/// `fm.tolerance`, ... in Python; `route*` in WebAssembly) call the core's routes through
+/// this, so every cost readout shows a wall time beside its force evaluations (issue 13).
+pub fn timed_route(
+    clock: &Clock,
+    f: impl FnOnce() -> crate::Result<crate::physics::state::RouteResult>,
+) -> crate::Result<crate::physics::state::RouteResult> {
+    let (answer, wall) = clock.time(f);
+    answer.map(|mut r| {
+        r.wall_s = Some(wall);
+        r.wall_resolution_s = Some(clock.resolution());
+        r
+    })
+}
+
 /// Seconds since the first call in this process, from `std::time::Instant` (monotonic):
 /// the native bindings' clock. Not available on `wasm32-unknown-unknown`, where `Instant`
 /// panics; the WebAssembly binding passes `performance.now()` instead.
@@ -112,6 +128,30 @@ mod tests {
         let c = Clock::new(|| 1.0);
         assert_eq!(c.resolution(), f64::INFINITY);
         assert_eq!(c.time(|| 3).1, 0.0);
+    }
+
+    #[test]
+    fn a_timed_route_carries_its_wall_time_and_is_otherwise_the_plain_call() {
+        use crate::physics::integrate::fixed::{fixed, FixedOptions};
+        use crate::physics::model::Drop;
+        let plain = fixed(&Drop::default(), 1e6, 1e-4, &FixedOptions::default()).unwrap();
+        assert_eq!((plain.wall_s, plain.wall_resolution_s), (None, None));
+        let c = Clock::new(monotonic_seconds);
+        let timed = timed_route(&c, || {
+            fixed(&Drop::default(), 1e6, 1e-4, &FixedOptions::default())
+        })
+        .unwrap();
+        let wall = timed.wall_s.expect("a timed route has a wall time");
+        assert!(wall.is_finite() && wall >= 0.0);
+        assert_eq!(timed.wall_resolution_s, Some(c.resolution()));
+        let mut untimed = timed;
+        (untimed.wall_s, untimed.wall_resolution_s) = (None, None);
+        assert_eq!(untimed, plain);
+        // An error passes through unchanged (nothing to time).
+        let bad = timed_route(&c, || {
+            fixed(&Drop::default(), -1.0, 1e-4, &FixedOptions::default())
+        });
+        assert!(bad.is_err());
     }
 
     #[test]

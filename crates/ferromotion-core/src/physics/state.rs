@@ -49,6 +49,15 @@ pub struct RouteResult {
     /// Only for the `fixed` route: whether its contact-phase step is stable at this dt
     /// (ω·dt and the step matrix's spectral radius). An unstable step's x(T) is blown up.
     pub step_stability: Option<crate::physics::integrate::fixed::StepStability>,
+    /// Wall time of the whole call, s, when a binding timed it with its clock
+    /// ([`crate::lab::clock::timed_route`]); `None` (and left out of the document) from a plain
+    /// call, so results compared bit for bit never carry a number that differs run to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// The resolution of the clock that measured `wall_s`, s: a `wall_s` below it reads
+    /// "under one tick" (a browser coarsens its clock to 100 µs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_resolution_s: Option<f64>,
 }
 
 impl RouteResult {
@@ -60,6 +69,8 @@ impl RouteResult {
             probe_gap: None,
             probe_dependent: false,
             step_stability: None,
+            wall_s: None,
+            wall_resolution_s: None,
         }
     }
 }

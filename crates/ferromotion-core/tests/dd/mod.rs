@@ -2,6 +2,7 @@
 //! must be far more exact than the f64 code they check. Error-free transformations
 //! (Knuth's two-sum, the FMA two-product) as in Hida, Li & Bailey's QD library; exp,
 //! sin and cos by argument reduction and Taylor series run to below 1e-34.
+#![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 #![allow(dead_code)]
 
 use std::ops::{Add, Div, Mul, Neg, Sub};

@@ -991,6 +991,8 @@ pub fn tolerance(drop: &Drop, k: f64, opts: &ToleranceOptions) -> Result<RouteRe
         probe_gap: Some(gap),
         probe_dependent: gap > PROBE_DEPENDENCE * max_abs(&jac),
         step_stability: None,
+        wall_s: None,
+        wall_resolution_s: None,
     })
 }
 
@@ -1131,6 +1133,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // std's powf is the native-only oracle here
     fn step_factor_is_the_clamped_power() {
         for i in 0..=4000 {
             let err = 10f64.powf(-9.0 + 13.0 * f64::from(i) / 4000.0);

@@ -125,17 +125,28 @@ pub fn step_stability(law: &Penalty, dt: f64) -> StepStability {
     let (a_y, a_v) = (-law.stiffness / law.mass, -law.damping / law.mass);
     let half_tr = 0.5 * (2.0 + dt * dt * a_y + dt * a_v);
     let det = 1.0 + dt * a_v;
+    StepStability::of(law, dt, spectral_radius(half_tr, det))
+}
+
+/// Largest |eigenvalue| of a real 2x2 matrix from half its trace and its determinant:
+/// `λ = tr/2 ± sqrt(tr²/4 - det)`, and `|λ|² = det` for a complex pair.
+pub(crate) fn spectral_radius(half_tr: f64, det: f64) -> f64 {
     let disc = half_tr * half_tr - det;
-    let spectral_radius = if disc >= 0.0 {
+    if disc >= 0.0 {
         half_tr.abs() + disc.sqrt()
     } else {
-        // A complex pair: |λ|² = det.
         det.sqrt()
-    };
-    StepStability {
-        omega_dt: (law.stiffness / law.mass).sqrt() * dt,
-        spectral_radius,
-        stable: spectral_radius <= 1.0 + 1e-12,
+    }
+}
+
+impl StepStability {
+    /// The readout for `law` at step `dt` given the step matrix's spectral radius.
+    pub(crate) fn of(law: &Penalty, dt: f64, spectral_radius: f64) -> StepStability {
+        StepStability {
+            omega_dt: (law.stiffness / law.mass).sqrt() * dt,
+            spectral_radius,
+            stable: spectral_radius <= 1.0 + 1e-12,
+        }
     }
 }
 

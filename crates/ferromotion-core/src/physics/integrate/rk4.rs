@@ -21,13 +21,14 @@
 
 use crate::error::{FerroError, Result};
 use crate::physics::contact::penalty::check_finite;
-use crate::physics::integrate::fixed::step_count;
+use crate::physics::integrate::fixed::{spectral_radius, step_count, StepStability};
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 use nalgebra::Matrix2;
 
 /// Options of the `rk4` route.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Rk4Options {
     /// Refuse rollouts longer than this many steps.
     pub max_steps: u64,
@@ -86,7 +87,9 @@ pub fn rk4_with_tangent(
 /// The `rk4` route: N = round(T/dt) classical RK4 steps with the forward-mode tangent.
 ///
 /// Refuses a dt that does not divide T, more than `max_steps` steps, and a non-finite
-/// result (explicit RK4 is stable while omega·dt stays below about 2.8, omega = sqrt(k/m)).
+/// result (explicit RK4 is stable while omega·dt stays below about 2.8, omega = sqrt(k/m));
+/// a finite result from an unstable step is returned flagged (`step_stability`, see
+/// [`step_stability`]).
 pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResult> {
     drop.validate()?;
     let law = drop.penalty(k)?;
@@ -108,7 +111,7 @@ pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResul
             law.omega() * dt
         ),
     })?;
-    Ok(RouteResult::new(
+    let mut r = RouteResult::new(
         x,
         jac,
         Cost {
@@ -117,7 +120,29 @@ pub fn rk4(drop: &Drop, k: f64, dt: f64, opts: &Rk4Options) -> Result<RouteResul
             rollouts: 1,
             ..Cost::default()
         },
-    ))
+    );
+    r.step_stability = Some(step_stability(&law, dt));
+    Ok(r)
+}
+
+/// Whether the RK4 step is stable in contact at step `dt`: the spectral radius of its
+/// contact-phase step matrix `I + Z + Z²/2 + Z³/6 + Z⁴/24` (`Z = dt·A`, `A` the pushing law's
+/// `[[0, 1], [-k/m, -c/m]]`). Above 1 the contact oscillation grows every step; the push-only
+/// law cuts it off when the force returns to zero, so the rollout usually stays finite but
+/// throws the mass off far too fast (k = 1e10, dt = 1e-4: a 1 m drop ends 13 m up). For an
+/// undamped law the limit is ω·dt = 2√2.
+pub fn step_stability(law: &Penalty, dt: f64) -> StepStability {
+    let z = Matrix2::new(
+        0.0,
+        dt,
+        -law.stiffness / law.mass * dt,
+        -law.damping / law.mass * dt,
+    );
+    let z2 = z * z;
+    let z3 = z2 * z;
+    let z4 = z3 * z;
+    let m = Matrix2::identity() + z + z2 / 2.0 + z3 / 6.0 + z4 / 24.0;
+    StepStability::of(law, dt, spectral_radius(0.5 * m.trace(), m.determinant()))
 }
 
 /// The RK4 map's x(T) alone (no tangent), for finite-difference oracles.

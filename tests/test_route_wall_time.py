@@ -1,0 +1,118 @@
+"""Every single route carries the wall time of its call beside its force evaluations
+(issue 13: "cost readouts everywhere"), and the uniform RK4 route is a door of its own."""
+
+import math
+import time
+
+import pytest
+
+import ferromotion as fm
+
+ROUTES = {
+    "exact": lambda d: fm.exact(d),
+    "fixed": lambda d: fm.fixed(d, 1e6, 1e-4),
+    "corrected": lambda d: fm.corrected(d, 1e6, 1e-4),
+    "flow": lambda d: fm.flow(d, 1e6),
+    "tolerance": lambda d: fm.tolerance(d, 1e6, rtol=1e-6, events=True, jacobian="forward"),
+    "richardson": lambda d: fm.tolerance(d, 1e6, rtol=1e-6, events=True, jacobian="richardson"),
+    "rk4": lambda d: fm.rk4(d, 1e6, 1e-4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUTES))
+def test_a_route_reports_the_wall_time_of_its_call(name):
+    drop = fm.Drop()
+    start = time.perf_counter()
+    r = ROUTES[name](drop)
+    outside = time.perf_counter() - start
+    # Measured inside the call: non-negative, finite, no longer than the call seen from here.
+    assert r.wall_s is not None and math.isfinite(r.wall_s)
+    assert 0.0 <= r.wall_s <= outside
+    assert 0.0 < r.wall_resolution_s < 1e-3
+    # It is a field of the answer, but not of its repr (which must not change run to run).
+    assert "wall" not in repr(r)
+    assert r.to_dict()["wall_s"] == r.wall_s
+
+
+def test_the_wall_time_grows_with_the_work():
+    # 100x the steps: the wall time must grow (by far more than the clock's tick).
+    short = min(fm.fixed(fm.Drop(), 1e6, 1e-4).wall_s for _ in range(5))
+    long = min(fm.fixed(fm.Drop(), 1e6, 1e-6).wall_s for _ in range(3))
+    assert long > 10 * short
+
+
+def test_a_sweeps_rows_are_timed_too():
+    s = fm.sweep(fm.Drop(), [1e6])
+    assert all(w is not None and w >= 0 for w in s.fixed.wall_s)
+
+
+def test_rk4_is_the_uniform_fourth_order_step():
+    # Independent oracle: classical RK4 written here in plain Python on the push-only law,
+    # its Jacobian by central differences of that map.
+    d = fm.Drop()
+    k, dt = 1e5, 4e-4
+    c = 2 * d.zeta * math.sqrt(k * d.mass)
+
+    def f(y, v):
+        force = max(0.0, -k * y - c * v) if y < 0 else 0.0
+        return v, force / d.mass - d.gravity
+
+    def run(y, v):
+        for _ in range(round(d.t_final / dt)):
+            k1 = f(y, v)
+            k2 = f(y + dt / 2 * k1[0], v + dt / 2 * k1[1])
+            k3 = f(y + dt / 2 * k2[0], v + dt / 2 * k2[1])
+            k4 = f(y + dt * k3[0], v + dt * k3[1])
+            y += dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+            v += dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        return y, v
+
+    r = fm.rk4(d, k, dt)
+    y, v = run(d.height, d.velocity)
+    assert r.state[0] == pytest.approx(y, rel=1e-12) and r.state[1] == pytest.approx(v, rel=1e-12)
+    h = 1e-7
+    for j, (dy, dv) in enumerate([(h, 0.0), (0.0, h)]):
+        up = run(d.height + dy, d.velocity + dv)
+        down = run(d.height - dy, d.velocity - dv)
+        for i in range(2):
+            assert r.jacobian[i, j] == pytest.approx((up[i] - down[i]) / (2 * h), rel=1e-5)
+    assert r.force_evals == 4 * r.steps == 4 * round(d.t_final / dt)
+    assert r.step_stable is True
+
+
+def test_rk4_flags_an_unstable_step_and_refuses_bad_input():
+    r = fm.rk4(fm.Drop(), 1e10, 1e-4)         # omega*dt = 10 > 2 sqrt(2)
+    assert r.step_stable is False and r.omega_dt == pytest.approx(10.0)
+    assert r.state[0] > fm.Drop().height       # thrown up: the blown-up answer it flags
+    assert "UNSTABLE STEP" in repr(r) and "RK4" in repr(r)
+    with pytest.raises(fm.StepDoesNotDivide):
+        fm.rk4(fm.Drop(), 1e6, 3e-4)
+    with pytest.raises(fm.TooManySteps):
+        fm.rk4(fm.Drop(), 1e6, 1e-4, max_steps=10)
+    with pytest.raises(fm.InvalidParameter):
+        fm.rk4(fm.Drop(), float("nan"), 1e-4)
+    with pytest.raises(fm.InvalidParameter):
+        fm.rk4(fm.Drop(), 1e6, -1e-4)
+
+
+def test_the_equal_budget_rows_carry_wall_times_beside_equal_evaluations():
+    t = fm.equal_budget(k=1e6, budget=8_000)
+    rows = {r["route"]: r for r in t["rows"]}
+    assert set(rows) == {"Euler uniform", "RK4 uniform", "adaptive", "adaptive + events",
+                         "adaptive + forward", "corrected"}
+    for r in t["rows"]:
+        assert r["wall_s"] is not None and 0.0 <= r["wall_s"] < 60.0
+    # The Euler row is the fixed route at T/B, called here (its wall time aside).
+    direct = fm.fixed(fm.Drop(), 1e6, fm.Drop().t_final / 8_000)
+    assert rows["Euler uniform"]["force_evals"] == direct.force_evals == 8_000
+    assert rows["Euler uniform"]["dv_dy0"] == direct.dv_dy0
+
+
+def test_the_audit_prints_the_budget_table_with_its_wall_column(tmp_path):
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--budget", "8000"],
+                       capture_output=True, text=True, check=True)
+    header = next(line for line in p.stdout.splitlines() if line.strip().startswith("route"))
+    assert "evals" in header and "wall" in header
+    assert "adaptive + forward" in p.stdout
