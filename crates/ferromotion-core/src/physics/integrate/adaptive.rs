@@ -1113,6 +1113,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // std's powf is the native-only oracle here
     fn inv_fifth_root_is_the_power_where_the_stepper_takes_it() {
         // 100·d of the initial step guess (1e-13..1e300) and every err the factor takes,
         // coarsely across that range and finely across one period of the guess's error
