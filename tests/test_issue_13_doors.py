@@ -276,6 +276,9 @@ def test_the_budget_table_never_lands_inside_csv() -> None:
     # --csv promises one CSV row per stiffness; the budget's text table would break it.
     p = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
     assert p.returncode == 2 and p.stdout == "" and "--budget" in p.stderr
+    # Nor is it dropped without a word beside --engine (which audits another simulator).
+    engine = run("audit", "--engine", "jax", "--budget", "8000")
+    assert engine.returncode == 2 and engine.stdout == "" and "--budget" in engine.stderr
     # Without --budget the CSV is unchanged: a header and one row.
     plain = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6")
     assert plain.returncode == 0 and len(plain.stdout.strip().splitlines()) == 2

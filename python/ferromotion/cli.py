@@ -408,6 +408,10 @@ def _audit_engine(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    if args.engine is not None and args.budget is not None:  # it would be dropped without a word
+        print("ferromotion audit: error: --budget tables this project's routes, not an engine's; "
+              "run it without --engine", file=sys.stderr)
+        return 2
     if args.engine is not None:
         return _audit_engine(args)
     if args.csv and args.budget is not None:  # a text table after the CSV rows would break the CSV
