@@ -128,7 +128,10 @@ def test_typed_api_equals_the_golden_dump_bit_for_bit(native: List[Dict[str, Any
             "corrected": fm.corrected(d, k, dt),
             "flow": fm.flow(d, k),
             "tolerance": fm.tolerance(d, k, rtol=1e-6, events=True),
+            "tolerance_forward": fm.tolerance(d, k, rtol=1e-6, events=True, jacobian="forward"),
         }
+        if want["rk4"] is not None:
+            routes["rk4"] = fm.rk4(d, k, dt)
         for name, r in routes.items():
             flat = {"state": r.state.tolist(), "jacobian": r.jacobian.ravel().tolist()}
             if name != "exact":

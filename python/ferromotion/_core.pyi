@@ -111,7 +111,7 @@ class _Route(TypedDict):
     rollouts: int
     probe_gap: Optional[float]
     probe_dependent: bool
-    step_stability: Optional[_StepStability]  # the fixed and rk4 routes only
+    step_stability: Optional[_StepStability]  # the fixed, corrected and rk4 routes only
     wall_s: NotRequired[float]  # the call's wall time, s (present when a binding timed it)
     wall_resolution_s: NotRequired[float]  # the clock's resolution, s
 

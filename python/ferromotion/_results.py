@@ -282,7 +282,8 @@ class Blame(Json):
     ratio : float
         integrator_share / contact_share.
     noise_floor : float
-        How far J_flow moves when its root-finding tolerance goes from 1e-10 to 1e-14.
+        An upper bound of J_flow's own error (the round-off of its matrix products and of its
+        located switch times, carried to T): a share below it cannot be resolved.
     integrator_below_floor, contact_below_floor : bool
         The share is below the noise floor (reads "< floor").
 

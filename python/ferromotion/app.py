@@ -175,7 +175,7 @@ def blame_html(r: Dict[str, Any]) -> str:
          + " = max|J_fixed - J_flow|"),
         ("contact-model share", share(b["contact_share"], b["contact_below_floor"]) + " = max|J_flow - J_exact|"),
         ("ratio", _num(b["ratio"])),
-        ("noise floor", f"{_num(b['noise_floor'])} (J_flow at root tolerance 1e-10 vs 1e-14)"),
+        ("noise floor", f"{_num(b['noise_floor'])} (the flow's own error bound: round-off of its products and switch times)"),
         ("contact share exponent", f"{c['slope']:.3f} (R² = {c['r2']:.3f}, k = 1e4..1e8)"),
     ])
 

@@ -108,10 +108,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="how the tolerance route gets its Jacobian: central differences of 8 rollouts "
                             "(richardson) or forward sensitivities along one rollout (forward; needs --events, "
                             "refused without it) (default: %(default)s)")
+    audit.add_argument("--min-step", type=float, default=DEFAULTS["tolerance"]["min_step"], metavar="S",
+                       help="smallest step the tolerance route's controller may take, s; a row that needs less "
+                            "is refused (StepTooSmall) (default: %(default)g, no floor)")
     audit.add_argument("--quiet", action="store_true", help="never show a progress bar")
     audit.add_argument("--budget", type=_positive_int, default=None, metavar="EVALS",
-                       help="also print every route at this force-evaluation budget (a multiple of 4) at "
-                            "k = 1e6 N/m, and the probe-size trap (issue 13)")
+                       help="also print every route at this force-evaluation budget (a multiple of 4, at "
+                            "least 8) at k = 1e6 N/m with each one's wall time, and the probe-size trap; in "
+                            "the text table or the JSON, not with --csv")
     audit.add_argument("--engine", choices=("mujoco", "mjx", "jax", "torch"), default=None,
                        help="audit the drop run in this engine instead (ferromotion.engines; needs the engine "
                             "installed, e.g. scripts/engines_env.sh): its own gradient against finite differences "
@@ -262,6 +266,7 @@ def _grid_size(text: str) -> int:
 def _run_sweep(args: argparse.Namespace) -> fm.Sweep:
     ks = fm.log_grid(math.log10(args.k_min or 1e2), math.log10(args.k_max or 1e8), args.per_decade)
     return fm.sweep(fm.Drop(), ks, args.dt, tolerance=args.rtol, events=args.events, jacobian=args.jacobian,
+                    min_step=args.min_step,
                     corrected=True, blame=True, quiet=args.quiet)
 
 
@@ -403,21 +408,31 @@ def _audit_engine(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    if args.engine is not None and args.budget is not None:  # it would be dropped without a word
+        print("ferromotion audit: error: --budget tables this project's routes, not an engine's; "
+              "run it without --engine", file=sys.stderr)
+        return 2
     if args.engine is not None:
         return _audit_engine(args)
+    if args.csv and args.budget is not None:  # a text table after the CSV rows would break the CSV
+        print("ferromotion audit: error: --budget has no CSV form (use --json, or the text table)", file=sys.stderr)
+        return 2
+    # The budget first (it takes milliseconds): a budget the core refuses stops the command
+    # before the sweep runs, not after.
+    budget = None if args.budget is None else fm.equal_budget(k=1e6, budget=args.budget)
     s = _run_sweep(args)
     if args.json:
         d: Dict[str, Any] = s.to_dict()
-        if args.budget is not None:
-            d["equal_budget"] = fm.equal_budget(k=1e6, budget=args.budget)
+        if budget is not None:
+            d["equal_budget"] = budget
         print(json.dumps(d, indent=2))
     elif args.csv:
         _csv(s)
     else:
         print(_table(s, args.rtol, args.events, args.jacobian))
-    if args.budget is not None and not args.json:
+    if budget is not None and not args.json:
         print()
-        print(_budget_table(fm.equal_budget(k=1e6, budget=args.budget)))
+        print(_budget_table(budget))
     return 0
 
 
@@ -428,6 +443,9 @@ def _budget_table(b: Dict[str, Any]) -> str:
              f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall':>9} {'grad err':>10} {'state err':>10} "
              f"{'dv/dy0':>10}  sign"]
     for r in b["rows"]:
+        if r["gradient_error"] is None:  # no rtol on the grid fits the budget: the row has no numbers
+            lines.append(f"  {r['route']:<18} {r['setting']}")
+            continue
         wall = "-" if r.get("wall_s") is None else _wall(r["wall_s"])
         lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
                      f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "

@@ -214,6 +214,12 @@ def corrected(drop: Drop, k: float, dt: float = DT, *, locate: bool = DEFAULTS["
     Returns
     -------
     Route
+        ``step_stable`` is the fixed route's flag (its steps in contact are the same
+        semi-implicit Euler): False means x(T) is blown up, however plausible J looks.
+
+    Raises
+    ------
+    InvalidParameter, StepDoesNotDivide, TooManySteps, NonFinite
 
     Examples
     --------
@@ -238,13 +244,23 @@ def flow(drop: Drop, k: float, *, root_rtol: float = DEFAULTS["root_rtol"],
     k : float
         Penalty stiffness, N/m.
     root_rtol : float
-        Root-finding tolerance on the event times, relative to T.
+        Tolerance on the force-zero times, relative to T. The default 0 brackets each of them
+        between adjacent floats (the Jacobian feels an error there times k/m); a positive
+        value stops earlier.
     max_events : int
         Cap on contact switches before T.
 
     Returns
     -------
     Route
+
+    Raises
+    ------
+    InvalidParameter
+        A parameter out of range, or a stiffness f64 cannot hold: when the flow's own error
+        bound (the blame split's noise floor) exceeds 1e-3 of its largest Jacobian entry
+        (from about k = 1e24 N/m on the default drop), it refuses rather than answer.
+    NoImpact, TooManySteps
 
     Examples
     --------
@@ -297,6 +313,9 @@ def tolerance(drop: Drop, k: float, *, rtol: float = TOL["rtol"], atol: Optional
     Raises
     ------
     InvalidParameter, TooManySteps, StepSizeUnderflow, StepTooSmall, NonFinite
+        ``InvalidParameter`` names ``events`` for ``jacobian="forward"`` without events.
+    ScenarioError
+        A ``jacobian`` that is neither ``"richardson"`` nor ``"forward"``.
 
     Examples
     --------

@@ -137,19 +137,19 @@ def _chunks(n: int, bar: Any) -> Iterator[slice]:
 
 @overload
 def sweep(drop: Drop, k: Any, dt: float = ..., *, tolerance: Union[None, bool, float] = ...,
-          events: bool = ..., jacobian: str = ..., corrected: bool = ..., blame: bool = ...,
-          quiet: bool = ...) -> Sweep: ...
+          events: bool = ..., jacobian: str = ..., min_step: float = ..., corrected: bool = ...,
+          blame: bool = ..., quiet: bool = ...) -> Sweep: ...
 
 
 @overload
 def sweep(drop: Drop, k: Any, dt: ArrayLike, *, tolerance: Union[None, bool, float] = ...,
-          events: bool = ..., jacobian: str = ..., corrected: bool = ..., blame: bool = ...,
-          quiet: bool = ...) -> "SweepGrid": ...
+          events: bool = ..., jacobian: str = ..., min_step: float = ..., corrected: bool = ...,
+          blame: bool = ..., quiet: bool = ...) -> "SweepGrid": ...
 
 
 def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, jacobian: str = TOL["jacobian"], corrected: bool = False, blame: bool = False,
-          quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
+          events: bool = False, jacobian: str = TOL["jacobian"], min_step: float = TOL["min_step"],
+          corrected: bool = False, blame: bool = False, quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
     """Run the routes at many stiffnesses; every readout comes back as a numpy array.
 
     The core computes the rows on all cores with the GIL released. Sweeps that take
@@ -175,6 +175,9 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
         How the tolerance route gets J (see :func:`tolerance`): central differences of 8
         rollouts, or forward sensitivities along one rollout, which needs ``events=True``
         (refused with :class:`InvalidParameter` otherwise, before any row runs).
+    min_step : float
+        Smallest step the tolerance route's controller may ask for, s (0: no floor); below
+        it the row is refused (:class:`StepTooSmall`), as :func:`tolerance` refuses.
     corrected : bool
         Also run the corrected route at the same dt.
     blame : bool
@@ -218,7 +221,8 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
         raise InvalidParameter(
             f"invalid parameter `dt`: expected a number or an array of shape (m,), got {dts.shape}")
     steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
-    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events, "jacobian": jacobian},
+    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events, "jacobian": jacobian,
+                                                         "min_step": min_step},
                "corrected": corrected, "blame": blame}
     runs = [_core.SweepRun(drop, d, options) for d in steps]
     if ks.ndim != 1:

@@ -38,6 +38,10 @@ class Workbench:
         How the tolerance route gets J: central differences of 8 rollouts, or forward
         sensitivities along one event-located rollout (needs ``events=True``; without it
         the core refuses with :class:`InvalidParameter`).
+    min_step : float
+        Smallest step the tolerance route's controller may ask for, s (0: no floor); a readout
+        whose tolerance route needs less is refused (:class:`StepTooSmall`). ``set_tolerance``
+        keeps it.
 
     Every route's row in the readout carries ``wall_s``: the wall time its Jacobian took on
     this machine, s (one measurement, for reading, never for asserting);
@@ -62,10 +66,11 @@ class Workbench:
 
     def __init__(self, drop: Optional[Drop] = None, *, k: float = DEFAULTS["k"], dt: float = DT,
                  dt_divisor: int = 1, tolerance: Union[None, bool, float] = None,
-                 events: bool = False, jacobian: str = TOL["jacobian"]) -> None:
+                 events: bool = False, jacobian: str = TOL["jacobian"],
+                 min_step: float = TOL["min_step"]) -> None:
         self.drop = Drop() if drop is None else drop
         rtol = tolerance_rtol(tolerance)
-        tol: Dict[str, Any] = {"events": events, "jacobian": jacobian}
+        tol: Dict[str, Any] = {"events": events, "jacobian": jacobian, "min_step": min_step}
         if rtol is not None:
             tol["rtol"] = rtol
         self._workbench = _core.Workbench(self.drop, {"k": k, "base_dt": dt, "dt_divisor": dt_divisor,

@@ -31,9 +31,39 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let read = pythonize::depythonize(&obj).map_err(|e| FerroError::Scenario(e.to_string()));
+        let read = pythonize::depythonize(&obj).map_err(|e| {
+            FerroError::Scenario(named(&obj, &e.to_string(), |one| {
+                pythonize::depythonize::<T>(one).is_err()
+            }))
+        });
         py_result(read).map(Options)
     }
+}
+
+/// `message` prefixed with the key at fault when it names nothing: pythonize reports a wrong
+/// Python type or value (`max_steps = -1` for a count) as the Python exception alone
+/// ("OverflowError: can't convert negative int to unsigned"). serde's own messages (an unknown
+/// key or variant) already name what is wrong in backticks and are kept as they are, the same
+/// text as the WebAssembly door's. The key is the first whose one-entry dict is refused on its
+/// own (`fails`); the options structs take defaults for the rest.
+fn named(
+    obj: &Bound<'_, PyAny>,
+    message: &str,
+    fails: impl Fn(&Bound<'_, PyAny>) -> bool,
+) -> String {
+    let Ok(dict) = obj.cast::<pyo3::types::PyDict>() else {
+        return message.to_string();
+    };
+    if message.contains('`') {
+        return message.to_string();
+    }
+    for (key, value) in dict.iter() {
+        let one = pyo3::types::PyDict::new(obj.py());
+        if one.set_item(&key, value).is_ok() && fails(one.as_any()) {
+            return format!("`{key}`: {message}");
+        }
+    }
+    message.to_string()
 }
 
 /// The clock the routes, the workbench and sweeps are timed with: the core's

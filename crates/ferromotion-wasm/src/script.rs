@@ -251,7 +251,8 @@ struct SweepRows {
 
 /// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order,
 /// each route timed with `performance.now()` (`wall_s`). `jacobian` is the tolerance route's
-/// method (`"richardson"` | `"forward"`; omitted: the core's default).
+/// method (`"richardson"` | `"forward"`; omitted: the core's default), `min_step` its
+/// controller's floor in s (omitted: the core's default, none).
 #[wasm_bindgen(js_name = sweepRows)]
 #[allow(clippy::too_many_arguments)]
 pub fn sweep_rows(
@@ -263,6 +264,7 @@ pub fn sweep_rows(
     corrected: bool,
     blame: bool,
     jacobian: Option<String>,
+    min_step: Option<f64>,
 ) -> Result<JsValue, JsError> {
     let jacobian = match jacobian {
         Some(name) => crate::jacobian_method(&name)?,
@@ -274,6 +276,7 @@ pub fn sweep_rows(
             rtol,
             events,
             jacobian,
+            min_step: min_step.unwrap_or(ToleranceOptions::default().min_step),
             ..ToleranceOptions::default()
         }),
         blame,

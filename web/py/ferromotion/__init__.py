@@ -5,8 +5,8 @@ computed by the lab's own WebAssembly core (``web/pkg``, the module ``web/js/sim
 loads); this file only converts arguments and answers and presents them, as the native
 package (``python/ferromotion``) does over its PyO3 core. Same function names, arguments,
 defaults (read from the core) and result fields as the native package, for: ``Drop``,
-``exact``, ``fixed``, ``tolerance``, ``flow``, ``corrected``, ``blame``,
-``divergence_exponent``, ``time_of_impact_term`` and ``sweep``.
+``exact``, ``fixed``, ``tolerance``, ``flow``, ``corrected``, ``rk4``, ``blame``,
+``divergence_exponent``, ``time_of_impact_term``, ``equal_budget`` and ``sweep``.
 
 Arrays: numpy cannot be loaded offline in pyodide (its wheel lives on pyodide's CDN), so
 arrays arrive as Python lists: ``state`` is ``[y, v]``, ``jacobian`` is ``[[a, b], [c, d]]``
@@ -272,14 +272,15 @@ class Sweep(SweepResult):
 
 
 def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, float] = None,
-          events: bool = False, jacobian: str = _TOL["jacobian"], corrected: bool = False, blame: bool = False,
-          quiet: bool = False) -> Sweep:
+          events: bool = False, jacobian: str = _TOL["jacobian"], min_step: float = _TOL["min_step"],
+          corrected: bool = False, blame: bool = False, quiet: bool = False) -> Sweep:
     """Run the routes at many stiffnesses (the core's sweep, in this page's wasm core).
 
     ``k`` is a list (or 1-D array) of stiffnesses in N/m; every readout comes back as a list
     with one entry per k. An array of steps ``dt`` (a native ``SweepGrid``) is not offered
     in the browser: loop over the steps instead. ``quiet`` is accepted (there is no progress
-    bar here). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``);
+    bar here). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``),
+    ``min_step`` its controller's floor (s; 0: none);
     each route's ``wall_s`` is timed with this page's ``performance.now()``.
     """
     if not isinstance(dt, (int, float)):
@@ -289,7 +290,7 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
     rtol = tolerance_rtol(tolerance, _TOL["rtol"])
     events = events if rtol is not None else False
     answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame),
-                   str(jacobian))
+                   str(jacobian), float(min_step))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
     return Sweep(answer, drop, rtol, events, ran, str(jacobian))
 

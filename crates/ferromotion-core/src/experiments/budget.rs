@@ -24,6 +24,7 @@
 //! gives a different Jacobian and none is the flow's: large probes average over the jumps,
 //! small ones see the branch-wise derivative (the fixed route's wrong answer).
 
+use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::compare;
@@ -133,17 +134,6 @@ fn row(
     }
 }
 
-/// Central-difference Jacobian of the map `x0 -> x(T)` with probe `eps` on both inputs.
-fn central(map: &dyn Fn(&State) -> Result<State>, x0: &State, eps: f64) -> Result<Jacobian> {
-    let mut j = Jacobian::zeros();
-    for c in 0..2 {
-        let mut e = State::zeros();
-        e[c] = eps;
-        j.set_column(c, &((map(&(x0 + e))? - map(&(x0 - e))?) / (2.0 * eps)));
-    }
-    Ok(j)
-}
-
 /// A winner of [`within_budget`]: its rtol, its answer and the wall time of that call.
 type Fit = (f64, RouteResult, Option<f64>);
 
@@ -207,6 +197,14 @@ pub fn equal_budget_timed(
             name: "budget",
             value: opts.budget as f64,
             limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
+        });
+    }
+    // With no probe the trap has no rows and its spread would be -inf - inf.
+    if opts.probes.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "probes",
+            value: 0.0,
+            limit: "needs at least one probe size".into(),
         });
     }
     for &p in &opts.probes {
@@ -287,8 +285,9 @@ pub fn equal_budget_timed(
     let err = |j: &Jacobian| crate::physics::state::max_abs(&(j - reference.jacobian)) / scale;
     let mut probe_trap = vec![];
     for &eps in &opts.probes {
-        let je = central(&euler_map, &x0, eps)?;
-        let jr = central(&rk4_map, &x0, eps)?;
+        // The core's one central-difference helper, the same probe on both inputs.
+        let je = fd::central_jacobian(euler_map, &x0, fd::Probe::Absolute(eps))?;
+        let jr = fd::central_jacobian(rk4_map, &x0, fd::Probe::Absolute(eps))?;
         probe_trap.push(ProbeRow {
             probe: eps,
             euler_dv_dy0: je[(1, 0)],

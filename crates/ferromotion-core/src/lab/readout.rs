@@ -290,6 +290,16 @@ pub fn blame_of(drop: &Drop, k: f64, fixed_route: &RouteResult) -> Result<Blame>
     let integrator_share = max_abs(&(fixed_route.jacobian - tight.jacobian));
     let contact_share = max_abs(&(tight.jacobian - reference.jacobian));
     let noise_floor = detail.error_bound;
+    // An infinite floor would read every share "< floor" and print "inf": say why instead.
+    if !noise_floor.is_finite() {
+        return Err(FerroError::NonFinite {
+            what: "blame noise floor (the flow's error bound)",
+            detail: format!(
+                "k/m = {:e} 1/s² at k = {k:e} N/m: too stiff for the flow in f64",
+                k / drop.mass
+            ),
+        });
+    }
     Ok(Blame {
         integrator_share,
         contact_share,

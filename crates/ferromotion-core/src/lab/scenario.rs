@@ -66,6 +66,10 @@ pub struct Evaluation {
     pub flow: crate::lab::sweep::RouteRow,
     /// The tolerance route at rtol = 1e-6 with event location (cheap and smooth).
     pub tolerance: crate::lab::sweep::RouteRow,
+    /// The same with forward sensitivities along one rollout (`jacobian = forward`).
+    pub tolerance_forward: crate::lab::sweep::RouteRow,
+    /// The rk4 route at the scenario's dt, or `None` where it refuses (a blown-up state).
+    pub rk4: Option<crate::lab::sweep::RouteRow>,
     /// Restitution the law realises at k and the drop's impact speed.
     pub restitution_at_k: Option<f64>,
     /// The push-only law's stiff-limit restitution.
@@ -90,6 +94,17 @@ pub fn evaluate(sc: &Scenario) -> Result<Evaluation> {
             ..Default::default()
         },
     )?;
+    let forward = crate::tolerance(
+        d,
+        sc.k,
+        &crate::ToleranceOptions {
+            rtol: 1e-6,
+            events: true,
+            jacobian: crate::physics::integrate::adaptive::JacobianMethod::Forward,
+            ..Default::default()
+        },
+    )?;
+    let rk4 = crate::rk4(d, sc.k, sc.dt, &crate::Rk4Options::default()).ok();
     Ok(Evaluation {
         exact: (&reference).into(),
         fixed: RouteRow::from_route(&fixed, &reference),
@@ -99,6 +114,8 @@ pub fn evaluate(sc: &Scenario) -> Result<Evaluation> {
         ),
         flow: RouteRow::from_route(&flow, &reference),
         tolerance: RouteRow::from_route(&tol, &reference),
+        tolerance_forward: RouteRow::from_route(&forward, &reference),
+        rk4: rk4.map(|r| RouteRow::from_route(&r, &reference)),
         restitution_at_k: crate::realised_restitution(d, sc.k, d.impact_speed())?,
         restitution_limit: crate::limit_restitution(d.zeta)?,
         blame: crate::blame(d, sc.k, sc.dt)?,

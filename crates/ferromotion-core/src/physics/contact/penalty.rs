@@ -344,10 +344,32 @@ pub struct FlowDetail {
     pub error_bound: f64,
 }
 
+/// The largest error bound, relative to max_ij |J|, at which the `flow` route still answers.
+pub const FLOW_TRUST: f64 = 1e-3;
+
 /// The `flow` route: x(T) and the exact derivative of the continuous penalty ODE,
 /// closed form per phase, no integrator.
+///
+/// Refused (`InvalidParameter` naming `k`) when its own error bound
+/// ([`FlowDetail::error_bound`]) exceeds [`FLOW_TRUST`] of its largest Jacobian entry: the
+/// switch times' round-off is amplified by k/m, so far beyond the lab's range (about
+/// k = 1e24 N/m on the default drop) f64 no longer holds the reference, and by k = 1e40
+/// its dv(T)/dv0 reads thousands instead of 1. (The blame readout, which reports the bound
+/// as its noise floor, takes [`flow_detail`] and is not refused.)
 pub fn flow(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<RouteResult> {
-    Ok(flow_detail(drop, k, opts)?.result)
+    let detail = flow_detail(drop, k, opts)?;
+    let scale = max_abs(&detail.result.jacobian);
+    if !(detail.error_bound <= FLOW_TRUST * scale) {
+        return Err(FerroError::InvalidParameter {
+            name: "k",
+            value: k,
+            limit: format!(
+                "too stiff for the flow in f64: its own error bound {:e} exceeds {FLOW_TRUST:e} of its largest Jacobian entry {scale:e}",
+                detail.error_bound
+            ),
+        });
+    }
+    Ok(detail.result)
 }
 
 /// [`flow`], also returning the contact episodes it went through.

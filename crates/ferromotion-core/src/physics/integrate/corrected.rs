@@ -28,7 +28,7 @@
 
 use crate::error::Result;
 use crate::physics::contact::penalty::check_finite;
-use crate::physics::integrate::fixed::step_count;
+use crate::physics::integrate::fixed::{step_count, step_stability};
 use crate::physics::jacobian::Dual;
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{Cost, Jacobian, RouteResult, State};
@@ -407,7 +407,7 @@ pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Resul
     let x = State::new(y.v, v.v);
     let jac = Jacobian::new(y.d[0], y.d[1], v.d[0], v.d[1]);
     check_finite("corrected-route state", &x, &jac)?;
-    Ok(RouteResult::new(
+    let mut r = RouteResult::new(
         x,
         jac,
         Cost {
@@ -416,5 +416,9 @@ pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Resul
             rollouts: 1,
             ..Cost::default()
         },
-    ))
+    );
+    // Its steps in contact are the fixed route's semi-implicit Euler (sub-steps only shorter),
+    // so the same stability flag: past it the numbers are blown up, not physics.
+    r.step_stability = Some(step_stability(&law, dt));
+    Ok(r)
 }
