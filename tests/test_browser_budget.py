@@ -125,7 +125,7 @@ def assert_panel_equals_native(page: Page, k: float, budget: int) -> dict:
     return native
 
 
-def test_panel_stays_closed_until_a_prediction_is_committed(page: Page, lab: str) -> None:
+def test_panel_stays_closed_until_a_prediction_is_committed_and_after_a_reset(page: Page, lab: str) -> None:
     open_lab(page, lab)
     page.locator("#budget > summary").click()
     expect(page.locator("#budget-locked")).to_be_visible()
@@ -134,6 +134,12 @@ def test_panel_stays_closed_until_a_prediction_is_committed(page: Page, lab: str
     commit_prediction(page)
     expect(page.locator("#budget-locked")).to_be_hidden()
     expect(page.locator("#budget-run")).to_be_enabled()
+    run(page, "8000")
+    expect(page.locator("#budget-result")).to_be_visible()
+    # Resetting the progress locks the workbench again: the table is covered with it.
+    page.locator("#reset-progress").click()
+    expect(page.locator("#budget-result")).to_be_hidden()
+    expect(page.locator("#budget-run")).to_be_disabled()
     assert page.console_errors == []
 
 

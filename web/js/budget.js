@@ -68,6 +68,12 @@ export class BudgetPanel {
   /** The workbench locked (no prediction yet) or unlocked. */
   setLocked(locked) {
     this.#locked = locked;
+    // Locked again (the progress was reset): cover the table as the workbench's readouts are.
+    if (locked && this.#shown) {
+      this.#shown = null;
+      $("budget-result").hidden = true;
+      $("budget-stale").textContent = "";
+    }
     this.#sync();
   }
 
@@ -109,6 +115,7 @@ export class BudgetPanel {
     this.#background.run("equalBudget", { drop: config.drop, k: config.k, budget }).then((res) => {
       this.#busy = false;
       this.#sync();
+      if (this.#locked) return; // locked again while the worker ran: show nothing
       if (!res.ok) {
         this.#shown = null;
         $("budget-result").hidden = true;
