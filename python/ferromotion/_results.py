@@ -127,12 +127,12 @@ class Route(Json):
     probe_dependent : bool
         Tolerance route only: the probe gap exceeds 1e-3 max|J| (PROBE-DEPENDENT).
     step_stable : bool or None
-        Fixed and rk4 routes only: the contact-phase step matrix (semi-implicit Euler's, or
-        RK4's) has spectral radius <= 1 at this dt. False means x(T) is blown up (the repr
-        says UNSTABLE STEP).
+        Fixed, corrected and rk4 routes only: the contact-phase step matrix (semi-implicit
+        Euler's for fixed and corrected, RK4's for rk4) has spectral radius <= 1 at this dt.
+        False means x(T) is blown up (the repr says UNSTABLE STEP).
     omega_dt : float or None
-        Fixed and rk4 routes only: omega * dt with omega = sqrt(k/m) (the undamped limit is 2
-        for the fixed route, 2 sqrt(2) for rk4).
+        Fixed, corrected and rk4 routes only: omega * dt with omega = sqrt(k/m) (the undamped
+        limit is 2 for fixed and corrected, 2 sqrt(2) for rk4).
     wall_s : float or None
         Wall time of the whole call, s, measured by the core around the route (one
         measurement on a possibly busy machine: for reading beside ``force_evals``, never for
