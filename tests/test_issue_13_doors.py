@@ -53,7 +53,8 @@ def untimed(doc: dict) -> dict:
         assert (r["wall_s"] is None) == (r["gradient_error"] is None), r
         assert r["wall_s"] is None or r["wall_s"] >= 0, r
     rows = [{k: v for k, v in r.items() if k != "wall_s"} for r in doc["rows"]]
-    return {**doc, "rows": rows}
+    assert doc["wall_resolution_s"] > 0  # the clock behind the wall times
+    return {**{k: v for k, v in doc.items() if k != "wall_resolution_s"}, "rows": rows}
 
 
 def refusal(call) -> tuple[str, str]:

@@ -436,6 +436,9 @@ def _audit(args: argparse.Namespace) -> int:
     return 0
 
 
+_BUDGET_SIGN = {"right": "ok", "wrong": "WRONG", "right_far_off": "FAR OFF"}  # the core's three sign states
+
+
 def _budget_table(b: Dict[str, Any]) -> str:
     """The core's equal-budget document as text."""
     lines = [f"Equal budget: {b['budget']:,} force evaluations per Jacobian at k = {b['k']:.0e} N/m "
@@ -449,7 +452,7 @@ def _budget_table(b: Dict[str, Any]) -> str:
         wall = "-" if r.get("wall_s") is None else _wall(r["wall_s"])
         lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
                      f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "
-                     f"{'ok' if r['right_sign'] else 'WRONG'}")
+                     f"{_BUDGET_SIGN[r['sign']]}")
     lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")
     lines.append(f"  {'probe':>8} {'Euler':>12} {'error':>10} {'RK4':>12} {'error':>10}")
     for p in b["probe_trap"]:

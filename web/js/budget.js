@@ -144,7 +144,7 @@ export class BudgetPanel {
     const rows = d.rows.map((row) => {
       const tr = document.createElement("tr");
       const ok = answered(row);
-      const sign = row.right_sign ? "right" : "wrong";
+      const sign = row.sign; // the core's three states: right, wrong, right_far_off
       tr.append(
         cell("th", row.route),
         cell("td", row.setting, "setting"),

@@ -5,6 +5,7 @@
 
 use ferromotion_core::experiments::budget::{equal_budget, equal_budget_timed};
 use ferromotion_core::lab::clock::{monotonic_seconds, Clock};
+use ferromotion_core::lab::readout::Sign;
 use ferromotion_core::physics::contact::penalty::{flow, FlowOptions};
 use ferromotion_core::physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 use ferromotion_core::physics::integrate::corrected::{corrected, CorrectedOptions};
@@ -117,10 +118,15 @@ fn every_row_is_its_route_at_the_setting_it_names_within_the_budget() {
                 &direct,
                 &reference,
             );
-            assert_eq!(
-                row.right_sign,
-                direct.jacobian[(1, 0)].signum() == reference.jacobian[(1, 0)].signum()
-            );
+            let agrees = direct.jacobian[(1, 0)].signum() == reference.jacobian[(1, 0)].signum();
+            assert_eq!(row.right_sign, agrees);
+            // The three states: a right sign with a gradient error of 1 or more is far off.
+            let expected = match (agrees, row.gradient_error >= 1.0) {
+                (false, _) => Sign::Wrong,
+                (true, true) => Sign::RightFarOff,
+                (true, false) => Sign::Right,
+            };
+            assert_eq!(row.sign, Some(expected), "{row:?}");
             // Within the budget; `corrected` adds one evaluation per located switch.
             let allowance = if row.route == "corrected" { 8 } else { 0 };
             assert!(row.force_evals <= budget + allowance, "{row:?}");
@@ -183,6 +189,8 @@ fn a_clock_adds_wall_times_and_changes_nothing_else() {
         let wall = row.wall_s.take().expect("every fitting row is timed");
         assert!(wall.is_finite() && wall >= 0.0);
     }
+    assert_eq!(timed.wall_resolution_s.take(), Some(clock.resolution()));
+    assert_eq!(plain.wall_resolution_s, None);
     assert_eq!(format!("{timed:?}"), format!("{plain:?}"));
 }
 

@@ -27,7 +27,7 @@
 use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::{timed, Clock};
-use crate::lab::readout::compare;
+use crate::lab::readout::{compare, Sign};
 use crate::physics::contact::penalty::{flow, FlowOptions};
 use crate::physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
@@ -76,6 +76,10 @@ pub struct BudgetRow {
     pub state_error: f64,
     /// dv(T)/dy0 has the flow's sign.
     pub right_sign: bool,
+    /// The sign line's three states, as the workbench's (`right`, `wrong`, `right_far_off`:
+    /// the sign agrees but the gradient error is at least 1); `None` for a row that fits no
+    /// tolerance within the budget (no answer to judge).
+    pub sign: Option<Sign>,
     /// dv(T)/dy0.
     pub dv_dy0: f64,
     /// Wall time of the route call, s, when timed ([`equal_budget_timed`]); `None` otherwise.
@@ -110,9 +114,12 @@ pub struct EqualBudget {
     pub rows: Vec<BudgetRow>,
     /// One row per probe size.
     pub probe_trap: Vec<ProbeRow>,
-    /// Largest over smallest dv(T)/dy0 across the probe sizes for Euler and for RK4: how
-    /// much the answer moves with the probe alone.
+    /// Largest minus smallest dv(T)/dy0 across the probe sizes for Euler and for RK4 (1/s):
+    /// how much the answer moves with the probe alone.
     pub probe_spread: [f64; 2],
+    /// Resolution of the clock behind the rows' `wall_s`, s (`None` untimed): a wall time
+    /// below it reads "under one tick" (a browser coarsens its clock to 100 µs).
+    pub wall_resolution_s: Option<f64>,
 }
 
 fn row(
@@ -129,6 +136,7 @@ fn row(
         gradient_error: e.gradient,
         state_error: e.forward,
         right_sign: e.right_sign,
+        sign: Some(e.sign),
         dv_dy0: e.dv_dy0,
         wall_s,
     }
@@ -265,6 +273,7 @@ pub fn equal_budget_timed(
                 gradient_error: f64::NAN,
                 state_error: f64::NAN,
                 right_sign: false,
+                sign: None,
                 dv_dy0: f64::NAN,
                 wall_s: None,
             }),
@@ -310,6 +319,7 @@ pub fn equal_budget_timed(
         budget: b,
         flow_jacobian: to_row_major(&reference.jacobian),
         probe_spread: [spread(|r| r.euler_dv_dy0), spread(|r| r.rk4_dv_dy0)],
+        wall_resolution_s: clock.map(Clock::resolution),
         rows,
         probe_trap,
     })
@@ -323,12 +333,12 @@ impl EqualBudget {
             self.budget, self.k, self.flow_jacobian[2]
         );
         s.push_str(&format!(
-            "  {:<18} {:<32} {:>10} {:>9} {:>11} {:>11} {:>11} {:>5}\n",
+            "  {:<18} {:<32} {:>10} {:>9} {:>11} {:>11} {:>11} {:>7}\n",
             "route", "setting", "evals", "wall", "grad err", "state err", "dv/dy0", "sign"
         ));
         for r in &self.rows {
             s.push_str(&format!(
-                "  {:<18} {:<32} {:>10} {:>9} {:>11.3e} {:>11.3e} {:>11.4} {:>5}\n",
+                "  {:<18} {:<32} {:>10} {:>9} {:>11.3e} {:>11.3e} {:>11.4} {:>7}\n",
                 r.route,
                 r.setting,
                 r.force_evals,
@@ -336,7 +346,12 @@ impl EqualBudget {
                 r.gradient_error,
                 r.state_error,
                 r.dv_dy0,
-                if r.right_sign { "ok" } else { "WRONG" }
+                match r.sign {
+                    Some(Sign::Right) => "ok",
+                    Some(Sign::RightFarOff) => "FAR OFF",
+                    Some(Sign::Wrong) => "WRONG",
+                    None => "-",
+                }
             ));
         }
         s.push_str(&format!(
