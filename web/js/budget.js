@@ -165,11 +165,17 @@ export class BudgetPanel {
     $("budget-rows").replaceChildren(...rows);
 
     const good = d.rows.filter(answered);
-    const wrong = good.filter((r) => !r.right_sign).map((r) => r.route);
+    // The core's three sign states: wrong, and right but far off (right only by accident).
+    const wrong = good.filter((r) => r.sign === "wrong").map((r) => r.route);
+    const far = good.filter((r) => r.sign === "right_far_off").map((r) => r.route);
     const best = good.reduce((a, b) => (b.gradient_error < a.gradient_error ? b : a), good[0]);
-    const signs = wrong.length
-      ? `${list(wrong)} ${wrong.length === 1 ? "has" : "have"} the wrong sign at this budget`
-      : "Every route that answered has the flow's sign at this budget";
+    const parts = [];
+    if (wrong.length) parts.push(`${list(wrong)} ${wrong.length === 1 ? "has" : "have"} the wrong sign at this budget`);
+    if (far.length) {
+      parts.push(`${list(far)} ${far.length === 1 ? "has" : "have"} the flow's sign but ${far.length === 1 ? "is" : "are"} far off ` +
+        "(a gradient error larger than the flow's Jacobian itself)");
+    }
+    const signs = parts.length ? parts.join("; ") : "Every route that answered has the flow's sign at this budget";
     const none = d.rows.filter((r) => !answered(r)).map((r) => r.route);
     const missing = none.length ? `; ${list(none)} found no setting within it` : "";
     $("budget-summary").textContent = best
