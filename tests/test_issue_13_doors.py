@@ -162,8 +162,9 @@ def test_the_wasm_table_is_the_native_one(k: float, budget: int) -> None:
 
 # ---- the rk4 route ----------------------------------------------------------------------------
 
-def rk4_by_hand(drop: fm.Drop, k: float, dt: float) -> tuple[float, float]:
-    """Classical RK4 of the push-only penalty drop written out here, the oracle of fm.rk4's state."""
+def rk4_by_hand(drop: fm.Drop, k: float, dt: float, x0: tuple[float, float] | None = None) -> tuple[float, float]:
+    """Classical RK4 of the push-only penalty drop written out here (from ``x0``, default the
+    drop's own start), the oracle of fm.rk4's state and, by central differences, its Jacobian."""
     m, g = drop.mass, drop.gravity
     c = 2.0 * drop.zeta * math.sqrt(k * m)
 
@@ -171,7 +172,7 @@ def rk4_by_hand(drop: fm.Drop, k: float, dt: float) -> tuple[float, float]:
         force = max(0.0, -k * y - c * v) if y < 0.0 else 0.0
         return v, force / m - g
 
-    y, v = drop.height, drop.velocity
+    y, v = (drop.height, drop.velocity) if x0 is None else x0
     for _ in range(round(drop.t_final / dt)):
         a1 = f(y, v)
         a2 = f(y + 0.5 * dt * a1[0], v + 0.5 * dt * a1[1])
@@ -193,6 +194,19 @@ def test_the_rk4_route_is_classical_rk4_of_the_drop(k: float) -> None:
     assert row["dv_dy0"] == r.jacobian[1, 0]
 
 
+def test_the_rk4_tangent_is_the_derivative_of_that_map() -> None:
+    # Central differences of the hand-written RK4 map at a step that resolves the contact.
+    k, dt, h = 1e5, 4e-4, 1e-7
+    r = fm.rk4(DROP, k, dt)
+    x0 = (DROP.height, DROP.velocity)
+    for j in range(2):
+        up = rk4_by_hand(DROP, k, dt, tuple(x + (h if i == j else 0.0) for i, x in enumerate(x0)))
+        down = rk4_by_hand(DROP, k, dt, tuple(x - (h if i == j else 0.0) for i, x in enumerate(x0)))
+        for i in range(2):
+            assert r.jacobian[i, j] == pytest.approx((up[i] - down[i]) / (2 * h), rel=1e-5), (i, j)
+    assert r.force_evals == 4 * r.steps == 4 * round(DROP.t_final / dt) and r.step_stable is True
+
+
 def test_the_rk4_route_refuses_like_the_fixed_route_and_flags_an_unstable_step() -> None:
     for dt in (0.0, -1e-4, math.nan, 1.0, 3e-4):
         kind, message = refusal(lambda: fm.fixed(DROP, 1e6, dt))
@@ -202,6 +216,12 @@ def test_the_rk4_route_refuses_like_the_fixed_route_and_flags_an_unstable_step()
     # omega*dt = 100 at k = 1e12: blown up, and said so; omega*dt = 0.1 at k = 1e6: not.
     blown = fm.rk4(DROP, 1e12, 1e-4)
     assert blown.step_stable is False and abs(blown.state[1]) > DROP.impact_speed()
+    assert "UNSTABLE STEP" in repr(blown) and "RK4" in repr(blown)
+    # omega*dt = 10 at k = 1e10: finite, but the 1 m drop ends higher than it started.
+    thrown = fm.rk4(DROP, 1e10, 1e-4)
+    assert thrown.step_stable is False and thrown.omega_dt == pytest.approx(10.0) and thrown.state[0] > DROP.height
+    with pytest.raises(fm.InvalidParameter):
+        fm.rk4(DROP, math.nan, 1e-4)
     assert fm.rk4(DROP, 1e6, 1e-4).step_stable is True
 
 
