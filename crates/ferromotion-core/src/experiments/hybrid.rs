@@ -182,6 +182,19 @@ fn crossings(
         .collect()
 }
 
+/// Refuse step `steps` of a run from t to t1 when it is past the cap (`TooManySteps`, saying
+/// how far the run got): the analytic and the black-box drivers share it.
+fn step_cap(route: &'static str, steps: u64, max_steps: u64, t: f64, t1: f64) -> Result<()> {
+    if steps > max_steps {
+        return Err(FerroError::TooManySteps {
+            route,
+            max_steps,
+            detail: format!("reached t = {t} s of t1 = {t1} s"),
+        });
+    }
+    Ok(())
+}
+
 /// One pass at step `dt` (no probe check).
 fn solve(
     sys: &dyn HybridSystem,
@@ -200,13 +213,7 @@ fn solve(
     let mut steps = 0u64;
     while t < t1 {
         steps += 1;
-        if steps > opts.max_steps {
-            return Err(FerroError::TooManySteps {
-                route: "hybrid_jacobian",
-                max_steps: opts.max_steps,
-                detail: format!("reached t = {t} s of t1 = {t1} s"),
-            });
-        }
+        step_cap("hybrid_jacobian", steps, opts.max_steps, t, t1)?;
         let h = opts.dt.min(t1 - t);
         let (y, phi_y) = rk4(sys, mode, &x, &phi, h);
         let crossed = crossings(sys, mode, &x, &y);

@@ -344,13 +344,13 @@ pub fn step_jacobian(
     let mut steps = 0u64;
     while t < t1 {
         steps += 1;
-        if steps > opts.max_steps {
-            return Err(FerroError::TooManySteps {
-                route: "hybrid_jacobian (step function)",
-                max_steps: opts.max_steps,
-                detail: format!("reached t = {t} s of t1 = {t1} s"),
-            });
-        }
+        super::step_cap(
+            "hybrid_jacobian (step function)",
+            steps,
+            opts.max_steps,
+            t,
+            t1,
+        )?;
         let h = opts.dt.min(t1 - t);
         // Step k ends at t0 + k·dt (no drift from summing dt), the last one at t1.
         let next_t = if t1 - t <= opts.dt {
