@@ -195,6 +195,21 @@ fn step_cap(route: &'static str, steps: u64, max_steps: u64, t: f64, t1: f64) ->
     Ok(())
 }
 
+/// The guard a step from t of length h crossed, if any; two in one step are refused
+/// (`TwoEventsInOneStep`): the analytic and the black-box drivers share it.
+fn one_crossing(crossed: &[usize], t: f64, h: f64) -> Result<Option<usize>> {
+    match crossed {
+        [] => Ok(None),
+        [i] => Ok(Some(*i)),
+        [first, second, ..] => Err(FerroError::TwoEventsInOneStep {
+            t,
+            dt: h,
+            first: *first,
+            second: *second,
+        }),
+    }
+}
+
 /// One pass at step `dt` (no probe check).
 fn solve(
     sys: &dyn HybridSystem,
@@ -217,21 +232,12 @@ fn solve(
         let h = opts.dt.min(t1 - t);
         let (y, phi_y) = rk4(sys, mode, &x, &phi, h);
         let crossed = crossings(sys, mode, &x, &y);
-        if crossed.is_empty() {
+        let Some(i) = one_crossing(&crossed, t, h)? else {
             x = y;
             phi = phi_y;
             t = if t1 - t <= opts.dt { t1 } else { t + h };
             continue;
-        }
-        if crossed.len() > 1 {
-            return Err(FerroError::TwoEventsInOneStep {
-                t,
-                dt: h,
-                first: crossed[0],
-                second: crossed[1],
-            });
-        }
-        let i = crossed[0];
+        };
         // Locate the event on the sub-step length s in (0, h]: secant and bisection in turn.
         let g_at = |s: f64| sys.guard(mode, i, &rk4(sys, mode, &x, &phi, s).0);
         let (mut lo, mut hi) = (0.0, h);

@@ -365,20 +365,12 @@ pub fn step_jacobian(
                 crossed.push(i);
             }
         }
-        let Some(&i) = crossed.first() else {
+        let Some(i) = super::one_crossing(&crossed, t, h)? else {
             segment.steps.push(h);
             x = y;
             t = next_t;
             continue;
         };
-        if crossed.len() > 1 {
-            return Err(FerroError::TwoEventsInOneStep {
-                t,
-                dt: h,
-                first: crossed[0],
-                second: crossed[1],
-            });
-        }
         // Locate: secant and bisection in turn on the sub-step length s in (0, h].
         let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, &x, s, t)?, t + s) };
         let (mut lo, mut hi) = (0.0, h);
