@@ -11,10 +11,11 @@
 //! probe down to the bottom of the walk are measured smooth: a contiguous run from the
 //! bottom, whose top is the largest probe measured smooth.
 //!
-//! The *resolution* of probe k, `E = 2σ/ε + ρ·max(0, |A| - noise)`, is the differences'
+//! The *resolution* of probe k, `E = 2σ/ε + ρ·max(0, |A| - ν)`, is the differences'
 //! own error estimate: the round-off branch rising as 1/ε plus the truncation read from the
 //! next smaller probe (ρ = ε0²/(ε0² - ε1²) turns their difference into the truncation of D
-//! at ε0). The best probe has the smallest resolution.
+//! at ε0; ν, the typical noise of that difference, is taken off). The best probe has the
+//! smallest resolution.
 
 use super::{Classification, Verdict};
 
@@ -104,7 +105,10 @@ pub fn analyse(points: &[Point], sigma: f64) -> Curve {
             let (e0, e1) = (points[k].eps, points[k + 1].eps);
             let diff = (points[k].fd - points[k + 1].fd).abs();
             let rho = e0 * e0 / (e0 * e0 - e1 * e1);
-            let truncation = rho * (diff - noise_part[k] - noise_part[k + 1]).max(0.0);
+            // Less the typical size of the difference's own noise (one standard deviation:
+            // subtracting a wider band would hide a truncation the size of the noise).
+            let typical = sigma * libm::sqrt(0.5 / (e0 * e0) + 0.5 / (e1 * e1));
+            let truncation = rho * (diff - typical).max(0.0);
             Some(noise_part[k] + truncation)
         })
         .collect();

@@ -1,6 +1,8 @@
 //! How far an evaluation of f wanders at a fixed point: measured, never assumed.
 //!
-//! f is evaluated on a tiny stencil `x + i·h·p`, i = -3..3, along a direction p. Over a
+//! f is evaluated on a tiny stencil `x + (c + i)·h·p`, i = -3..3, along a direction p,
+//! centred `c = ±OFFSET` steps to one side of x (a kink or jump of f at x itself, which the
+//! probes are there to find, must not read as noise). Over a
 //! step that small any smooth trend is a low-order polynomial, which differences of
 //! order k >= 3 remove; what is left is evaluation noise (round-off, float32 arithmetic,
 //! an iterative solver's tolerance, nondeterminism). For independent noise of standard
@@ -36,8 +38,10 @@ pub struct Noise {
 pub const ROUND_OFF: f64 = 4.0 * f64::EPSILON;
 /// Stencil step of the first attempt (in units of the scaled direction).
 pub const FIRST_STEP: f64 = 1e-6;
-/// Half-width of the stencil: points at i·h for i = -HALF..HALF.
+/// Half-width of the stencil: points at (c + i)·h for i = -HALF..HALF.
 pub const HALF: i32 = 3;
+/// Distance of the stencil's centre from x, in steps.
+pub const OFFSET: f64 = 10.0;
 
 /// `(2k)! / (k!)²`: the variance of the k-th difference of unit white noise.
 fn central_binomial(k: usize) -> f64 {
