@@ -65,7 +65,10 @@ fn inputs_of_size_a_million_catch_a_one_percent_error_with_and_without_scale() {
         2e3 * (x[1] / 1e6 - 1.0) / 1e6,
     ];
     assert_eq!(check(&mut f, &x, &g).verdict, Verdict::Verified);
-    assert_eq!(check(&mut f, &x, &scaled(&g, 1.01)).verdict, Verdict::NotVerified);
+    assert_eq!(
+        check(&mut f, &x, &scaled(&g, 1.01)).verdict,
+        Verdict::NotVerified
+    );
     let opts = CheckOptions {
         scale: Some(vec![1e6, 1e6]),
         ..Default::default()
@@ -101,14 +104,19 @@ fn smooth_f32(x: &[f64]) -> (f64, Vec<f64>) {
 }
 
 #[test]
-fn a_float32_objective_with_its_exact_gradient_is_verified_within_noise_and_five_percent_off_is_not() {
+fn a_float32_objective_with_its_exact_gradient_is_verified_within_noise_and_five_percent_off_is_not(
+) {
     let x = [0.7, 1.3];
     let (_, g) = smooth_f32(&x);
     let mut f = |x: &[f64]| Ok(smooth_f32(x).0);
     let r = check(&mut f, &x, &g);
     assert_eq!(r.verdict, Verdict::VerifiedWithinNoise, "{}", r.why);
     assert!(r.why.contains("float32"), "{}", r.why);
-    assert!(r.noise.relative > 1e-9 && r.noise.relative < 1e-5, "{:?}", r.noise);
+    assert!(
+        r.noise.relative > 1e-9 && r.noise.relative < 1e-5,
+        "{:?}",
+        r.noise
+    );
     let wrong = check(&mut f, &x, &scaled(&g, 1.05));
     assert_eq!(wrong.verdict, Verdict::NotVerified, "{}", wrong.why);
     for r in [&r, &wrong] {
@@ -151,7 +159,12 @@ fn a_float32_drop_rollout_with_its_exact_tangent_is_verified_within_noise() {
     // The map kinks wherever a contact step moves on the grid, |v|·dt = 4.4e-3 apart in y0:
     // nothing that large is claimed smooth.
     for d in &r.directions {
-        assert!(d.smooth_below.unwrap() < 4.4e-3, "{}: {:?}", d.label, d.smooth_below);
+        assert!(
+            d.smooth_below.unwrap() < 4.4e-3,
+            "{}: {:?}",
+            d.label,
+            d.smooth_below
+        );
     }
     let wrong = check(&mut f, &x, &scaled(&g, 1.05));
     assert_eq!(wrong.verdict, Verdict::NotVerified, "{}", wrong.why);
@@ -194,9 +207,7 @@ fn without_events_a_kink_is_measured_and_the_average_slope_across_it_is_not_veri
 #[test]
 fn a_jump_at_x_is_refused_not_verified() {
     // A step of height 1e-6 a hair right of x: every probe straddles it.
-    let mut f = |x: &[f64]| -> Result<f64> {
-        Ok(x[0] + if x[0] > 1e-13 { 1e-6 } else { 0.0 })
-    };
+    let mut f = |x: &[f64]| -> Result<f64> { Ok(x[0] + if x[0] > 1e-13 { 1e-6 } else { 0.0 }) };
     let r = check_gradient(
         &mut f,
         None,

@@ -183,7 +183,9 @@ mod tests {
     }
 
     fn ladder(top: f64, n: usize) -> Vec<f64> {
-        (0..n).map(|i| top * libm::pow(10.0, -0.5 * i as f64)).collect()
+        (0..n)
+            .map(|i| top * libm::pow(10.0, -0.5 * i as f64))
+            .collect()
     }
 
     #[test]
@@ -193,7 +195,11 @@ mod tests {
         let b = c.best.unwrap();
         let e = c.resolution[b].unwrap();
         // The estimate is honest: the true error is within it, and it is small.
-        assert!((pts[b].fd - 1.0).abs() <= e && e < 1e-9, "{} {e}", pts[b].fd);
+        assert!(
+            (pts[b].fd - 1.0).abs() <= e && e < 1e-9,
+            "{} {e}",
+            pts[b].fd
+        );
         assert_eq!(judge(1.0, pts[b].fd, e, 1e-6), Verdict::Verified);
         assert_eq!(judge(-1.0, pts[b].fd, e, 1e-6), Verdict::NotVerified);
         assert_eq!(judge(1.01, pts[b].fd, e, 1e-6), Verdict::NotVerified);
@@ -222,7 +228,10 @@ mod tests {
     #[test]
     fn below_resolution_the_verdict_is_absolute_and_within_noise_in_between() {
         assert_eq!(judge(1e-12, -1e-12, 1e-9, 1e-6), Verdict::VerifiedAbsolute);
-        assert_eq!(judge(1.0 + 1e-3, 1.0, 1e-3, 1e-6), Verdict::VerifiedWithinNoise);
+        assert_eq!(
+            judge(1.0 + 1e-3, 1.0, 1e-3, 1e-6),
+            Verdict::VerifiedWithinNoise
+        );
         assert_eq!(judge(1.05, 1.0, 1e-3, 1e-6), Verdict::NotVerified);
         assert_eq!(judge(1e-6, 0.0, 1e-9, 1e-6), Verdict::NotVerified);
     }

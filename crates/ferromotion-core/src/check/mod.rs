@@ -357,7 +357,11 @@ fn measure_noise(
     for (j, p) in dirs.iter().enumerate() {
         let mut h = noise::FIRST_STEP;
         // Off-centre, on either side of x: a kink or jump at x itself is in neither stencil.
-        let centre = if j % 2 == 0 { noise::OFFSET } else { -noise::OFFSET };
+        let centre = if j % 2 == 0 {
+            noise::OFFSET
+        } else {
+            -noise::OFFSET
+        };
         for attempt in 0..3 {
             let values: Vec<f64> = (-noise::HALF..=noise::HALF)
                 .map(|i| {
@@ -489,8 +493,8 @@ fn walk(
         let s = start.min(m - 3);
         (s, s + 2)
     };
-    for i in top..=bottom {
-        got.insert(i, walker.probe(p, ladder[i]));
+    for (i, &eps) in ladder.iter().enumerate().take(bottom + 1).skip(top) {
+        got.insert(i, walker.probe(p, eps));
     }
     loop {
         let run: Vec<Point> = (top..=bottom).map(|i| got[&i].point).collect();
@@ -529,9 +533,8 @@ fn walk(
                 }
             }
             bottom += 1;
-            if !got.contains_key(&bottom) {
-                got.insert(bottom, walker.probe(p, ladder[bottom]));
-            }
+            got.entry(bottom)
+                .or_insert_with(|| walker.probe(p, ladder[bottom]));
             continue;
         }
         let resolve_up = matches!(
@@ -649,7 +652,11 @@ pub fn check_gradient(
             .map(|(g, s)| (g * s) * (g * s))
             .sum::<f64>(),
     );
-    let reference = if g_scale > 0.0 { g_scale } else { noise.f_scale };
+    let reference = if g_scale > 0.0 {
+        g_scale
+    } else {
+        noise.f_scale
+    };
     let mut start = if reference > 0.0 {
         nearest(&ladder, START_FACTOR * libm::cbrt(sigma / reference))
     } else {
@@ -657,7 +664,7 @@ pub fn check_gradient(
     };
     let mut walker = Walker {
         f,
-        events: events.as_deref_mut(),
+        events,
         x,
         graze_speed: opts.graze_speed,
         evaluations,
@@ -758,7 +765,9 @@ fn direction_report(
             classification: class,
         });
     }
-    let best = c.best.map(|b| (w.top + b, c.resolution[b].unwrap_or(f64::NAN)));
+    let best = c
+        .best
+        .map(|b| (w.top + b, c.resolution[b].unwrap_or(f64::NAN)));
     let any = |k: Classification| probes.iter().any(|q| q.classification == k);
     let classification = if any(Classification::Grazing) || grazing_at_x {
         Classification::Grazing
@@ -824,16 +833,18 @@ fn direction_report(
         },
     );
     let (best_eps, best_fd, e) = match best {
-        Some((i, e)) => (Some(w.probes[&i].point.eps), Some(w.probes[&i].point.fd), Some(e)),
+        Some((i, e)) => (
+            Some(w.probes[&i].point.eps),
+            Some(w.probes[&i].point.fd),
+            Some(e),
+        ),
         None => (None, None, None),
     };
     let mut verdict = match (classification, best_fd, e) {
         (Classification::Smooth, Some(d), Some(e)) => judge(claimed, d, e, opts.tol),
         _ => Verdict::Refused,
     };
-    if curvature.is_some()
-        && verdict != Verdict::Refused
-        && taylor_slope.is_some_and(|s| s < 1.75)
+    if curvature.is_some() && verdict != Verdict::Refused && taylor_slope.is_some_and(|s| s < 1.75)
     {
         verdict = Verdict::NotVerified;
     }
@@ -902,7 +913,8 @@ fn overall(
         let taylor = r
             .taylor_slope
             .map_or("not measurable".into(), |s| format!("{s:.2}"));
-        let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f) {
+        let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f)
+        {
             format!(
                 "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
                 r.label

@@ -88,7 +88,13 @@ pub fn combine(estimates: &[f64]) -> Option<f64> {
     Some(if hi > 4.0 * lo {
         lo
     } else {
-        libm::exp(estimates.iter().map(|e| libm::log(e.max(f64::MIN_POSITIVE))).sum::<f64>() / estimates.len() as f64)
+        libm::exp(
+            estimates
+                .iter()
+                .map(|e| libm::log(e.max(f64::MIN_POSITIVE)))
+                .sum::<f64>()
+                / estimates.len() as f64,
+        )
     })
 }
 
@@ -99,7 +105,8 @@ pub fn cause(relative: f64) -> String {
     } else if relative < 2e-13 {
         "float64 round-off".into()
     } else if relative < 1e-9 {
-        "round-off accumulated over a long float64 computation, or an iterative solver's tolerance".into()
+        "round-off accumulated over a long float64 computation, or an iterative solver's tolerance"
+            .into()
     } else if relative <= 2e-5 {
         "float32 arithmetic (float32's unit round-off is 6.0e-8)".into()
     } else {
@@ -113,11 +120,15 @@ mod tests {
 
     #[test]
     fn a_polynomial_of_degree_two_has_no_noise_and_a_sawtooth_of_known_size_is_found() {
-        let smooth: Vec<f64> = (-3..=3).map(|i| 1.0 + 0.5 * i as f64 + 0.25 * (i * i) as f64).collect();
+        let smooth: Vec<f64> = (-3..=3)
+            .map(|i| 1.0 + 0.5 * i as f64 + 0.25 * (i * i) as f64)
+            .collect();
         assert_eq!(stencil_sigma(&smooth), Some(0.0));
         // Alternating ±s is the worst-case noise pattern: every order sees it.
         let s = 1e-9;
-        let saw: Vec<f64> = (-3..=3).map(|i| 1.0 + if i % 2 == 0 { s } else { -s }).collect();
+        let saw: Vec<f64> = (-3..=3)
+            .map(|i| 1.0 + if i % 2 == 0 { s } else { -s })
+            .collect();
         let sigma = stencil_sigma(&saw).unwrap();
         assert!(sigma > 0.5 * s && sigma < 3.0 * s, "{sigma}");
         assert_eq!(central_binomial(3), 20.0);
