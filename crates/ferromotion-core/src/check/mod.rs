@@ -942,6 +942,23 @@ fn overall(
                 r.label,
                 r.probes.len()
             )
+        } else if let Some(p) = r
+            .probes
+            .iter()
+            .rev()
+            .find(|p| p.classification == Classification::NonSmooth)
+            .filter(|_| {
+                r.probes
+                    .last()
+                    .is_some_and(|p| p.classification == Classification::Unmeasured)
+            })
+        {
+            format!(
+                "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
+                 below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
+                 decade apart)",
+                r.label, p.eps
+            )
         } else {
             format!(
                 "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
