@@ -233,6 +233,8 @@ def _parser() -> argparse.ArgumentParser:
     app.set_defaults(func=_app)
     from ferromotion.study import add_parser as add_study  # `ferromotion study` lives in study.py
     add_study(sub)
+    from ferromotion.classreport import add_parser as add_class  # `ferromotion class report`
+    add_class(sub)
     return parser
 
 
