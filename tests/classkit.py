@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import subprocess
@@ -166,3 +167,85 @@ def core_export(core: CoreBench, learner: Optional[str], plan: Dict[str, Dict[st
 def write(path: Path, record: Any) -> Path:
     path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+# ---- a class of 30 -------------------------------------------------------------------------
+
+T0 = datetime.datetime(2026, 11, 30, 9, 0, tzinfo=datetime.timezone.utc)
+TOL = {"rtol": 1e-12, "events": False, "jacobian": "richardson"}
+FORWARD = {"rtol": 1e-8, "events": True, "jacobian": "forward"}
+HOSTILE_NAME = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">"Bobby"'
+
+
+def plan(i: int, core: CoreBench) -> Dict[str, Dict[str, Any]]:
+    """Learner i's checklist: where along k each found the wrong sign, how far each got."""
+    log10k = [3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.4][i % 9]
+    assert core.readout(log10k)["fixed"]["errors"]["sign"] == "wrong", log10k
+    items: Dict[str, Dict[str, Any]] = {"wrongSign": {"log10k": log10k}}
+    if i % 4 != 3:
+        items["refined"] = {"log10k": log10k, "divisor": (10, 100)[i % 2]}
+    if i % 3 != 2:
+        items["exponent"] = {"log10k": log10k, "divisor": (1, 10)[i % 2]}
+    if i % 5 not in (3, 4):
+        items["tolerance"] = {"log10k": max(log10k, 5.0), "tolerance": (TOL, FORWARD)[i % 2]}
+    return items
+
+
+def build_class(d: Path, browser: Sequence[Path] = ()) -> Dict[str, Any]:
+    """30 exports in folder ``d``: 19 honest version 2 (the real lab's ``browser`` exports among
+    them, the rest from the core), 2 honest version 1, 3 edited by hand, 3 malformed, 1 duplicate
+    and 2 hostile (HTML and script in a name, otherwise honest; a file nested 10,000 deep).
+    Returns {"honest": records by file name, "files": the 30 paths}."""
+    core = CoreBench()
+    honest = {}
+    for i in range(19 - len(browser)):
+        name = None if i == 7 else f"Learner {i:02d}"
+        honest[f"learner-{i:02d}.json"] = core_export(core, name, plan(i, core), T0 + datetime.timedelta(hours=i),
+                                                      printed=False)
+    print_numbers(list(honest.values()))
+    for path in browser:
+        honest[f"lab-{path.name}"] = json.loads(path.read_text(encoding="utf-8"))
+    for name, rec in honest.items():
+        write(d / name, rec)
+    old = {f"old-{i}.json": core_export(core, None, plan(i, core), T0, version=1) for i in range(2)}
+    for name, rec in old.items():
+        write(d / name, rec)
+
+    # Edited by hand: a printed number changed; k moved to where the sign is right; a claim flipped.
+    a = copy.deepcopy(honest["learner-00.json"])
+    a["learner"] = "Edited A"
+    a["checklist"]["wrongSign"]["readings"]["shown"]["fixed.errors.gradient"] = "0.0100"
+    write(d / "edited-number.json", a)
+    b = copy.deepcopy(honest["learner-01.json"])
+    b["learner"] = "Edited B"
+    rb = b["checklist"]["wrongSign"]["readings"]
+    rb["k"] = rb["config"]["k"] = 100.0
+    write(d / "edited-k.json", b)
+    c = core_export(core, "Edited C", {"wrongSign": {"log10k": 6.0},
+                                       "tolerance": {"log10k": 6.0, "tolerance": {**TOL, "rtol": 1e-3}}}, T0)
+    assert c["checklist"]["tolerance"]["readings"]["shown"]["tolerance.lands"] is False
+    c["checklist"]["tolerance"]["readings"]["shown"]["tolerance.lands"] = True
+    write(d / "edited-claim.json", c)
+
+    # Malformed: cut short; against the schema; from a newer lab.
+    text = (d / "learner-02.json").read_text()
+    (d / "truncated.json").write_text(text[: len(text) // 2])
+    bad = copy.deepcopy(honest["learner-03.json"])
+    bad["learner"] = "Schema breaker"
+    del bad["checklist"]["refined"]
+    write(d / "no-refined.json", bad)
+    future = copy.deepcopy(honest["learner-04.json"])
+    future["schema"] = "ferromotion-lab-progress/3"
+    future["learner"] = "From the future"
+    write(d / "future.json", future)
+    (d / "resent-05.json").write_bytes((d / "learner-05.json").read_bytes())
+
+    # Hostile: markup and script in the name; a file nested 10,000 deep.
+    h = core_export(core, HOSTILE_NAME, plan(8, core), T0)
+    write(d / "hostile-name.json", h)
+    (d / "deep.json").write_text('{"schema": "ferromotion-lab-progress/2", "x": ' + "[" * 10_000 + "]" * 10_000 + "}")
+    files = sorted(d.glob("*.json"))
+    assert len(files) == 30
+    return {"honest": honest, "files": files}
+
+

@@ -9,10 +9,9 @@ tests/test_class_report_browser.py, which also renders the HTML report.
 
 from __future__ import annotations
 
-import copy
-import doctest
 import csv
 import datetime
+import doctest
 import json
 import math
 import random
@@ -22,86 +21,17 @@ import sys
 import time
 from pathlib import Path
 
-import ferromotion as fm
 import pytest
-from classkit import ITEMS, ROOT, CoreBench, core_export, js_format, print_numbers, write
+from classkit import HOSTILE_NAME, ITEMS, ROOT, T0, CoreBench, build_class, plan, core_export, js_format, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NO_READINGS, NOT_DONE, RE_DERIVED, class_report, printed_matches
 
-T0 = datetime.datetime(2026, 11, 30, 9, 0, tzinfo=datetime.timezone.utc)
-TOL = {"rtol": 1e-12, "events": False, "jacobian": "richardson"}
-FORWARD = {"rtol": 1e-8, "events": True, "jacobian": "forward"}
-HOSTILE_NAME = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">"Bobby"'
-
-
-def _plan(i: int, core: CoreBench) -> dict:
-    """Learner i's checklist: where along k each found the wrong sign, how far each got."""
-    log10k = [3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.4][i % 9]
-    assert core.readout(log10k)["fixed"]["errors"]["sign"] == "wrong", log10k
-    plan = {"wrongSign": {"log10k": log10k}}
-    if i % 4 != 3:
-        plan["refined"] = {"log10k": log10k, "divisor": (10, 100)[i % 2]}
-    if i % 3 != 2:
-        plan["exponent"] = {"log10k": log10k, "divisor": (1, 10)[i % 2]}
-    if i % 5 not in (3, 4):
-        plan["tolerance"] = {"log10k": max(log10k, 5.0), "tolerance": (TOL, FORWARD)[i % 2]}
-    return plan
 
 
 @pytest.fixture(scope="module")
 def klass(tmp_path_factory) -> dict:
-    """30 files: 19 honest version 2, 2 honest version 1, 3 edited, 3 malformed, 1 duplicate,
-    2 hostile (the HTML name is otherwise an honest export)."""
     d = tmp_path_factory.mktemp("class")
-    core = CoreBench()
-    honest = {}
-    for i in range(19):
-        name = None if i == 7 else f"Learner {i:02d}"
-        honest[f"learner-{i:02d}.json"] = core_export(core, name, _plan(i, core), T0 + datetime.timedelta(hours=i),
-                                                      printed=False)
-    print_numbers(list(honest.values()))
-    for name, rec in honest.items():
-        write(d / name, rec)
-    old = {f"old-{i}.json": core_export(core, None, _plan(i, core), T0, version=1) for i in range(2)}
-    for name, rec in old.items():
-        write(d / name, rec)
-
-    # Edited by hand: a printed number changed; k moved to where the sign is right; a claim flipped.
-    a = copy.deepcopy(honest["learner-00.json"])
-    a["learner"] = "Edited A"
-    a["checklist"]["wrongSign"]["readings"]["shown"]["fixed.errors.gradient"] = "0.0100"
-    write(d / "edited-number.json", a)
-    b = copy.deepcopy(honest["learner-01.json"])
-    b["learner"] = "Edited B"
-    rb = b["checklist"]["wrongSign"]["readings"]
-    rb["k"] = rb["config"]["k"] = 100.0
-    write(d / "edited-k.json", b)
-    c = core_export(core, "Edited C", {"wrongSign": {"log10k": 6.0},
-                                       "tolerance": {"log10k": 6.0, "tolerance": {**TOL, "rtol": 1e-3}}}, T0)
-    assert c["checklist"]["tolerance"]["readings"]["shown"]["tolerance.lands"] is False
-    c["checklist"]["tolerance"]["readings"]["shown"]["tolerance.lands"] = True
-    write(d / "edited-claim.json", c)
-
-    # Malformed: cut short; against the schema; from a newer lab.
-    text = (d / "learner-02.json").read_text()
-    (d / "truncated.json").write_text(text[: len(text) // 2])
-    bad = copy.deepcopy(honest["learner-03.json"])
-    bad["learner"] = "Schema breaker"
-    del bad["checklist"]["refined"]
-    write(d / "no-refined.json", bad)
-    future = copy.deepcopy(honest["learner-04.json"])
-    future["schema"] = "ferromotion-lab-progress/3"
-    future["learner"] = "From the future"
-    write(d / "future.json", future)
-    (d / "resent-05.json").write_bytes((d / "learner-05.json").read_bytes())
-
-    # Hostile: markup and script in the name; a file nested 10,000 deep.
-    h = core_export(core, HOSTILE_NAME, _plan(8, core), T0)
-    write(d / "hostile-name.json", h)
-    (d / "deep.json").write_text('{"schema": "ferromotion-lab-progress/2", "x": ' + "[" * 10_000 + "]" * 10_000 + "}")
-    files = sorted(d.glob("*.json"))
-    assert len(files) == 30
-    return {"dir": d, "honest": honest, "files": files}
+    return {"dir": d, **build_class(d)}
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +122,7 @@ def test_repeated_keys_and_nan_are_refused_as_not_valid(tmp_path) -> None:
 def test_a_later_export_of_the_same_name_replaces_the_earlier(tmp_path) -> None:
     core = CoreBench()
     early = core_export(core, "Ada", {"wrongSign": {"log10k": 6.0}}, T0)
-    late = core_export(core, " ada ", _plan(0, core), T0 + datetime.timedelta(days=1))
+    late = core_export(core, " ada ", plan(0, core), T0 + datetime.timedelta(days=1))
     write(tmp_path / "a1.json", early)
     write(tmp_path / "a2.json", late)
     r = class_report([tmp_path])

@@ -7,13 +7,17 @@ tests/classkit.py.
 
 from __future__ import annotations
 
+import csv
 import datetime
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import jsonschema
 import pytest
-from classkit import ITEMS, CoreBench, core_export, readings, write
+from classkit import ITEMS, CoreBench, build_class, core_export, readings, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NOT_DONE, RE_DERIVED, class_report
 from labkit import (  # noqa: F401  (fixtures are used by name)
@@ -209,3 +213,24 @@ def test_the_policy_blocks_a_script_even_if_escaping_failed(browser, report_page
         assert any("Content Security Policy" in m for m in blocked), blocked
     finally:
         context.close()
+
+
+def test_a_class_of_30_with_the_real_labs_exports_takes_under_five_seconds(exports, tmp_path: Path) -> None:
+    made = build_class(tmp_path, browser=list(exports.values()))
+    out_html = tmp_path / "report" / "class.html"
+    out_html.parent.mkdir()
+    t0 = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report", str(tmp_path), "--csv",
+                          str(out_html.with_suffix(".csv")), "--html", str(out_html)],
+                         capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - t0
+    print(f"ferromotion class report on {len(made['files'])} files (3 from the real lab): {seconds:.2f} s wall")
+    assert run.returncode == 0 and "Traceback" not in run.stderr + run.stdout, run.stderr
+    assert seconds < 5.0
+    assert "25 learners counted, 5 files set aside" in run.stdout
+    rows = {Path(r["file"]).name: r for r in csv.DictReader(out_html.with_suffix(".csv").open(encoding="utf-8"))}
+    for path in exports.values():
+        record = json.loads(path.read_text())
+        row = rows[f"lab-{path.name}"]
+        for item in ITEMS:
+            assert row[item] == (RE_DERIVED if record["checklist"][item]["done"] else NOT_DONE), (path.name, item)
