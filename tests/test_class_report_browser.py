@@ -7,6 +7,7 @@ tests/classkit.py.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import json
@@ -59,16 +60,26 @@ def type_exponent(page: Page) -> None:
     box.press("Enter")
 
 
+@contextlib.contextmanager
+def learner(browser, lab: str, prediction: str):
+    """A fresh learner (empty storage) on the lab with a committed prediction."""
+    pg = new_page(browser, lab)
+    try:
+        open_lab(pg, lab)
+        commit_prediction(pg, prediction)  # the opening k = 1e6 reads WRONG SIGN: item 1
+        yield pg
+        assert pg.console_errors == []
+    finally:
+        pg.context.close()
+
+
 @pytest.fixture(scope="module")
 def exports(browser, lab, tmp_path_factory) -> dict[str, Path]:
     """Three learners in the real lab: one passes, one stops after refining at 1e5, one only
     had the opening wrong sign and gave no name."""
     folder = tmp_path_factory.mktemp("browser-class")
     out = {}
-    pg = new_page(browser, lab)
-    try:
-        open_lab(pg, lab)
-        commit_prediction(pg, "flat")  # the opening k = 1e6 reads WRONG SIGN: item 1
+    with learner(browser, lab, "flat") as pg:
         click_and_wait(pg, dt_button(10))
         click_and_wait(pg, dt_button(100))
         type_exponent(pg)
@@ -77,31 +88,18 @@ def exports(browser, lab, tmp_path_factory) -> dict[str, Path]:
         press(pg, "Space")
         assert all(item_done(pg, i) for i in ITEMS)
         out["ada"] = name_and_export(pg, "Ada Lovelace", folder)
-        # The name stays in this browser, across a reload and "Start over".
+        # The name stays in this browser across a reload.
         pg.reload()
         pg.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
         expect(pg.locator("#learner-name")).to_have_value("Ada Lovelace")
-        assert pg.console_errors == []
-    finally:
-        pg.context.close()
-    pg = new_page(browser, lab)
-    try:
-        open_lab(pg, lab)
-        commit_prediction(pg, "grows")
+    with learner(browser, lab, "grows") as pg:
         slide_to(pg, 5.0)
         click_and_wait(pg, dt_button(10))
         click_and_wait(pg, dt_button(100))
         assert item_done(pg, "refined") and not item_done(pg, "exponent")
         out["emile"] = name_and_export(pg, "  Émile Zoë / 7  ", folder)
-    finally:
-        pg.context.close()
-    pg = new_page(browser, lab)
-    try:
-        open_lab(pg, lab)
-        commit_prediction(pg, "falls-fast")
+    with learner(browser, lab, "falls-fast") as pg:
         out["anon"] = name_and_export(pg, None, folder)
-    finally:
-        pg.context.close()
     return out
 
 
