@@ -57,13 +57,20 @@ def test_hand_edited_exports_do_not_match_the_core(report) -> None:
     a = by_file(report, "edited-number.json").items["wrongSign"]
     assert a.state == MISMATCH and "fixed.errors.gradient printed \"0.0100\"" in a.why
     b = by_file(report, "edited-k.json").items["wrongSign"]
-    assert b.state == MISMATCH and "fixed.errors.sign printed \"wrong\", the core gives 'right'" in b.why
+    assert b.state == MISMATCH and "fixed.errors.sign printed \"wrong\", the core gives \"right\"" in b.why
     c = by_file(report, "edited-claim.json")
-    assert c.items["tolerance"].state == MISMATCH and "tolerance.lands printed true, the core gives False" in c.items[
+    assert c.items["tolerance"].state == MISMATCH and "tolerance.lands printed true, the core gives false" in c.items[
         "tolerance"].why
     assert c.items["wrongSign"].state == RE_DERIVED  # the untouched item still re-derives
     for name in ("edited-number.json", "edited-k.json", "edited-claim.json"):
         assert not by_file(report, name).passed
+
+
+def test_an_item_whose_readings_are_true_but_do_not_show_its_claim_does_not_match(tmp_path) -> None:
+    # Readings honestly taken at k = 1e2, where the core's sign is right, filed as "found the wrong sign".
+    write(tmp_path / "soft.json", core_export(CoreBench(), "Soft", {"wrongSign": {"log10k": 2.0}}, T0))
+    x = class_report([tmp_path]).learners[0].items["wrongSign"]
+    assert x.state == MISMATCH and x.why == 'the core\'s fixed.errors.sign here is "right", not "wrong"'
 
 
 def test_older_exports_are_read_and_flagged_with_nothing_to_re_derive(report) -> None:

@@ -337,7 +337,7 @@ def _judge(item: str, entry: Dict[str, Any], version: int, core: _Core) -> ItemR
         return ItemResult(MISMATCH, f"the core refuses the recorded controls: {e}", k)
     for name, recorded in (("k", k), ("dt", readings["dt"])):
         if recorded != r[name]:
-            problems.append(f"{name} = {_plain(recorded)} is not the controls' {name} = {r[name]!r}")
+            problems.append(f"{name} = {_plain(recorded)} is not the controls' {name} = {_plain(r[name])}")
     for path, printed in shown.items():
         try:
             value = _at(r, path)
@@ -353,10 +353,10 @@ def _judge(item: str, entry: Dict[str, Any], version: int, core: _Core) -> ItemR
         else:
             ok = False
         if not ok:
-            problems.append(f"{path} printed {_plain(printed)}, the core gives {value!r}")
+            problems.append(f"{path} printed {_plain(printed)}, the core gives {_plain(value)}")
     if claim is not None and not problems and _at(r, claim_path) != claim:
         # (no problems: the path is in the readout, since the readings record it)
-        problems.append(f"the core's {claim_path} here is {_at(r, claim_path)!r}, not {claim!r}")
+        problems.append(f"the core's {claim_path} here is {_plain(_at(r, claim_path))}, not {_plain(claim)}")
     if problems:
         return ItemResult(MISMATCH, "; ".join(problems), k)
     return ItemResult(RE_DERIVED, f"{len(shown)} readings at k = {k:g} N/m, dt = {readings['dt']:g} s", k)
