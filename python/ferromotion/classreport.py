@@ -207,7 +207,12 @@ def _load(path: Path) -> Tuple[bytes, Dict[str, Any]]:
 def schema() -> Dict[str, Any]:
     """The exports' JSON Schema: the lab's own ``progress.schema.json`` (a checkout's ``web/``,
     else the lab shipped in the package)."""
-    text = (labserver.default_root() / "progress.schema.json").read_text(encoding="utf-8")
+    path = labserver.default_root() / "progress.schema.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise FileNotFoundError(f"the export schema {path} cannot be read ({e.strerror or e}): "
+                                "this installation has no lab") from None
     loaded: Dict[str, Any] = json.loads(text)
     return loaded
 
@@ -623,7 +628,7 @@ def _plot(report: ClassReport) -> str:
                      'fill="#fbe3e1"/>')
     bar = (w - left - right) / 60 * 0.8
     for d, c in sorted(columns.items()):
-        cx, y = x(10 ** d), base_y
+        cx, y = x(10 ** d), float(base_y)
         for state in (RE_DERIVED, MISMATCH, NO_READINGS):
             n = c.get(state, 0)
             if n:
@@ -738,7 +743,7 @@ def add_parser(sub: Any) -> None:
 def _cli(args: argparse.Namespace) -> int:
     try:
         report = class_report(args.exports)
-    except ImportError as e:
+    except (ImportError, FileNotFoundError) as e:
         print(f"ferromotion: error: {e}", file=sys.stderr)
         return 1
     print(report.format_table())

@@ -15,6 +15,8 @@
   over stiffness) and prints the table (``--json`` for the report without trajectories).
 - ``ferromotion lab`` serves the browser lab (shipped in the package; a checkout's ``web/``) on 127.0.0.1.
 - ``ferromotion app`` serves the Panel app (the same bench, driven from Python) on 127.0.0.1.
+- ``ferromotion class report EXPORTS...`` reads a class's lab exports and re-derives every reading they
+  record with the core (``classreport.py``; ``--csv`` and ``--html`` for files).
 
 Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM; for ``check``:
 the gradient is verified), 1 when the core refuses the input or a server cannot start (the message
