@@ -73,6 +73,16 @@ def test_an_item_whose_readings_are_true_but_do_not_show_its_claim_does_not_matc
     assert x.state == MISMATCH and x.why == 'the core\'s fixed.errors.sign here is "right", not "wrong"'
 
 
+def test_an_item_ticked_before_the_lab_recorded_readings_has_none_to_re_derive(tmp_path) -> None:
+    record = core_export(CoreBench(), "Early", {"wrongSign": {"log10k": 6.0}}, T0)
+    record["checklist"]["wrongSign"]["readings"] = None  # what the lab exports for such an item
+    write(tmp_path / "early.json", record)
+    r = class_report([tmp_path])
+    assert r.problems == []
+    x = r.learners[0].items["wrongSign"]
+    assert (x.state, x.why, x.k) == (NO_READINGS, "ticked before the lab recorded readings", 1e6)
+
+
 def test_older_exports_are_read_and_flagged_with_nothing_to_re_derive(report) -> None:
     x = by_file(report, "old-0.json")
     assert x.version == 1
