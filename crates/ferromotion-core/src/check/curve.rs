@@ -11,10 +11,10 @@
 //! probe down to the bottom of the walk are measured smooth: a contiguous run from the
 //! bottom, whose top is the largest probe measured smooth.
 //!
-//! The *resolution* of probe k, `E = 2σ/ε + ρ·max(0, |A| - ν)`, is the differences'
+//! The *resolution* of probe k, `E = 2σ/ε + ρ·max(0, |A| - ν/2)`, is the differences'
 //! own error estimate: the round-off branch rising as 1/ε plus the truncation read from the
 //! next smaller probe (ρ = ε0²/(ε0² - ε1²) turns their difference into the truncation of D
-//! at ε0; ν, the typical noise of that difference, is taken off). The best probe has the
+//! at ε0; half of ν, the typical noise of that difference, is taken off). The best probe has the
 //! smallest resolution.
 
 use super::{Classification, Verdict};
@@ -105,10 +105,11 @@ pub fn analyse(points: &[Point], sigma: f64) -> Curve {
             let (e0, e1) = (points[k].eps, points[k + 1].eps);
             let diff = (points[k].fd - points[k + 1].fd).abs();
             let rho = e0 * e0 / (e0 * e0 - e1 * e1);
-            // Less the typical size of the difference's own noise (one standard deviation:
-            // subtracting a wider band would hide a truncation the size of the noise).
+            // Less half the typical size of the difference's own noise (one standard
+            // deviation): taking off more would hide a truncation the size of the noise, and
+            // a difference that noise happened to shrink would under-state E.
             let typical = sigma * libm::sqrt(0.5 / (e0 * e0) + 0.5 / (e1 * e1));
-            let truncation = rho * (diff - typical).max(0.0);
+            let truncation = rho * (diff - 0.5 * typical).max(0.0);
             Some(noise_part[k] + truncation)
         })
         .collect();

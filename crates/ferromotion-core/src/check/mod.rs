@@ -350,7 +350,7 @@ fn measure_noise(
     dirs: &[&[f64]],
     evaluations: &mut u64,
 ) -> Noise {
-    let mut estimates = Vec::new();
+    let mut differences = Vec::new();
     let mut f_scale = f0.abs();
     let mut step = noise::FIRST_STEP;
     let spent = *evaluations;
@@ -376,15 +376,15 @@ fn measure_noise(
                 h *= 100.0;
                 continue;
             }
-            if let Some(s) = noise::stencil_sigma(&values) {
-                estimates.push(s);
+            if let Some(d) = noise::stencil_differences(&values) {
+                differences.extend(d);
                 step = step.max(h);
             }
             break;
         }
     }
     let floor = noise::ROUND_OFF * f_scale;
-    let sigma = noise::combine(&estimates).unwrap_or(0.0).max(floor);
+    let sigma = noise::sigma(&differences).unwrap_or(0.0).max(floor);
     let relative = if f_scale > 0.0 {
         sigma / f_scale
     } else {

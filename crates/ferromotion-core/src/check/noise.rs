@@ -2,17 +2,15 @@
 //!
 //! f is evaluated on a tiny stencil `x + (c + i)·h·p`, i = -3..3, along a direction p,
 //! centred `c = ±OFFSET` steps to one side of x (a kink or jump of f at x itself, which the
-//! probes are there to find, must not read as noise). Over a
-//! step that small any smooth trend is a low-order polynomial, which differences of
-//! order k >= 3 remove; what is left is evaluation noise (round-off, float32 arithmetic,
-//! an iterative solver's tolerance, nondeterminism). For independent noise of standard
-//! deviation σ the k-th differences have variance `σ²·(2k)!/(k!)²`, so each order gives an
-//! estimate of σ (the idea of Moré & Wild's ECnoise); the median over orders 3..6 is kept.
-//! Two stencils along two directions are measured; when they disagree by more than a
-//! factor 4 the smaller is kept (a stencil that straddles a kink of f reads the kink as
-//! noise), otherwise their geometric mean. A stencil whose values mostly repeat exactly
-//! (f quantised coarser than h, e.g. float32 inputs of size 1e6) is re-measured with a
-//! step 100 times larger, twice at most.
+//! probes are there to find, must not read as noise). Over a step that small any smooth
+//! trend is a low-order polynomial, which third differences remove; what is left is
+//! evaluation noise (round-off, float32 arithmetic, an iterative solver's tolerance,
+//! nondeterminism). For independent noise of standard deviation σ a third difference has
+//! variance `20·σ²` (`(2k)!/(k!)²` for order k, the idea of Moré & Wild's ECnoise); the
+//! median absolute value of the scaled differences of two stencils, along two directions,
+//! estimates σ. A stencil whose values mostly repeat exactly (f quantised coarser than h,
+//! e.g. float32 inputs of size 1e6) is re-measured with a step 100 times larger, twice at
+//! most.
 
 use serde::Serialize;
 
@@ -48,28 +46,22 @@ fn central_binomial(k: usize) -> f64 {
     (1..=k).fold(1.0, |acc, i| acc * (k + i) as f64 / i as f64)
 }
 
-/// σ estimated from one stencil's values (in order along the direction), or None when a
-/// value is not finite.
-pub fn stencil_sigma(values: &[f64]) -> Option<f64> {
-    if values.iter().any(|v| !v.is_finite()) || values.len() < 7 {
+/// Order of the differences that read the noise: high enough to remove any smooth trend
+/// over a stencil this small, low enough to leave several values per stencil.
+pub const ORDER: usize = 3;
+
+/// One stencil's third differences, each scaled to unit variance for white noise of unit σ
+/// (None when a value is not finite).
+pub fn stencil_differences(values: &[f64]) -> Option<Vec<f64>> {
+    if values.iter().any(|v| !v.is_finite()) || values.len() <= ORDER {
         return None;
     }
     let mut diff = values.to_vec();
-    let mut est = Vec::new();
-    for k in 1..=6 {
+    for _ in 0..ORDER {
         diff = diff.windows(2).map(|w| w[1] - w[0]).collect();
-        if k >= 3 && !diff.is_empty() {
-            let mean_sq = diff.iter().map(|d| d * d).sum::<f64>() / diff.len() as f64;
-            est.push(libm::sqrt(mean_sq / central_binomial(k)));
-        }
     }
-    est.sort_by(f64::total_cmp);
-    let m = est.len();
-    Some(if m % 2 == 1 {
-        est[m / 2]
-    } else {
-        0.5 * (est[m / 2 - 1] + est[m / 2])
-    })
+    let norm = libm::sqrt(central_binomial(ORDER));
+    Some(diff.into_iter().map(|d| d / norm).collect())
 }
 
 /// Whether a stencil's values mostly repeat exactly (f is quantised coarser than h).
@@ -77,25 +69,23 @@ pub fn quantised(values: &[f64]) -> bool {
     values.windows(2).filter(|w| w[0] == w[1]).count() * 2 >= values.len()
 }
 
-/// Combine the stencils' estimates: the smaller when they disagree by more than 4x (one
-/// straddled a kink), else their geometric mean.
-pub fn combine(estimates: &[f64]) -> Option<f64> {
-    let lo = estimates.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = estimates.iter().copied().fold(0.0, f64::max);
-    if !lo.is_finite() {
+/// σ from the stencils' scaled differences, pooled: their median absolute value over that of
+/// a unit normal (0.6745). The median keeps a kink inside one stencil, which inflates the few
+/// differences that straddle it, from reading as noise; pooling both stencils keeps the
+/// estimate from falling far below σ by chance (a 1-in-100 low is about a quarter of σ).
+pub fn sigma(differences: &[f64]) -> Option<f64> {
+    if differences.is_empty() {
         return None;
     }
-    Some(if hi > 4.0 * lo {
-        lo
+    let mut a: Vec<f64> = differences.iter().map(|d| d.abs()).collect();
+    a.sort_by(f64::total_cmp);
+    let m = a.len();
+    let median = if m % 2 == 1 {
+        a[m / 2]
     } else {
-        libm::exp(
-            estimates
-                .iter()
-                .map(|e| libm::log(e.max(f64::MIN_POSITIVE)))
-                .sum::<f64>()
-                / estimates.len() as f64,
-        )
-    })
+        0.5 * (a[m / 2 - 1] + a[m / 2])
+    };
+    Some(median / 0.674_489_750_196_081_7)
 }
 
 /// The likely cause of a relative noise level, in words.
@@ -123,18 +113,18 @@ mod tests {
         let smooth: Vec<f64> = (-3..=3)
             .map(|i| 1.0 + 0.5 * i as f64 + 0.25 * (i * i) as f64)
             .collect();
-        assert_eq!(stencil_sigma(&smooth), Some(0.0));
-        // Alternating ±s is the worst-case noise pattern: every order sees it.
+        assert_eq!(sigma(&stencil_differences(&smooth).unwrap()), Some(0.0));
+        // Alternating ±s: third differences of ±8s, scaled by √20.
         let s = 1e-9;
         let saw: Vec<f64> = (-3..=3)
             .map(|i| 1.0 + if i % 2 == 0 { s } else { -s })
             .collect();
-        let sigma = stencil_sigma(&saw).unwrap();
-        assert!(sigma > 0.5 * s && sigma < 3.0 * s, "{sigma}");
+        let sg = sigma(&stencil_differences(&saw).unwrap()).unwrap();
+        let want = 8.0 * s / libm::sqrt(20.0) / 0.674_489_750_196_081_7;
+        assert!((sg - want).abs() < 1e-6 * want, "{sg} {want}");
         assert_eq!(central_binomial(3), 20.0);
         assert!(quantised(&[1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0]));
         assert!(!quantised(&smooth));
-        assert_eq!(combine(&[1.0, 100.0]), Some(1.0));
-        assert!((combine(&[1.0, 4.0]).unwrap() - 2.0).abs() < 1e-12);
+        assert!(stencil_differences(&[1.0, f64::NAN, 1.0, 1.0, 1.0]).is_none());
     }
 }
