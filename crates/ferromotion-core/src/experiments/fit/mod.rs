@@ -220,13 +220,15 @@ impl Route {
             "tolerance" => Route::Tolerance,
             "flow" => Route::Flow,
             "exact" => Route::Exact,
-            _ => return Err(FerroError::InvalidParameter {
-                name: "route",
-                value: f64::NAN,
-                limit: format!(
+            _ => {
+                return Err(FerroError::InvalidParameter {
+                    name: "route",
+                    value: f64::NAN,
+                    limit: format!(
                     "unknown route {name:?}: expected fixed, corrected, tolerance, flow or exact"
                 ),
-            }),
+                })
+            }
         })
     }
 
@@ -243,10 +245,10 @@ impl Route {
     fn derivative(&self) -> &'static str {
         match self {
             Route::Fixed => "forward-mode tangent through every step in height, velocity, zeta, k, gravity, mass; the contact branch is taken as given (what JAX/PyTorch/Warp return for this loop)",
-            Route::Corrected => "height, velocity: the corrected route's dual-number tangent through the located switches; other parameters: central differences of the same map with probe control",
-            Route::Tolerance => "height, velocity: forward sensitivities with saltation at each located switch; other parameters: central differences of the same map with probe control",
-            Route::Flow => "height, velocity: the exact Jacobian of the penalty ODE's flow (entry saltation included); other parameters: central differences of the same closed form with probe control",
-            Route::Exact => "height, velocity: flight matrices and saltation matrices of the rigid impacts; other parameters: central differences of the same closed form with probe control",
+            Route::Corrected => "height, velocity: the corrected route's dual-number tangent through the located switches; other parameters: Richardson-combined central differences (probes h, h/2) of the same map with probe control",
+            Route::Tolerance => "height, velocity: forward sensitivities with saltation at each located switch; other parameters: Richardson-combined central differences (probes h, h/2) of the same map with probe control",
+            Route::Flow => "height, velocity: the exact Jacobian of the penalty ODE's flow (entry saltation included); other parameters: Richardson-combined central differences (probes h, h/2) of the same closed form with probe control",
+            Route::Exact => "height, velocity: flight matrices and saltation matrices of the rigid impacts; other parameters: Richardson-combined central differences (probes h, h/2) of the same closed form with probe control",
         }
     }
 
@@ -282,8 +284,9 @@ pub struct FitOptions {
     pub restitution: Option<f64>,
     /// Tolerances of the `tolerance` route (always event-located, forward sensitivities).
     pub tolerance: ToleranceOptions,
-    /// Probe of the central-difference columns in the fit's coordinates (`None`: 1e-6, 1e-4
-    /// for `tolerance`, whose adaptive map carries rtol-level noise).
+    /// Larger probe of the Richardson-combined central-difference columns in the fit's
+    /// coordinates (`None`: 1e-4; 1e-3 for `tolerance`, whose adaptive map carries
+    /// rtol-level noise).
     pub probe: Option<f64>,
     /// Iteration cap.
     pub max_iterations: usize,
@@ -635,6 +638,15 @@ pub struct FitReport {
     pub observations: usize,
     /// Degrees of freedom (observations minus parameters).
     pub dof: i64,
+    /// χ² = 2Φ at the solution.
+    pub chi2: f64,
+    /// The 99.9% quantile of χ² with `dof` degrees of freedom (Wilson–Hilferty), the limit of
+    /// residuals consistent with the stated σ (infinite when dof < 1).
+    pub chi2_limit: f64,
+    /// χ² within its limit: the model explains the data to the stated noise. A fit that
+    /// converged with χ² far above it converged to a misfit (a wrong model, wrong σ, or a
+    /// Jacobian that stopped the optimiser short).
+    pub consistent: bool,
     /// Singular values of S at the solution, descending.
     pub singular_values: Vec<f64>,
     /// Their ratio, largest over smallest (infinite when singular; null in JSON).
@@ -998,8 +1010,15 @@ pub fn fit(
                 evaluations,
                 wall_s: since(),
             });
-            // No damping finds a lower Φ: converged if the gradient is at round-off, else stalled.
-            status = if gradient_norm <= 1e-9 * cost.max(1.0) {
+            // No damping finds a lower Φ. At a minimum (to the precision of Φ and of S) the
+            // Gauss–Newton model itself promises no decrease worth having; a route whose
+            // gradient does not point downhill promises one and cannot deliver it.
+            let promised = a
+                .clone()
+                .pseudo_inverse(1e-14 * dmax)
+                .map(|inv| 0.5 * g.dot(&(inv * &g)))
+                .unwrap_or(f64::INFINITY);
+            status = if promised <= 1e3 * opts.ftol * cost.max(1.0) {
                 Status::Converged
             } else {
                 Status::Stalled
@@ -1142,6 +1161,9 @@ pub fn fit(
         cost,
         observations: cur.r.len(),
         dof: cur.r.len() as i64 - np as i64,
+        chi2: 2.0 * cost,
+        chi2_limit: chi2_limit(cur.r.len() as i64 - np as i64),
+        consistent: 2.0 * cost <= chi2_limit(cur.r.len() as i64 - np as i64),
         singular_values: pairs.iter().map(|p| p.0).collect(),
         condition,
         identifiable: weak_directions.is_empty(),
@@ -1194,6 +1216,22 @@ pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict:
         probe: 1e-6,
     };
     predict::predict(&setup, &model, t)
+}
+
+/// Standard normal quantile of 0.999.
+const Z999: f64 = 3.090_232_306_167_813;
+
+/// The 99.9% quantile of χ² with `dof` degrees of freedom by the Wilson–Hilferty cube
+/// `dof·(1 − 2/(9·dof) + z·sqrt(2/(9·dof)))³` (within 1% of the exact quantile from dof = 3;
+/// conservative below); infinite without degrees of freedom.
+pub fn chi2_limit(dof: i64) -> f64 {
+    if dof < 1 {
+        return f64::INFINITY;
+    }
+    let n = dof as f64;
+    let a = 2.0 / (9.0 * n);
+    let c = 1.0 - a + Z999 * libm::sqrt(a);
+    n * c * c * c
 }
 
 /// A unit vector orthogonal to the given ones (Gram–Schmidt on the coordinate axes).
@@ -1396,6 +1434,18 @@ fn template(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chi2_limit_matches_tabulated_quantiles() {
+        // 99.9% quantiles of χ²: 16.27 (3), 29.59 (10), 59.70 (30), 149.45 (100).
+        for (dof, q) in [(3, 16.27), (10, 29.59), (30, 59.70), (100, 149.45)] {
+            assert!(
+                (chi2_limit(dof) / q - 1.0).abs() < 0.01,
+                "{dof}: {}",
+                chi2_limit(dof)
+            );
+        }
+    }
 
     #[test]
     fn labels_name_the_combination() {

@@ -17,7 +17,10 @@
 //! integrates a quadratic exactly); the two grid routes take their Euler steps there.
 //!
 //! The central differences are taken in the fit's coordinates (log of a positive
-//! parameter) with probe control: the probe is halved while the event counts (impacts,
+//! parameter) at probes h and h/2, combined by Richardson extrapolation
+//! `(4·D(h/2) − D(h))/3` (the h² truncation term cancels: at the solution of a three-bounce
+//! fit a plain difference at h = 1e-6 left the objective's gradient 2e-6 off, above the
+//! checker's tolerance), with probe control: the probe is halved while the event counts (impacts,
 //! contact episodes, switches) before some sample time differ between its two sides and
 //! the nominal point, and a one-sided difference on the side that keeps the nominal
 //! event sequence is taken when halving does not help. A difference never straddles an
@@ -313,13 +316,24 @@ fn central_column(
     for halving in 0..=MAX_HALVINGS {
         let (plus, minus) = (eval(h, out), eval(-h, out));
         if same(&plus) && same(&minus) {
-            if halving > 0 {
-                out.probes_halved += 1;
+            let (half_plus, half_minus) = (eval(0.5 * h, out), eval(-0.5 * h, out));
+            if let (Some(a), Some(b), Some(ha), Some(hb)) = (
+                plus.as_ref(),
+                minus.as_ref(),
+                half_plus.filter(|p| p.events == nominal.events),
+                half_minus.filter(|p| p.events == nominal.events),
+            ) {
+                if halving > 0 {
+                    out.probes_halved += 1;
+                }
+                // Richardson: (4·D(h/2) − D(h))/3 cancels the h² truncation term.
+                let (wy, wv) = quot(a, b, 2.0 * h);
+                let (ny, nv) = quot(&ha, &hb, h);
+                let rich = |n: &[f64], w: &[f64]| -> Vec<f64> {
+                    n.iter().zip(w).map(|(n, w)| (4.0 * n - w) / 3.0).collect()
+                };
+                return Ok((rich(&ny, &wy), rich(&nv, &wv)));
             }
-            let (Some(a), Some(b)) = (plus, minus) else {
-                unreachable!("same() holds only for Some")
-            };
-            return Ok(quot(&a, &b, 2.0 * h));
         }
         if halving == MAX_HALVINGS {
             out.one_sided += 1;
