@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("mujoco", reason="MuJoCo is installed only in .venv-engines (scripts/engines_env.sh)")
-for _module in ("nbformat", "nbclient", "scipy", "cma", "jsonschema"):
+for _module in ("nbformat", "nbclient", "scipy", "cma", "jsonschema", "bokeh"):
     pytest.importorskip(_module)
 import nbclient  # noqa: E402
 import nbformat  # noqa: E402

@@ -705,9 +705,9 @@ impl FitProblem {
         let mut r = Vec::new();
         for (ch, p) in [(&self.y, &pred.y), (&self.v, &pred.v)] {
             if let Some(c) = ch {
-                for i in 0..self.t.len() {
-                    if c.used[i] {
-                        r.push((p[i] - c.values[i]) / c.sigma);
+                for ((&pi, &yi), &u) in p.iter().zip(&c.values).zip(&c.used) {
+                    if u {
+                        r.push((pi - yi) / c.sigma);
                     }
                 }
             }

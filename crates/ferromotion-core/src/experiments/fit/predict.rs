@@ -446,7 +446,7 @@ fn fixed_rollout(
         } else {
             v += dt * -g;
             y += dt * v;
-            tv[TG] += dt * -1.0;
+            tv[TG] -= dt;
             for d in 0..6 {
                 ty[d] += dt * tv[d];
             }
