@@ -3,6 +3,8 @@ schema, and typed refusals of bad input."""
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
 import math
 
@@ -184,3 +186,9 @@ def test_objective_for_derivative_free_optimisers_is_the_fits():
     assert phi([math.log(0.1), math.log(-1.0 + 2.0)]) > r.cost
     assert phi([0.5, 9.0]) == math.inf  # zeta = e^0.5 > 1: outside the model
     assert phi.evaluations == 3
+
+
+def test_docstring_examples_run():
+    module = importlib.import_module("ferromotion.fit")  # `fm.fit` is the function
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

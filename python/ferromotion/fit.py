@@ -42,7 +42,14 @@ ROUTES: Tuple[str, ...] = ("fixed", "corrected", "tolerance", "flow", "exact")
 
 
 def fit_schema() -> Dict[str, Any]:
-    """The JSON Schema of the fit report (``fit.schema.json``, shipped in the package)."""
+    """The JSON Schema of the fit report (``fit.schema.json``, shipped in the package).
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> fm.fit_schema()["properties"]["schema"]["const"] == fm.FIT_SCHEMA
+    True
+    """
     return json.loads((Path(__file__).parent / "fit.schema.json").read_text())
 
 
@@ -427,6 +434,15 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
 
     Returns a dict: ``rows`` (one per scenario and method), ``scenarios`` (data, best fit, the
     fixed route's dv(T)/dy0 against the exact one), ``robustness``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> demo = fm.fit_demo(horizons=(0.8,), starts=1, baselines=False)
+    >>> [(row["method"], row["recovered"]) for row in demo["rows"]][:2]
+    [('LM + fixed Jacobian', 0), ('LM + corrected Jacobian', 0)]
+    >>> next(row["recovered"] for row in demo["rows"] if row["method"] == "LM + flow Jacobian")
+    1
     """
     say = progress or (lambda s: None)
     names = ["height", "zeta"]
@@ -453,7 +469,8 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
 
         for route in ROUTES:
             say(f"T = {horizon} s: {route} route from {starts} starts")
-            rec, evals, walls, finals, verdicts, statuses = 0, [], [], [], [], []
+            rec, evals, walls, finals, statuses = 0, [], [], [], []
+            verdicts: List[str] = []
             for i, s in enumerate(starts_list):
                 guess = Drop(height=s["height"], zeta=s["zeta"])
                 try:
