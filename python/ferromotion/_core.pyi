@@ -329,17 +329,8 @@ class Receipt:
 # --- forward matching (experiments/fit/) -----------------------------------------------
 # `options`: the core's FitOptions (missing keys take DEFAULTS["fit"]); unknown keys raise ScenarioError.
 
-def fit(
-    drop: _DropLike,
-    t: Any,
-    y: Any = None,
-    v: Any = None,
-    sigma_y: Optional[float] = None,
-    sigma_v: Optional[float] = None,
-    mask_y: Optional[Sequence[bool]] = None,
-    mask_v: Optional[Sequence[bool]] = None,
-    options: Optional[dict[str, Any]] = None,
-) -> FitReport: ...
+# `observations`: {"t", "y", "v", "sigma_y", "sigma_v", "mask_y", "mask_v"} (missing keys: None).
+def fit(drop: _DropLike, observations: dict[str, Any], options: Optional[dict[str, Any]] = None) -> FitReport: ...
 def fit_predict(drop: _DropLike, t: Any, options: Optional[dict[str, Any]] = None) -> dict[str, Any]: ...
 
 @final
@@ -350,16 +341,7 @@ class FitReport:
 @final
 class FitObjective:
     def __new__(
-        cls,
-        drop: _DropLike,
-        t: Any,
-        y: Any = None,
-        v: Any = None,
-        sigma_y: Optional[float] = None,
-        sigma_v: Optional[float] = None,
-        mask_y: Optional[Sequence[bool]] = None,
-        mask_v: Optional[Sequence[bool]] = None,
-        options: Optional[dict[str, Any]] = None,
+        cls, drop: _DropLike, observations: dict[str, Any], options: Optional[dict[str, Any]] = None
     ) -> FitObjective: ...
     def __call__(self, z: Any) -> Optional[float]: ...
     @property

@@ -243,8 +243,15 @@ def _options(params: Union[str, Sequence[str]], route: str, k: Optional[float], 
     return opts
 
 
-def _mask(m: Optional[ArrayLike]) -> Optional[List[bool]]:
-    return None if m is None else [bool(x) for x in np.asarray(m).ravel()]
+def _observations(t: ArrayLike, y: Optional[ArrayLike], v: Optional[ArrayLike], sigma: Optional[float],
+                  sigma_y: Optional[float], sigma_v: Optional[float], mask_y: Optional[ArrayLike],
+                  mask_v: Optional[ArrayLike]) -> Dict[str, Any]:
+    """The observations as the core reads them (one dict)."""
+    sy, sv = _channels(y, v, sigma, sigma_y, sigma_v)
+    mask = lambda m: None if m is None else [bool(x) for x in np.asarray(m).ravel()]  # noqa: E731
+    return {"t": float_array(t, "t"), "y": None if y is None else float_array(y, "y"),
+            "v": None if v is None else float_array(v, "v"), "sigma_y": sy, "sigma_v": sv,
+            "mask_y": mask(mask_y), "mask_v": mask(mask_v)}
 
 
 def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional[ArrayLike] = None,
@@ -308,11 +315,8 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
     >>> round(r.estimate["zeta"], 6), r.status
     (0.2, 'converged')
     """
-    sy, sv = _channels(y, v, sigma, sigma_y, sigma_v)
-    opts = _options(params, route, k, dt, options)
-    report = _core.fit(guess, float_array(t, "t"), None if y is None else float_array(y, "y"),
-                       None if v is None else float_array(v, "v"), sy, sv, _mask(mask_y), _mask(mask_v), opts)
-    return FitResult(report)
+    obs = _observations(t, y, v, sigma, sigma_y, sigma_v, mask_y, mask_v)
+    return FitResult(_core.fit(guess, obs, _options(params, route, k, dt, options)))
 
 
 def fit_predict(drop: Drop, t: ArrayLike, *, route: str = "flow", k: Optional[float] = None, dt: float = DT,
@@ -347,11 +351,8 @@ class FitObjective:
                  mask_y: Optional[ArrayLike] = None, mask_v: Optional[ArrayLike] = None,
                  params: Union[str, Sequence[str]] = tuple(_FIT["params"]), route: str = _FIT["route"],
                  k: Optional[float] = None, dt: float = DT, **options: Any) -> None:
-        sy, sv = _channels(y, v, sigma, sigma_y, sigma_v)
-        opts = _options(params, route, k, dt, options)
-        self._core = _core.FitObjective(guess, float_array(t, "t"), None if y is None else float_array(y, "y"),
-                                        None if v is None else float_array(v, "v"), sy, sv, _mask(mask_y),
-                                        _mask(mask_v), opts)
+        obs = _observations(t, y, v, sigma, sigma_y, sigma_v, mask_y, mask_v)
+        self._core = _core.FitObjective(guess, obs, _options(params, route, k, dt, options))
         self.names: List[str] = list(self._core.names)
         self.start: np.ndarray = np.array(self._core.start())
         self._t0 = time.perf_counter()

@@ -25,47 +25,53 @@ impl PyFitReport {
     }
 }
 
-/// Observations from arrays: `t` (n,), `y`/`v` (n,) or None, masks as booleans.
-#[allow(clippy::too_many_arguments)]
-fn observations(
-    t: &Bound<'_, PyAny>,
-    y: Option<&Bound<'_, PyAny>>,
-    v: Option<&Bound<'_, PyAny>>,
-    sigma_y: Option<f64>,
-    sigma_v: Option<f64>,
-    mask_y: Option<Vec<bool>>,
-    mask_v: Option<Vec<bool>>,
-) -> PyResult<Observations> {
-    let t = floats(t, "t", &[None])?;
-    let n = Some(t.len());
-    Ok(Observations {
-        y: y.map(|a| floats(a, "y", &[n])).transpose()?,
-        v: v.map(|a| floats(a, "v", &[n])).transpose()?,
-        t,
-        sigma_y,
-        sigma_v,
-        mask_y,
-        mask_v,
-    })
+/// Observations from a dict: `t` (n,), `y`/`v` (n,) or None, `sigma_y`/`sigma_v`, masks as
+/// booleans (missing keys are None).
+struct ObsArg(Observations);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ObsArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let get = |key: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
+            Ok(obj.get_item(key).ok().filter(|v| !v.is_none()))
+        };
+        let t = match get("t")? {
+            Some(t) => floats(&t, "t", &[None])?,
+            None => Vec::new(),
+        };
+        let n = Some(t.len());
+        let array = |key: &str| -> PyResult<Option<Vec<f64>>> {
+            get(key)?.map(|a| floats(&a, key, &[n])).transpose()
+        };
+        let mask = |key: &str| -> PyResult<Option<Vec<bool>>> {
+            get(key)?.map(|m| m.extract::<Vec<bool>>()).transpose()
+        };
+        let number = |key: &str| -> PyResult<Option<f64>> {
+            get(key)?.map(|x| x.extract::<f64>()).transpose()
+        };
+        Ok(ObsArg(Observations {
+            y: array("y")?,
+            v: array("v")?,
+            t,
+            sigma_y: number("sigma_y")?,
+            sigma_v: number("sigma_v")?,
+            mask_y: mask("mask_y")?,
+            mask_v: mask("mask_v")?,
+        }))
+    }
 }
 
 /// Fit the drop's parameters to the observations, GIL released.
 #[pyfunction]
-#[pyo3(signature = (drop, t, y=None, v=None, sigma_y=None, sigma_v=None, mask_y=None, mask_v=None, options=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (drop, observations, options=None))]
 fn fit(
     py: Python<'_>,
     drop: DropArg,
-    t: &Bound<'_, PyAny>,
-    y: Option<&Bound<'_, PyAny>>,
-    v: Option<&Bound<'_, PyAny>>,
-    sigma_y: Option<f64>,
-    sigma_v: Option<f64>,
-    mask_y: Option<Vec<bool>>,
-    mask_v: Option<Vec<bool>>,
+    observations: ObsArg,
     options: Option<Options<FitOptions>>,
 ) -> PyResult<PyFitReport> {
-    let obs = observations(t, y, v, sigma_y, sigma_v, mask_y, mask_v)?;
+    let obs = observations.0;
     let opts = self::options(options);
     let c = clock();
     let r = py_result(py.detach(|| core_fit::fit(&drop.0, &obs, &opts, Some(&c))))?;
@@ -99,21 +105,17 @@ struct PyFitObjective {
 #[pymethods]
 impl PyFitObjective {
     #[new]
-    #[pyo3(signature = (drop, t, y=None, v=None, sigma_y=None, sigma_v=None, mask_y=None, mask_v=None, options=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (drop, observations, options=None))]
     fn new(
         drop: DropArg,
-        t: &Bound<'_, PyAny>,
-        y: Option<&Bound<'_, PyAny>>,
-        v: Option<&Bound<'_, PyAny>>,
-        sigma_y: Option<f64>,
-        sigma_v: Option<f64>,
-        mask_y: Option<Vec<bool>>,
-        mask_v: Option<Vec<bool>>,
+        observations: ObsArg,
         options: Option<Options<FitOptions>>,
     ) -> PyResult<Self> {
-        let obs = observations(t, y, v, sigma_y, sigma_v, mask_y, mask_v)?;
-        let problem = py_result(FitProblem::new(&drop.0, &obs, &self::options(options)))?;
+        let problem = py_result(FitProblem::new(
+            &drop.0,
+            &observations.0,
+            &self::options(options),
+        ))?;
         Ok(PyFitObjective {
             problem,
             evaluations: 0.into(),
