@@ -173,3 +173,151 @@ fn bad_observations_are_refused_naming_the_field() {
     )
     .contains("`y`"));
 }
+
+use ferromotion_core::experiments::fit::predict::{sensitivity, Layout, Model, RouteSetup};
+use ferromotion_core::experiments::fit::Param;
+
+fn setup(route: Route) -> RouteSetup {
+    RouteSetup {
+        route,
+        dt: 1e-4,
+        tolerance: Default::default(),
+        probe: 1e-4,
+    }
+}
+
+/// Time scaling, derived independently of any route: y(μt; h, v0, g, k/m) solves the drop
+/// with (h, μ·v0, μ²·g, μ²·k/m) and the same zeta, so at μ = 1
+/// `t·v(t) = v0·∂y/∂v0 + 2·∂y/∂ln g + 2·∂y/∂ln k` and `∂y/∂ln m = −∂y/∂ln k`.
+/// The flow route's g, k and m columns come from central differences, its v0 column from
+/// its flow Jacobian: the identity ties them together at every sample time.
+#[test]
+fn flow_columns_obey_the_time_scaling_identity() {
+    let drop = Drop {
+        velocity: 0.5,
+        zeta: 0.2,
+        t_final: 1.5,
+        ..Drop::default()
+    };
+    let t = times(0.05, 1.5);
+    let params = vec![Param::Velocity, Param::Gravity, Param::K, Param::Mass];
+    let layout = Layout {
+        params: params.clone(),
+        base: Model {
+            drop,
+            k: 1e5,
+            restitution: None,
+        },
+    };
+    let z = layout.coordinates(&layout.base);
+    let s = sensitivity(&setup(Route::Flow), &layout, &z, &t).unwrap();
+    for (i, &ti) in t.iter().enumerate() {
+        let lhs = ti * s.prediction.v[i];
+        let rhs = 0.5 * s.dy[(i, 0)] + 2.0 * s.dy[(i, 1)] + 2.0 * s.dy[(i, 2)];
+        assert!(
+            (lhs - rhs).abs() < 1e-7 * (1.0 + lhs.abs()),
+            "t = {ti}: {lhs} vs {rhs}"
+        );
+        assert!(
+            (s.dy[(i, 2)] + s.dy[(i, 3)]).abs() < 1e-7 * (1.0 + s.dy[(i, 2)].abs()),
+            "t = {ti}"
+        );
+    }
+}
+
+/// The same identity for the rigid model (no stiffness): `t·v = v0·∂y/∂v0 + 2·∂y/∂ln g`, and
+/// mass does not enter at all.
+#[test]
+fn exact_columns_obey_the_time_scaling_identity() {
+    let drop = Drop {
+        velocity: 0.5,
+        t_final: 1.5,
+        ..Drop::default()
+    };
+    let t = times(0.05, 1.5);
+    let layout = Layout {
+        params: vec![Param::Velocity, Param::Gravity, Param::Mass],
+        base: Model {
+            drop,
+            k: 1e6,
+            restitution: Some(0.7),
+        },
+    };
+    let z = layout.coordinates(&layout.base);
+    let s = sensitivity(&setup(Route::Exact), &layout, &z, &t).unwrap();
+    for (i, &ti) in t.iter().enumerate() {
+        let lhs = ti * s.prediction.v[i];
+        let rhs = 0.5 * s.dy[(i, 0)] + 2.0 * s.dy[(i, 1)];
+        assert!(
+            (lhs - rhs).abs() < 1e-7 * (1.0 + lhs.abs()),
+            "t = {ti}: {lhs} vs {rhs}"
+        );
+        assert_eq!(s.dy[(i, 2)], 0.0);
+    }
+}
+
+/// The fixed route's parameter tangent is the derivative of its own discrete map inside one
+/// smooth piece: central differences with a probe small enough to keep every contact step
+/// where it is (the event counts equal on both sides) agree with it in every direction.
+#[test]
+fn fixed_tangent_matches_central_differences_of_its_own_map_inside_a_piece() {
+    let drop = Drop {
+        velocity: 0.3,
+        zeta: 0.2,
+        t_final: 0.8,
+        ..Drop::default()
+    };
+    let t = times(0.02, 0.8);
+    let params = vec![
+        Param::Height,
+        Param::Velocity,
+        Param::Zeta,
+        Param::K,
+        Param::Gravity,
+        Param::Mass,
+    ];
+    let layout = Layout {
+        params: params.clone(),
+        base: Model {
+            drop,
+            k: 1e4,
+            restitution: None,
+        },
+    };
+    let z = layout.coordinates(&layout.base);
+    let su = setup(Route::Fixed);
+    let s = sensitivity(&su, &layout, &z, &t).unwrap();
+    let h = 1e-8;
+    for (j, p) in params.iter().enumerate() {
+        let mut zp = z.clone();
+        zp[j] += h;
+        let mut zm = z.clone();
+        zm[j] -= h;
+        let (a, b) = (
+            sensitivity(&su, &layout, &zp, &t).unwrap(),
+            sensitivity(&su, &layout, &zm, &t).unwrap(),
+        );
+        assert_eq!(
+            a.prediction.events, b.prediction.events,
+            "{p:?}: the probe crossed a step"
+        );
+        for i in 0..t.len() {
+            for (fd, claim) in [
+                (
+                    (a.prediction.y[i] - b.prediction.y[i]) / (2.0 * h),
+                    s.dy[(i, j)],
+                ),
+                (
+                    (a.prediction.v[i] - b.prediction.v[i]) / (2.0 * h),
+                    s.dv[(i, j)],
+                ),
+            ] {
+                assert!(
+                    (fd - claim).abs() < 1e-5 * (1.0 + claim.abs()),
+                    "{p:?} at t = {}: tangent {claim}, differences {fd}",
+                    t[i]
+                );
+            }
+        }
+    }
+}
