@@ -301,7 +301,7 @@ fn fixed_tangent_matches_central_differences_of_its_own_map_inside_a_piece() {
             a.prediction.events, b.prediction.events,
             "{p:?}: the probe crossed a step"
         );
-        for i in 0..t.len() {
+        for (i, ti) in t.iter().enumerate() {
             for (fd, claim) in [
                 (
                     (a.prediction.y[i] - b.prediction.y[i]) / (2.0 * h),
@@ -314,8 +314,7 @@ fn fixed_tangent_matches_central_differences_of_its_own_map_inside_a_piece() {
             ] {
                 assert!(
                     (fd - claim).abs() < 1e-5 * (1.0 + claim.abs()),
-                    "{p:?} at t = {}: tangent {claim}, differences {fd}",
-                    t[i]
+                    "{p:?} at t = {ti}: tangent {claim}, differences {fd}"
                 );
             }
         }
