@@ -90,3 +90,15 @@ def test_unidentifiable_design_exits_3_naming_the_weak_direction(tmp_path: Path)
             "--params", "zeta,k", "--zeta", "0.2", "--k", "1e8", "--no-check")
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert "cannot identify" in p.stderr and "log k" in p.stderr
+
+
+def test_demo_json_has_every_method_per_scenario() -> None:
+    p = run("--demo", "--starts", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    methods = {r["method"] for r in doc["rows"]}
+    assert {f"LM + {r} Jacobian" for r in ("fixed", "corrected", "tolerance", "flow", "exact")} <= methods
+    assert {s["horizon"] for s in doc["scenarios"]} == {0.8, 1.5}
+    fixed = {s["horizon"]: s["dv_dy0"] for s in doc["scenarios"]}
+    assert fixed[1.5]["fixed"] < -1e5 < 0 < fixed[1.5]["exact"]
+    assert {r["route"] for r in doc["robustness"]} == {"flow", "fixed"}
