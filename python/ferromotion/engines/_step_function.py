@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -51,6 +51,7 @@ class _MuJoCoDrop:
         self.c = 2.0 * drop.zeta * float(np.sqrt(k * drop.mass))
         self.weight = IMPEDANCE * drop.mass * drop.gravity
         self.version = mujoco.__version__
+        self._memo: Optional[Tuple[Tuple[float, float], Optional[float]]] = None
 
     def _set(self, x: np.ndarray) -> Any:
         m, d = self.model, self.data
@@ -65,11 +66,17 @@ class _MuJoCoDrop:
         return [float(d.qpos[0]), float(d.qvel[0])]
 
     def _distance(self, x: np.ndarray) -> Optional[float]:
-        """MuJoCo's contact distance at x, None when its collision finds no contact."""
+        """MuJoCo's contact distance at x, None when its collision finds no contact (both guards
+        ask at the same x: the last answer is kept, a pure function's memo)."""
+        key = (float(x[0]), float(x[1]))
+        if self._memo is not None and self._memo[0] == key:
+            return self._memo[1]
         d = self._set(x)
         self._mj.mj_kinematics(self.model, d)
         self._mj.mj_collision(self.model, d)
-        return float(d.contact.dist[0]) if d.ncon > 0 else None
+        dist = float(d.contact.dist[0]) if d.ncon > 0 else None
+        self._memo = (key, dist)
+        return dist
 
     def entry(self, x: np.ndarray) -> float:
         dist = self._distance(x)
@@ -113,7 +120,7 @@ def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: 
 
     >>> import ferromotion as fm
     >>> sys = fm.engines.step_function("mujoco", fm.Drop(), k=1e5, dt=1e-4)
-    >>> s = fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8, dt=1e-4)
+    >>> s = fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8, dt=1e-4, halve_dt=False)
     >>> bool(s.jacobian[1, 0] > 0), len(s.events)       # MuJoCo's own gradient: -58.5
     (True, 2)
     """
@@ -177,7 +184,7 @@ class BesideEngine:
             lines.append(f"{'  the same at dt/2':<44} {j[1, 0]:9.4f} {j[1, 1]:9.4f} {j[0, 0]:9.4f} {j[0, 1]:9.4f} "
                          f"{'':>9}  spread max|J(dt) - J(dt/2)| / max(1, max|J|) = {half.spread:.2e}")
         e = self.engine_jacobian
-        lines.append(f"{'the engine own (' + self.engine + ')':<44} {e[1, 0]:9.4f} {e[1, 1]:9.4f} {e[0, 0]:9.4f} "
+        lines.append(f"{'the engine' + chr(39) + 's own (' + self.engine + ')':<44} {e[1, 0]:9.4f} {e[1, 1]:9.4f} {e[0, 0]:9.4f} "
                      f"{e[0, 1]:9.4f} {self.engine_wall_time_s:9.2f}  {self.engine_steps} steps, each with "
                      "mjd_transitionFD")
         return "\n".join(lines)

@@ -420,6 +420,7 @@ fn run(
     let mut last: Option<(usize, i64, f64)> = None;
     let mut fresh: Option<usize> = None;
     let mut recording = false;
+    let mut g_x: Option<Vec<f64>> = None;
     let mut steps = 0u64;
     while t < t1 {
         steps += 1;
@@ -440,16 +441,26 @@ fn run(
         if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
             seg.push(SoftStep { x: x.clone(), h, t });
         }
+        // The guards at the step's start are those at the previous step's end (one guard
+        // call per guard and step).
+        let gx = match g_x.take() {
+            Some(g) => g,
+            None => (0..m)
+                .map(|i| guard(sys, i, &x, t))
+                .collect::<Result<Vec<f64>>>()?,
+        };
+        let gy = (0..m)
+            .map(|i| guard(sys, i, &y, t + h))
+            .collect::<Result<Vec<f64>>>()?;
         let mut crossed = Vec::new();
         for i in 0..m {
-            let g0 = guard(sys, i, &x, t)?;
             // The guard of the event this step starts from sits at its zero: it fires again
             // only if it first rises (and the step is long enough to tell).
-            let armed = g0 > 0.0
+            let armed = gx[i] > 0.0
                 || (fresh == Some(i)
                     && h > 2.0 * delta
-                    && guard(sys, i, &step(sys, &x, delta, t)?, t + delta)? > g0);
-            if armed && guard(sys, i, &y, t + h)? <= 0.0 {
+                    && guard(sys, i, &step(sys, &x, delta, t)?, t + delta)? > gx[i]);
+            if armed && gy[i] <= 0.0 {
                 crossed.push(i);
             }
         }
@@ -457,11 +468,12 @@ fn run(
         let Some(i) = super::one_crossing(&crossed, t, h)? else {
             x = y;
             t = next_t;
+            g_x = Some(gy);
             continue;
         };
         // Locate: secant and bisection in turn on the sub-step length s in (lo, h].
         let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, &x, s, t)?, t + s) };
-        let g0 = guard(sys, i, &x, t)?;
+        let g0 = gx[i];
         let (mut lo, mut g_lo) = if g0 > 0.0 {
             (0.0, g0)
         } else {
@@ -477,7 +489,7 @@ fn run(
                 second: i,
             });
         }
-        let (mut hi, mut g_hi) = (h, guard(sys, i, &y, t + h)?);
+        let (mut hi, mut g_hi) = (h, gy[i]);
         for round in 0..400 {
             // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
             // when the secant sticks to one end.
