@@ -184,7 +184,8 @@ class BesideEngine:
             lines.append(f"{'  the same at dt/2':<44} {j[1, 0]:9.4f} {j[1, 1]:9.4f} {j[0, 0]:9.4f} {j[0, 1]:9.4f} "
                          f"{'':>9}  spread max|J(dt) - J(dt/2)| / max(1, max|J|) = {half.spread:.2e}")
         e = self.engine_jacobian
-        lines.append(f"{'the engine' + chr(39) + 's own (' + self.engine + ')':<44} {e[1, 0]:9.4f} {e[1, 1]:9.4f} {e[0, 0]:9.4f} "
+        label = f"the engine's own ({self.engine})"
+        lines.append(f"{label:<44} {e[1, 0]:9.4f} {e[1, 1]:9.4f} {e[0, 0]:9.4f} "
                      f"{e[0, 1]:9.4f} {self.engine_wall_time_s:9.2f}  {self.engine_steps} steps, each with "
                      "mjd_transitionFD")
         return "\n".join(lines)
