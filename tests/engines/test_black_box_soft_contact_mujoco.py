@@ -104,8 +104,8 @@ def test_mj_step_without_its_release_guard_is_refused_and_named() -> None:
 
 
 def test_the_step_function_is_memoryless_mj_step() -> None:
-    # Each call starts from mj_resetData: the same call repeats bit for bit, and equals a fresh
-    # MjData's mj_step from the same state.
+    # Each call clears what an earlier one leaves behind: the same call repeats bit for bit, and
+    # equals a fresh MjData's mj_step from the same state, after other calls in between.
     sys = fm.engines.step_function("mujoco", DROP, k=K, dt=DT)
     x = np.array([-1e-3, -2.0])
     first = sys.step(x, DT)
