@@ -259,8 +259,7 @@ class HybridSolution(Json):
         In order.
     probe_gap : float
         max |J(dt) - J(dt/2)| (0 when the probe check is off). For a :class:`StepFunction`:
-        the largest max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) over its segments and
-        saltation matrices.
+        max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of its event-located map.
     spectral_radius : float
         Largest |eigenvalue| of J.
     worst_gain : float
@@ -350,9 +349,8 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     probe_rtol : float
         Declared systems: the answer is recomputed with dt/2 and refused if the Jacobian
         moves by more than probe_rtol * max(1, max|J|). A :class:`StepFunction` (your
-        map at your dt is the object): each segment's and each saltation matrix's
-        differences at probes eps and eps/2 must agree to probe_rtol * max(1, max|J|).
-        0 switches the check off.
+        event-located map at your dt is the object): its differences at probes eps and
+        eps/2 must agree to probe_rtol * max(1, max|J|). 0 switches the check off.
     max_steps : int
         Refuse longer runs.
     eps : float, optional
