@@ -134,6 +134,35 @@ fn a_penalty_euler_step_through_the_driver_matches_the_corrected_route_at_the_sa
 }
 
 #[test]
+fn six_bounces_of_a_penalty_step_match_the_corrected_route_at_dt_and_dt_over_2() {
+    // 1.9 s: six entries and six releases, the later ones slow (0.4 m/s); each release ends a
+    // step that must not be taken for an unguarded switch.
+    let drop = Drop {
+        t_final: 1.9,
+        ..Drop::default()
+    };
+    let (k, dt) = (1e5, 1e-4);
+    let opts = StepOptions {
+        dt,
+        ..StepOptions::default()
+    };
+    let s = step_jacobian(&Penalty::new(k, true), &x0(), 0.0, 1.9, &opts).unwrap();
+    let want = |dt: f64| {
+        let r = corrected(&drop, k, dt, &CorrectedOptions::default()).unwrap();
+        DMatrix::from_fn(2, 2, |i, j| r.jacobian[(i, j)])
+    };
+    assert_eq!(s.solution.events.len(), 12);
+    let j = &s.solution.jacobian;
+    assert!(
+        gap(j, &want(dt)) < 1e-3 * j.amax(),
+        "{j} against {}",
+        want(dt)
+    );
+    let half = s.half_dt.unwrap().jacobian;
+    assert!(gap(&half, &want(0.5 * dt)) < 1e-3 * half.amax(), "{half}");
+}
+
+#[test]
 fn the_probe_gap_of_the_located_map_is_round_off() {
     let s = step_jacobian(
         &Penalty::new(1e5, true),

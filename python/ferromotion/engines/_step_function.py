@@ -9,9 +9,11 @@ the engine's own switches, both with reset None (its law changes there, x is con
 * **entry**: the contact distance as the engine computes it (MuJoCo's ``mj_collision`` on the
   state; a positive gap when it finds no contact), so that the driver's "strictly past the
   zero" is the engine's own "in contact";
-* **release**: the argument of the engine's clamped normal force while in contact (for MuJoCo's
-  soft constraint, mapped as ``ferromotion.engines._mujoco`` documents: ``-k*y - c*v + d*m*g``),
-  1 outside contact. Without it the driver refuses with ``UnguardedSwitch``.
+* **release**: positive while the contact pushes: the argument of the engine's clamped normal
+  force (for MuJoCo's soft constraint, mapped as ``ferromotion.engines._mujoco`` documents:
+  ``-k*y - c*v + d*m*g``) or ``-k*y``, whichever reaches zero first (a slow bounce leaves the
+  ground with the force still positive: the ``d*m*g`` it carries), ``-k*y`` (negative) above
+  ground. Without it the driver refuses with ``UnguardedSwitch``.
 
 The answer is the derivative of the engine's event-located map at its dt; it approaches the
 derivative of the engine's continuous law as dt shrinks, so it is also given at dt/2 with the
@@ -89,10 +91,13 @@ class _MuJoCoDrop:
         return float(x[0]) if dist is None else dist
 
     def release(self, x: np.ndarray) -> float:
+        """Positive while the contact pushes: its force's argument and k times the depth, whichever
+        reaches zero first (a slow bounce leaves the ground with the force still positive, the
+        d*m*g it carries); -k times the gap above ground."""
         dist = self._distance(x)
         if dist is None:
-            return 1.0
-        return -self.k * dist - self.c * float(x[1]) + self.weight
+            return -self.k * float(x[0])
+        return min(-self.k * dist - self.c * float(x[1]) + self.weight, -self.k * dist)
 
 
 def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: float = 1e-4, *,

@@ -438,9 +438,6 @@ fn run(
             (opts.dt, anchor + count as f64 * opts.dt)
         };
         let y = step(sys, &x, h, t)?;
-        if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
-            seg.push(SoftStep { x: x.clone(), h, t });
-        }
         // The guards at the step's start are those at the previous step's end (one guard
         // call per guard and step).
         let gx = match g_x.take() {
@@ -466,6 +463,9 @@ fn run(
         }
         fresh = None;
         let Some(i) = super::one_crossing(&crossed, t, h)? else {
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.push(SoftStep { x: x.clone(), h, t });
+            }
             x = y;
             t = next_t;
             g_x = Some(gy);
@@ -569,6 +569,11 @@ fn run(
                 guard_speed: speed,
                 saltation_max: amax(&xi),
             });
+            // The step before this one ends where the event's step starts, possibly within a
+            // probe of the switch: left out of the check, as the event's own step is.
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.pop();
+            }
             recording = !sys.has_reset(i);
             if recording {
                 out.soft.push((i, Vec::new()));
@@ -597,7 +602,9 @@ pub const SWITCH_RATIO: f64 = 1e3;
 /// differences, probe `eps`) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
 /// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law changed
 /// again inside that step with no guard to locate it (a penalty contact's release): the
-/// answer would then hold the fixed grid's error across that switch, and is refused.
+/// answer would then hold the fixed grid's error across that switch, and is refused. Steps
+/// that hold an event, the step before one and the first step after one start within a
+/// probe of a switch and are left out (the run records only the others).
 fn unguarded_switch(sys: &dyn StepSystem, run: &Run, opts: &StepOptions) -> Result<()> {
     let probe = Probe::Relative {
         factor: opts.eps,
