@@ -58,6 +58,7 @@ from ._core import (
     StepTooSmall,
     TooManySteps,
     TwoEventsInOneStep,
+    UnguardedSwitch,
     Unstable,
 )
 from ._common import defaults
@@ -167,6 +168,7 @@ __all__ = [
     "tolerance",
     "TooManySteps",
     "TwoEventsInOneStep",
+    "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",
     "WeakDirection",
