@@ -1222,8 +1222,8 @@ pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict:
 const Z999: f64 = 3.090_232_306_167_813;
 
 /// The 99.9% quantile of χ² with `dof` degrees of freedom by the Wilson–Hilferty cube
-/// `dof·(1 − 2/(9·dof) + z·sqrt(2/(9·dof)))³` (within 1% of the exact quantile from dof = 3;
-/// conservative below); infinite without degrees of freedom.
+/// `dof·(1 − 2/(9·dof) + z·sqrt(2/(9·dof)))³` (1.7% above the exact quantile at dof = 3, within
+/// 1% from dof = 10); infinite without degrees of freedom.
 pub fn chi2_limit(dof: i64) -> f64 {
     if dof < 1 {
         return f64::INFINITY;
@@ -1438,9 +1438,14 @@ mod tests {
     #[test]
     fn chi2_limit_matches_tabulated_quantiles() {
         // 99.9% quantiles of χ²: 16.27 (3), 29.59 (10), 59.70 (30), 149.45 (100).
-        for (dof, q) in [(3, 16.27), (10, 29.59), (30, 59.70), (100, 149.45)] {
+        for (dof, q, rel) in [
+            (3, 16.27, 0.02),
+            (10, 29.59, 0.01),
+            (30, 59.70, 0.01),
+            (100, 149.45, 0.01),
+        ] {
             assert!(
-                (chi2_limit(dof) / q - 1.0).abs() < 0.01,
+                (chi2_limit(dof) / q - 1.0).abs() < rel,
                 "{dof}: {}",
                 chi2_limit(dof)
             );
