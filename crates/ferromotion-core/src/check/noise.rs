@@ -98,7 +98,7 @@ pub fn cause(relative: f64) -> String {
         "round-off accumulated over a long float64 computation, or an iterative solver's tolerance"
             .into()
     } else if relative <= 2e-5 {
-        "float32 arithmetic (float32's unit round-off is 6.0e-8)".into()
+        "float32 arithmetic (float32's unit round-off is 6.0e-8), or an iterative solver's tolerance of that order".into()
     } else {
         "more than float32 round-off: reduced precision (float16, bfloat16), an iterative solver's tolerance, or nondeterministic evaluation".into()
     }
