@@ -157,6 +157,12 @@ def commit_prediction(page: Page, choice: str = "flat") -> None:
     expect(page.locator("#workbench-output")).to_be_visible()
 
 
+def start_over(page: Page) -> None:
+    """Erase the progress by clicks: "Start over…", then the confirmation."""
+    page.locator("#reset-progress").click()
+    page.locator("#reset-yes").click()
+
+
 def settle(page: Page) -> None:
     """Wait until the background worker has finished its jobs."""
     page.wait_for_function("document.body.dataset.background !== 'busy'")

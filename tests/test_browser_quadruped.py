@@ -294,6 +294,16 @@ def test_panel_equals_the_core_and_steps_by_keyboard(page: Page, lab: str, defau
     # The two-axis table and its conclusion.
     check_table(page, report)
     check_verdict(page, report)
+    # The core's refusals inside the verdict read as the rest of the page does: three-figure
+    # numbers, and a blown-up velocity named by its coordinate, not by a bare index.
+    words = page.locator("#quad-verdict-gradient").inner_text() + page.locator("#quad-rows").inner_text()
+    assert not re.search(r"\d\.\d{5,}", words), words
+    assert not re.search(r"(?<!\()component \d+ reached", words), words
+    # The table's "failed" cells and the verdict quote the same refusals (the default report has some).
+    failures = [f for f in (law.get("failure") for law in report["penalty"]) if f] + [
+        law["gradient"]["reference"][0]["failure"] for law in report["penalty"]
+        if law.get("gradient") and law["gradient"]["reference"][0].get("failure")]
+    assert all("component" not in f or "velocity of" in f for f in failures), failures
     # The two facts the issue asks the lab to show, as this report has them.
     assert forward_win(report)
     assert gradient_verdicts(report) == {"tangent_error": "tie", "typical_probe_error": "win", "converged_error": "not computed"}

@@ -282,7 +282,7 @@ def _wall(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "n/a"
     ms = seconds * 1e3
-    if ms < 0.1:
+    if ms * 1e3 < 99.5:  # two figures never round up to "1e+02 us" here
         return f"{ms * 1e3:.2g} us"
     if ms >= 1000:
         return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"

@@ -182,7 +182,7 @@ function render(r) {
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
 }
 
-/** The phone's sticky strip: stiffness, sign and gradient error, always beside the slider. */
+/** The phone's sticky strip: stiffness, sign, gradient error and the tolerance route's verdict. */
 function paintStrip(r) {
   const e = r.fixed.errors;
   const set = (name, text) => {
@@ -193,6 +193,11 @@ function paintStrip(r) {
   set("k", kText(r.k));
   set("sign", signText(e.sign)).dataset.sign = e.sign;
   set("gradient", `gradient error ${num(e.gradient)}`);
+  // Step F's answer too, so a phone need not scroll to the route table for it.
+  const t = r.tolerance;
+  const tol = set("tolerance", t ? `tolerance route ${t.lands ? "lands" : "misses"} (${num(t.errors.gradient)})` : "");
+  tol.hidden = !t;
+  if (t) tol.dataset.lands = String(t.lands);
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
@@ -314,7 +319,7 @@ function drawCurves(r) {
 
 // ---- URL state ---------------------------------------------------------------------------
 
-/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-11). */
+/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-12). */
 const RTOL_RANGE = [1e-14, 1e-2];
 /** The URL parameters a link may carry (README "For instructors" documents them). */
 const URL_KEYS = ["k", "dt", "tol", "ev", "jac", "cor"];
@@ -323,7 +328,7 @@ const URL_KEYS = ["k", "dt", "tol", "ev", "jac", "cor"];
 const quoted = (v) => `“${v.length > 12 ? `${v.slice(0, 12)}…` : v}”`;
 
 /**
- * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&jac=richardson&cor=1) as a
+ * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-12&ev=0&jac=richardson&cor=1) as a
  * workbench change.
  * Every value is checked here, before it reaches the core; what cannot be followed is left
  * at its default and named in `refused`, in the learner's terms.
@@ -335,8 +340,10 @@ function changeFromUrl(r0) {
   const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
   if (q.has("k")) {
     const k = Number(q.get("k"));
-    if (!(Number.isFinite(k) && k > 0) || q.get("k").trim() === "") {
+    if (!Number.isFinite(k) || q.get("k").trim() === "") {
       refused.push(`the stiffness k = ${quoted(q.get("k"))} is not a number of N/m`);
+    } else if (k <= 0) {
+      refused.push(`the stiffness k = ${quoted(q.get("k"))} N/m must be positive`);
     } else {
       const lk = Math.log10(k);
       const inside = Math.min(hi, Math.max(lo, lk));
@@ -565,7 +572,14 @@ async function main() {
   if (!r0) return;
   const { change, refused } = changeFromUrl(r0);
   update(change, { source: "init" });
-  if (refused.length) report(refusal(refused), "error");
+  if (refused.length) {
+    // Said twice: at the top, where a learner opening the link looks first, and in the
+    // status line beside the controls.
+    report(refusal(refused), "error");
+    const notice = $("link-notice");
+    notice.textContent = refusal(refused);
+    notice.hidden = false;
+  }
   progress.coreVersion = bench.version();
   hook.timings.length = 0;
   hook.core.length = 0;
