@@ -139,6 +139,10 @@ def open_panel(page: Page, lab: str, config: dict | None = None) -> None:
     expect(page.locator("#quad-note")).to_contain_text("Computing")
     page.wait_for_function("window.ferromotionLab.quadruped.report !== null", timeout=REPORT_TIMEOUT_MS)
     expect(page.locator("#quad-result")).to_be_visible()
+    # The panel opens on its table and conclusion; the gait and the longer sections open on demand.
+    for more in page.locator("#quadruped details.more").all():
+        if more.get_attribute("open") is None:
+            more.locator("> summary").click()
 
 
 def check_cell(text: str, value: float | None, what: str) -> None:
