@@ -146,7 +146,7 @@ def test_python_panel(browser, lab):  # noqa: F811
         assert not plot.is_visible()
         # An error names the learner's own line with its source, and no line of the panel's runner.
         out, err = run(page, "import ferromotion as fm\nfm.fixed(fm.Drop(), k=-1.0)\n")
-        lines = err.strip().splitlines()
+        lines = err.rstrip().splitlines()
         assert lines[0] == "  line 2: fm.fixed(fm.Drop(), k=-1.0)", err
         assert len(lines) == 2 and lines[1].startswith("InvalidParameter:"), err
 
