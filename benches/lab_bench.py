@@ -92,6 +92,7 @@ def measure(page, base: str, label: str, dt: str, tol: str, moves: int) -> dict:
     direction = "ArrowRight"
     timings: list[float] = []
     core: list[float] = []
+    parts: list[dict] = []
     warmup = 3
     for i in range(moves + warmup):
         value = float(slider.input_value())
@@ -103,10 +104,12 @@ def measure(page, base: str, label: str, dt: str, tol: str, moves: int) -> dict:
         page.keyboard.press(direction)
         page.wait_for_function(f"window.ferromotionLab.updates > {n}", polling=1)
         if i >= warmup:
-            t, c = page.evaluate("[window.ferromotionLab.timings.at(-1), window.ferromotionLab.core.at(-1)]")
+            t, c, part = page.evaluate("[window.ferromotionLab.timings.at(-1), window.ferromotionLab.core.at(-1), "
+                                       "window.ferromotionLab.parts.at(-1)]")
             timings.append(t)
             core.append(c)
-    return {"step": label, "dt": float(dt), "tolerance": tol, "moves": len(timings),
+            parts.append(part)
+    return {"parts_p50_ms": {name: statistics.median(p[name] for p in parts) for name in parts[0]},"step": label, "dt": float(dt), "tolerance": tol, "moves": len(timings),
             "p50_ms": statistics.median(timings), "p95_ms": percentile(timings, 95), "max_ms": max(timings),
             "core_p50_ms": statistics.median(core)}
 
@@ -161,6 +164,8 @@ def main() -> int:
             cells = "".join(f" {r['p50_ms']:>12.1f} {r['p95_ms']:>12.1f} {r['max_ms']:>12.1f} {r['core_p50_ms']:>12.1f}"
                             for r in row.values())
             print(f"{label:<8} {tol_text:<11}{cells}  {'; '.join(verdicts)}", flush=True)
+            if "phone" in row:  # where the phone's time goes besides the core (medians, ms)
+                print("         phone parts: " + ", ".join(f"{k} {v:.1f}" for k, v in row["phone"]["parts_p50_ms"].items()))
             results.extend({"device": name, **r} for name, r in row.items())
         statuses = [page.locator("#status").inner_text() for page in pages.values()]
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

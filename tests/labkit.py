@@ -203,7 +203,9 @@ def dt_button(divisor: int) -> str:
 
 
 def readout(page: Page, name: str) -> str:
-    return page.locator(f'[data-r="{name}"]').inner_text()
+    """A readout's text (its DOM text: on a phone, a card off screen is not laid out, and
+    innerText would read it as empty)."""
+    return (page.locator(f'[data-r="{name}"]').text_content() or "").strip()
 
 
 def item_done(page: Page, item: str) -> bool:

@@ -58,7 +58,7 @@ const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
 // What `make bench-lab` and the browser tests read: update timings (ms, from the input
 // event's timestamp to every readout and plot updated) and how many background jobs run.
 // `core` holds the part of each update spent in the core (from the event to the readout).
-const hook = (window.ferromotionLab = { timings: [], core: [], background: 0, ready: false, updates: 0 });
+const hook = (window.ferromotionLab = { timings: [], core: [], parts: [], background: 0, ready: false, updates: 0 });
 
 // ---- status line -------------------------------------------------------------------------
 
@@ -73,8 +73,14 @@ addEventListener("unhandledrejection", (event) => failed(event.reason && event.r
 
 // ---- readouts ----------------------------------------------------------------------------
 
+/** The readout nodes by name, looked up once (a slider move writes about thirty of them). */
+const readoutNodes = new Map();
 function put(name, text) {
-  const n = el.readouts.querySelector(`[data-r="${name}"]`);
+  let n = readoutNodes.get(name);
+  if (!n) {
+    n = el.readouts.querySelector(`[data-r="${name}"]`);
+    readoutNodes.set(name, n);
+  }
   if (n.textContent !== text) n.textContent = text;
   return n;
 }
@@ -91,26 +97,43 @@ function costText(row, tick, word = "evals") {
   return `${evals}\u00a0· ${wall(row.wall_s, tick)}`;
 }
 
-function routeRow(name, row, ratio, tick) {
-  const tr = document.createElement("tr");
+/** A route table row's cells: name, |dy|, gradient error, sign, cost, cost ratio. */
+function routeCells(name, row, ratio, tick) {
   const e = row.errors;
-  const cells = [
+  return [
     name,
     `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
     signText(e.sign),
     costText(row, tick),
     ratio === null ? "—" : times(ratio),
-  ];
-  for (const [i, text] of cells.entries()) {
-    const td = document.createElement(i === 0 ? "th" : "td");
-    if (i === 0) td.scope = "row";
-    td.textContent = text;
-    if (i === 3) td.className = e.sign;
-    if (i === 4) td.className = "cost";
-    tr.append(td);
-  }
-  return tr;
+  ].map((text, i) => ({ text, cls: i === 3 ? e.sign : i === 4 ? "cost" : "" }));
+}
+
+/**
+ * Write the route table. Rows are rewritten in place (only the cells whose text changed), so
+ * a slider move creates no elements; a row is built only when the set of routes changes.
+ */
+function paintRoutes(rows) {
+  const body = el.routeRows;
+  while (body.rows.length > rows.length) body.lastElementChild.remove();
+  rows.forEach((cells, r) => {
+    let tr = body.rows[r];
+    if (!tr) {
+      tr = document.createElement("tr");
+      cells.forEach((_, i) => {
+        const td = document.createElement(i === 0 ? "th" : "td");
+        if (i === 0) td.scope = "row";
+        tr.append(td);
+      });
+      body.append(tr);
+    }
+    cells.forEach(({ text, cls }, i) => {
+      const td = tr.cells[i];
+      if (td.textContent !== text) td.textContent = text;
+      if (td.className !== cls) td.className = cls;
+    });
+  });
 }
 
 function render(r) {
@@ -168,11 +191,11 @@ function render(r) {
   put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
   put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio, tick)];
-  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio, tick));
-  if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio, tick));
-  rows.push(routeRow("flow (reference)", r.flow, null, tick));
-  el.routeRows.replaceChildren(...rows);
+  const rows = [routeCells("fixed", r.fixed, r.fixed_cost_ratio, tick)];
+  if (view.corrected) rows.push(routeCells("corrected", r.corrected, r.corrected_cost_ratio, tick));
+  if (t) rows.push(routeCells(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio, tick));
+  rows.push(routeCells("flow (reference)", r.flow, null, tick));
+  paintRoutes(rows);
   const how = !t ? ""
     : t.jacobian_method === "forward"
       ? "Its derivative comes from forward sensitivities: the variational equation rides along one rollout and jumps by the saltation matrix at each located contact switch, so there is no probe size to depend on."
@@ -484,16 +507,32 @@ function update(change, { learner = false, source = "init", t0 = performance.now
     taken = false;
   }
   if (!r) return;
-  hook.core.push(performance.now() - t0);
+  const t1 = performance.now();
+  hook.core.push(t1 - t0);
   last = r;
+  // Where the page's own time goes, per part (ms), for the benchmark's breakdown.
+  const parts = {};
+  let mark = t1;
+  const step = (name) => {
+    const now = performance.now();
+    parts[name] = now - mark;
+    mark = now;
+  };
   progress.observe(r, { learner, source });
+  step("progress");
   render(r);
+  step("readouts");
   paintStrip(r);
   syncControls(r);
+  step("strip+controls");
   drawCurves(r);
+  step("plots");
   further.onReadout(r);
+  step("further");
   // The benchmark also counts style and layout, which the browser would do before painting.
   if (hook.forceLayout) void document.body.offsetHeight;
+  step("layout");
+  hook.parts.push(parts);
   hook.timings.push(performance.now() - t0);
   hook.updates += 1;
   writeUrl();
