@@ -198,7 +198,7 @@ def test_descent_panel_runs_in_the_background_and_shows_every_arm(page: Page, la
     # The heat map has one cell per grid point and the selected arm's four paths.
     assert page.locator("#descent-map rect:not(.frame)").count() >= 41 * 41
     expect(page.locator("#descent-map polyline.path")).to_have_count(4)
-    page.locator("#descent details.more > summary").click()  # the path picker opens on demand
+    page.locator("#descent summary", has_text="Choose the paths").click()  # the path picker opens on demand
     page.locator('#descent-arms input[value="0"]').check()
     expect(page.locator("#descent-map polyline.converged")).to_have_count(4)
     assert status(page)[0] == "ok"
