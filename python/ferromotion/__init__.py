@@ -24,6 +24,8 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (``experiments/quadruped/``)
+- ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
+  :func:`fit_schema` (``experiments/fit/``)
 
 Every default a signature shows comes from the core: :func:`defaults`.
 
@@ -56,6 +58,7 @@ from ._core import (
     StepTooSmall,
     TooManySteps,
     TwoEventsInOneStep,
+    UnguardedSwitch,
     Unstable,
 )
 from ._common import defaults
@@ -71,6 +74,8 @@ from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Sl
     WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, Receipt, check_fixture, check_gradient,
     conditioning, environment, receipt_schema)
+from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
+    fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
     quadruped_rollout)
 
@@ -105,6 +110,13 @@ __all__ = [
     "exact",
     "FerroError",
     "Fit",
+    "fit",
+    "fit_demo",
+    "fit_predict",
+    "fit_schema",
+    "FIT_SCHEMA",
+    "FitObjective",
+    "FitResult",
     "fixed",
     "FIXTURES",
     "flow",
@@ -156,8 +168,10 @@ __all__ = [
     "tolerance",
     "TooManySteps",
     "TwoEventsInOneStep",
+    "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",
+    "WeakDirection",
     "Workbench",
 ]
 
