@@ -329,7 +329,7 @@ class Blame(Json):
 #: A sweep route's columns, one entry per stiffness (``SweepRoute``'s attributes).
 ROUTE_COLUMNS: Tuple[str, ...] = (
     "state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0", "right_sign",
-    "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "wall_s", "probe_dependent")
+    "sign", "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "wall_s", "probe_dependent")
 #: The blame split's columns (``SweepBlame``'s attributes).
 BLAME_COLUMNS: Tuple[str, ...] = (
     "integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor", "contact_below_floor")
@@ -354,6 +354,9 @@ class SweepRoute:
         The route's dv(T)/dy0.
     right_sign : numpy.ndarray
         bool: dv(T)/dy0 has the sign of the exact answer's.
+    sign : list of str
+        The core's three-state sign line per stiffness: ``"right"``, ``"wrong"`` or
+        ``"right_far_off"`` (right-signed with a gradient error of at least 1, by accident).
     steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
         Cost counters (uint64).
     wall_s : numpy.ndarray
@@ -373,6 +376,7 @@ class SweepRoute:
     gradient_error: Any
     dv_dy0: Any
     right_sign: Any
+    sign: Any
     steps: Any
     rejected_steps: Any
     force_evals: Any
@@ -400,6 +404,7 @@ class SweepRoute:
             "gradient_error": floats([x["gradient"] for x in e]),
             "dv_dy0": floats([x["dv_dy0"] for x in e]),
             "right_sign": [bool(x["right_sign"]) for x in e],
+            "sign": [str(x["sign"]) for x in e],
         }
         for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
             cols[name] = [int(x[name]) for x in c]

@@ -293,11 +293,12 @@ def _cost_ratio(s: fm.Sweep) -> List[float]:
 
 
 def _wall(seconds: float) -> str:
-    """A wall time as the lab prints it (two figures): 1.9 ms, 0.31 ms, 12 ms, 1.2 s."""
+    """A wall time as the lab prints it (two figures, a number below 1,000 in its unit):
+    24 us, 0.31 ms, 1.9 ms, 12 ms, 1.2 s ("us" for microseconds keeps the table ASCII)."""
     if not math.isfinite(seconds):
         return "n/a"
     ms = seconds * 1e3
-    if ms < 0.01:
+    if ms * 1e3 < 99.5:  # two figures never round up to "1e+02 us" here
         return f"{ms * 1e3:.2g} us"
     if ms >= 1000:
         return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
@@ -314,17 +315,20 @@ def _share(value: float, below_floor: bool, floor: float) -> str:
     return f"< floor ({floor:.1e})" if below_floor else f"{value:.3e}"
 
 
-def _sign(right: bool) -> str:
-    return "" if right else " WRONG SIGN"
+#: The core's three sign states as the lab prints them (web/js/format.js `signText`).
+SIGN_TEXT = {"right": "RIGHT SIGN", "wrong": "WRONG SIGN", "right_far_off": "RIGHT SIGN, FAR OFF"}
+#: The same states as a suffix after another route's gradient error (nothing when right).
+_SIGN_SUFFIX = {"right": "", "wrong": " WRONG SIGN", "right_far_off": " FAR OFF"}
 
 
 def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
     assert s.tolerance is not None and s.corrected is not None and s.blame is not None
     t, c, b, d = s.tolerance, s.corrected, s.blame, s.drop
     ratio = _cost_ratio(s)
-    header = ["k (N/m)", "forward error", "grad. error", "dv(T)/dy0 sign", "fixed evals in wall",
+    header = ["k (N/m)", "|dy| at T (m)", "|dv| at T (m/s)", "grad. error", "dv(T)/dy0 sign", "fixed evals in wall",
               "tolerance grad. error", "tol. evals in wall", "tol./fixed evals", "corrected grad. error",
               "integrator share", "contact share"]
+    left = {header.index("dv(T)/dy0 sign")}
     rows: List[List[str]] = []
     # The core's verdict per k: is the fixed step stable in contact at this dt?
     stability = [fm.step_stability(d, float(k), s.dt) for k in s.k]
@@ -332,14 +336,15 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
         flag = " *" if t.probe_dependent[i] else "  "
         rows.append([
             f"{s.k[i]:.2e}" + ("" if stability[i]["stable"] else " !"),
-            f"{s.forward_error[i]:.3e} {s.forward_unit[i]}",
+            f"{s.fixed.dy[i]:.3e}",
+            f"{s.fixed.dv[i]:.3e}",
             f"{s.gradient_error[i]:.3e}",
-            "RIGHT SIGN" if s.right_sign[i] else "WRONG SIGN",
+            SIGN_TEXT[str(s.fixed.sign[i])],
             _cost(int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i])),
-            f"{t.gradient_error[i]:.3e}{flag}" + _sign(bool(t.right_sign[i])),
+            f"{t.gradient_error[i]:.3e}{flag}" + _SIGN_SUFFIX[str(t.sign[i])],
             _cost(int(t.force_evals[i]), float(t.wall_s[i])),
             f"{ratio[i]:.2f}x",
-            f"{c.gradient_error[i]:.3e}" + _sign(bool(c.right_sign[i])),
+            f"{c.gradient_error[i]:.3e}" + _SIGN_SUFFIX[str(c.sign[i])],
             _share(b.integrator_share[i], bool(b.integrator_below_floor[i]), b.noise_floor[i]),
             _share(b.contact_share[i], bool(b.contact_below_floor[i]), b.noise_floor[i]),
         ])
@@ -352,14 +357,14 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
         + ("by forward sensitivities along 1 rollout" if jacobian == "forward"
            else "by Richardson central differences of 8 rollouts") + ". Errors are against the rigid exact answer;",
         "grad. error = max|J - J_exact| / max|J_exact|; integrator share = max|J_fixed - J_flow|, "
-        "contact share = max|J_flow - J_exact| (absolute).",
+        "contact share = max|J_flow - J_exact| (absolute); FAR OFF: right sign, gradient error >= 1 (by accident).",
         "evals in wall = force evaluations and wall time per Jacobian (one run on this machine, rows in parallel: "
         "for reading, not for comparing runs).",
         "",
-        "  ".join(h.ljust(w) if c == 3 else h.rjust(w) for c, (h, w) in enumerate(zip(header, widths))),
+        "  ".join(h.ljust(w) if c in left else h.rjust(w) for c, (h, w) in enumerate(zip(header, widths))),
     ]
     for r in rows:
-        lines.append("  ".join(x.ljust(w) if c == 3 else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))))
+        lines.append("  ".join(x.ljust(w) if c in left else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))))
     if t.probe_dependent.any():
         lines.append("* PROBE-DEPENDENT: the two probe sizes disagree by more than 1e-3 max|J|; "
                      "shown, not to be trusted.")
@@ -385,7 +390,7 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
 
 
 _CSV_COLUMNS = [
-    "k", "forward_error", "forward_unit", "dy", "dv", "gradient_error", "right_sign", "dv_dy0",
+    "k", "forward_error", "forward_unit", "dy", "dv", "gradient_error", "right_sign", "sign", "dv_dy0",
     "fixed_force_evals", "fixed_wall_s", "tolerance_gradient_error", "tolerance_right_sign",
     "tolerance_force_evals", "tolerance_wall_s", "tolerance_cost_ratio", "tolerance_probe_dependent",
     "corrected_gradient_error", "corrected_right_sign", "corrected_force_evals", "corrected_wall_s",
@@ -402,7 +407,7 @@ def _csv(s: fm.Sweep) -> None:
     for i in range(len(s)):
         row: List[Any] = [
             s.k[i], s.forward_error[i], s.forward_unit[i], s.dy[i], s.dv[i], s.gradient_error[i],
-            bool(s.right_sign[i]), s.dv_dy0[i], int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i]),
+            bool(s.right_sign[i]), str(s.fixed.sign[i]), s.dv_dy0[i], int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i]),
             t.gradient_error[i], bool(t.right_sign[i]), int(t.force_evals[i]), float(t.wall_s[i]), ratio[i],
             bool(t.probe_dependent[i]), c.gradient_error[i], bool(c.right_sign[i]), int(c.force_evals[i]),
             float(c.wall_s[i]), b.integrator_share[i], b.contact_share[i], b.noise_floor[i],
