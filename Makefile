@@ -47,17 +47,12 @@ lint: ## cargo fmt --check and clippy -D warnings
 bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sweeps, route costs, scaling
 	@scripts/bench.sh
 
-<<<<<<< HEAD
 bench-check: ## gradient checkers side by side on benches/check_suite.py: false passes, false alarms, refusals, evaluations
 	@scripts/bootstrap.sh
 	@scripts/bench_env.sh
 	@scripts/py.sh > /dev/null
 	@.venv-bench/bin/python benches/check_bench.py
 
-bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95
-=======
-bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95 (PHONE=1: a cheap phone beside)
->>>>>>> 46c961188f7deb6ecd65e9cafa76c761913362fb
 	@scripts/wasm.sh
 	@.venv/bin/python benches/lab_bench.py $(if $(PHONE),--phone)
 
