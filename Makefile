@@ -53,6 +53,7 @@ bench-check: ## gradient checkers side by side on benches/check_suite.py: false 
 	@scripts/py.sh > /dev/null
 	@.venv-bench/bin/python benches/check_bench.py
 
+bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95 (PHONE=1: a cheap phone beside)
 	@scripts/wasm.sh
 	@.venv/bin/python benches/lab_bench.py $(if $(PHONE),--phone)
 
