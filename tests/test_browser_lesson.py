@@ -21,6 +21,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import ferromotion as fm
 import jsonschema
 import pytest
 from labkit import (  # noqa: F401  (fixtures are used by name)
@@ -335,6 +336,9 @@ def test_axe_finds_no_violations_locked_and_open(browser, lab: str, viewport: di
 SETTINGS = {0.1, 0.5, 0.8, 1.0, 2.0, 5.0, 4.0, 10.0, 100.0, 41.0}
 SETTINGS |= {float(n) for n in range(0, 11)}
 SETTINGS |= {10.0**e for e in range(-14, 9)}
+# The fit panel's settings: the drop's default damping ratio (read from the core), the
+# sampling interval (20 ms), the intervals' level (95%) and the three-bounce horizon (1.5 s).
+SETTINGS |= {round(fm.Drop().zeta, 4), 20.0, 95.0, 1.5}
 
 PROSE = ["#challenge", "#predict", ".now", "#practice", "#handout", "#quiz", "#further", "header", "#readouts"]
 
@@ -388,7 +392,6 @@ def test_the_prose_quotes_no_number_the_core_did_not_just_compute(page: Page, la
 
 def core(log10k: float, divisor: int = 1, rtol: float | None = None) -> dict:
     """The native core's readout at a setting (the Python package: a second build of the core)."""
-    import ferromotion as fm
 
     bench = fm.Workbench(fm.Drop(), dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=False)
     bench.set_log10_k(log10k)
