@@ -392,7 +392,6 @@ def test_the_prose_quotes_no_number_the_core_did_not_just_compute(page: Page, la
 
 def core(log10k: float, divisor: int = 1, rtol: float | None = None) -> dict:
     """The native core's readout at a setting (the Python package: a second build of the core)."""
-
     bench = fm.Workbench(fm.Drop(), dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=False)
     bench.set_log10_k(log10k)
     return bench.readout()
