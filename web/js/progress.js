@@ -34,7 +34,8 @@ const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];
 const READINGS = {
   wrongSign: ["fixed", [["fixed.errors.sign"], ["fixed.errors.gradient", num], ["fixed.errors.dy", num],
     ["fixed.errors.dv_dy0", num], ["fixed.errors.dv_dy0_exact", num]]],
-  refined: ["fixed", [["fixed.errors.sign"], ["refinement.ratio_10", num], ["refinement.ratio_100", num]]],
+  refined: ["fixed", [["refinement.signs.0"], ["fixed.errors.sign"], ["refinement.ratio_10", num],
+    ["refinement.ratio_100", num]]],
   exponent: ["fixed", [["exponent.slope", slope], ["exponent.r2", (x) => x.toFixed(3)]]],
   tolerance: ["tolerance", [["tolerance.errors.sign"], ["tolerance.lands"], ["tolerance.errors.gradient", num],
     ["tolerance.cost.force_evals", int]]],
