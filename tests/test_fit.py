@@ -73,7 +73,9 @@ def test_contract_estimate_interval_singular_values_and_receipt():
     assert r.weak_directions == [] and r.identifiable
     assert len(r.iterations) >= 2 and r.iterations[-1]["cost"] == r.cost
     assert r.interval_method["k"] == ("profile", "profile")
-    assert r.verdicts == ("verified", "verified")
+    # At the solution the cost is stationary: its gradient is below what differences resolve,
+    # so the checker can only agree in absolute terms there (docs/checking.md).
+    assert r.verdicts[0] == "verified" and r.verdicts[1] in ("verified", "verified-absolute")
     assert r.receipt["check_start"]["verdict"] == "verified"  # the checker's own report
     assert r.receipt["template"]["derivative_method"].startswith("height, velocity")
 

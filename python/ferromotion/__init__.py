@@ -72,8 +72,8 @@ from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
 from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
     WarmStartedDrop, hybrid_jacobian)
-from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, Receipt, check_fixture, check_gradient,
-    conditioning, environment, receipt_schema)
+from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
+    check_gradient, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
     fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
@@ -144,7 +144,9 @@ __all__ = [
     "realised_restitution",
     "Receipt",
     "receipt_schema",
+    "load_receipt",
     "RECEIPT_SCHEMA",
+    "RECEIPT_SCHEMA_V1",
     "Refinement",
     "rk4",
     "Route",

@@ -82,7 +82,7 @@ __all__ = [
 __version__: str
 DEFAULTS: dict[str, Any]
 FIXTURES: list[str]  # the core's fixtures::FIXTURES
-RECEIPT_SCHEMA: str  # "ferromotion.receipt/1"
+RECEIPT_SCHEMA: str  # "ferromotion.receipt/2"
 FIT_SCHEMA: str  # "ferromotion.fit/1"
 MODE_NAMES: list[str]  # contact-mode names by code (0 separated, 1 sticking, 2/3 sliding forward/backward)
 FOOT_NAMES: list[str]  # FL, FR, HL, HR

@@ -25,10 +25,11 @@
   record with the core (``classreport.py``; ``--csv`` and ``--html`` for files).
 
 Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM; for ``check``:
-the gradient is verified), 1 when the core refuses the input or a server cannot start (the message
-goes to stderr, prefixed ``ferromotion: error:``), 2 on bad command-line arguments, and for
-``check`` only: 3 when the gradient is not verified, 4 when the check is refused (a direction
-crosses an event or grazes, so smooth differences cannot judge it).
+the gradient is verified, or verified within evaluation noise), 1 when the core refuses the input
+or a server cannot start (the message goes to stderr, prefixed ``ferromotion: error:``), 2 on bad
+command-line arguments, and for ``check`` only: 3 when the gradient is not verified, 4 when the
+check is refused (a direction crosses an event, grazes, or has no probe measured smooth), 5 when
+it agrees in absolute terms only (``verified-absolute``; docs/checking.md).
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=(
             "exit status: 0 on success (a server stopped with Ctrl-C or SIGTERM included; for check: "
             "verified); 1 when the core refuses the input or a server cannot start (message on stderr); "
-            f"2 on bad arguments; for check: {EXIT_NOT_VERIFIED} not verified, {EXIT_REFUSED} refused. "
+            f"2 on bad arguments; for check: {EXIT_NOT_VERIFIED} not verified, {EXIT_REFUSED} refused, "
+            f"{EXIT_ABSOLUTE} verified in absolute terms only. "
             "`ferromotion COMMAND --help` describes each command."
         ),
     )
@@ -153,15 +155,17 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="check a fixture's gradient and print its receipt's verdict",
         description=(
-            "Run the gradient check of one of the core's fixtures: centered differences over a logarithmic "
-            "sweep of probe sizes along seeded random and coordinate directions, the Taylor remainder test, and "
-            "the classification of each direction by the objective's events. Prints the receipt's one-line "
-            "summary (verdict, why, errors)."
+            "Run the gradient check of one of the core's fixtures: f's evaluation noise measured, then centered "
+            "differences walked over a ladder of probe sizes along seeded random and coordinate directions until "
+            "the verdict is resolved, smoothness measured from the probe curve (and the objective's events), "
+            "absolute and relative discrepancy against the differences' own resolution. Prints the receipt's "
+            "one-line summary (verdict, why, errors). docs/checking.md states the rules."
         ),
         epilog=(
-            f"exit status: 0 verified; {EXIT_NOT_VERIFIED} not verified (a smooth direction disagrees); "
-            f"{EXIT_REFUSED} refused (a direction crosses an event or grazes: smooth differences cannot "
-            "judge it); 1 when the core refuses the input; 2 on bad arguments (an unknown fixture included). "
+            f"exit status: 0 verified (or verified within evaluation noise); {EXIT_NOT_VERIFIED} not verified (a "
+            f"direction disagrees beyond the floor and the tolerance); {EXIT_REFUSED} refused (a direction crosses "
+            f"an event, grazes, or has no probe measured smooth); {EXIT_ABSOLUTE} verified in absolute terms only; "
+            "1 when the core refuses the input; 2 on bad arguments (an unknown fixture included). "
             f"Fixtures: {', '.join(fm.FIXTURES)}."
         ),
     )
@@ -176,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--directions", type=_whole, default=DEFAULTS["check"]["random_directions"], metavar="N",
                        help="random directions besides the coordinates (default: %(default)d)")
     check.add_argument("--tol", type=_positive_float, default=DEFAULTS["check"]["tol"], metavar="T",
-                       help="largest normalized error that certifies a direction (default: %(default)g)")
+                       help="relative accuracy a verified verdict certifies (default: %(default)g)")
     check.set_defaults(func=_check, subparser=check)
 
     _add_fit(sub)
@@ -508,7 +512,11 @@ def _descent(args: argparse.Namespace) -> int:
 EXIT_NOT_VERIFIED = 3
 #: Exit status of ``ferromotion check`` when the check is refused.
 EXIT_REFUSED = 4
-_EXIT = {"verified": 0, "not-verified": EXIT_NOT_VERIFIED, "refused": EXIT_REFUSED}
+#: Exit status of ``ferromotion check`` when the gradient agrees in absolute terms only (its
+#: relative accuracy is not measured): never the status of a plain verification.
+EXIT_ABSOLUTE = 5
+_EXIT = {"verified": 0, "verified-within-noise": 0, "verified-absolute": EXIT_ABSOLUTE,
+         "not-verified": EXIT_NOT_VERIFIED, "refused": EXIT_REFUSED}
 
 
 def _fixture_list(args: argparse.Namespace) -> str:

@@ -138,7 +138,8 @@ class FitResult:
         Stiffness at the solution, N/m.
     verdicts : tuple of str
         The checker's verdicts on the objective's gradient at the start and at the solution
-        (``"verified"``, ``"not-verified"``, ``"refused"`` or ``"not-run"``).
+        (``"verified"``, ``"verified-within-noise"``, ``"verified-absolute"``, ``"not-verified"``,
+        ``"refused"`` or ``"not-run"``; docs/checking.md).
     receipt : dict
         The gradient checks and the filled-in reporting template (``document["receipt"]``).
     document : dict

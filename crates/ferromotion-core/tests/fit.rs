@@ -85,9 +85,10 @@ fn flow_fit_recovers_noise_free_parameters() {
     assert!((est[1] - 1.1).abs() < 1e-6, "{est:?}");
     assert!((est[2] / 1e4 - 1.0).abs() < 1e-4, "{est:?}");
     assert!(r.identifiable, "{:?}", r.weak_directions);
-    assert_eq!(
-        r.receipt.verdicts.1,
-        "verified",
+    // The cost is stationary at the solution: its gradient is below what differences resolve,
+    // so the checker agrees there in absolute terms only (docs/checking.md).
+    assert!(
+        ["verified", "verified-absolute"].contains(&r.receipt.verdicts.1.as_str()),
         "{:?}",
         r.receipt.check_solution.as_ref().map(|c| &c.why)
     );

@@ -1717,6 +1717,8 @@ fn template(
         .join("; ");
     let class = |c: &Option<CheckReport>| match c.as_ref().map(|r| r.verdict) {
         Some(Verdict::Verified) => "smooth/verified",
+        Some(Verdict::VerifiedWithinNoise) => "smooth/verified within evaluation noise",
+        Some(Verdict::VerifiedAbsolute) => "smooth/verified in absolute terms only",
         Some(Verdict::NotVerified) => "smooth/unverified",
         Some(Verdict::Refused) => "piecewise-smooth/event-sensitive",
         None => "smooth/unverified",
