@@ -72,6 +72,7 @@ def test_contract_estimate_interval_singular_values_and_receipt():
     assert math.isclose(r.condition, r.singular_values[0] / r.singular_values[1])
     assert r.weak_directions == [] and r.identifiable
     assert len(r.iterations) >= 2 and r.iterations[-1]["cost"] == r.cost
+    assert r.interval_method["k"] == ("profile", "profile")
     # At the solution the cost is stationary: its gradient is below what differences resolve,
     # so the checker can only agree in absolute terms there (docs/checking.md).
     assert r.verdicts[0] == "verified" and r.verdicts[1] in ("verified", "verified-absolute")
@@ -89,14 +90,52 @@ def test_report_matches_its_shipped_schema():
         assert doc["schema"] == fm.FIT_SCHEMA
 
 
-def test_interval_width_scales_with_sigma():
-    """The 95% half-width in log space is 1.96/σ_i-derived: doubling the noise σ doubles it."""
+def test_wald_interval_width_scales_with_sigma():
+    """The Wald half-width in log space is 1.96·sqrt((F⁻¹)_jj) with F = SᵀS/σ²-whitened: doubling the noise σ
+    doubles it."""
     y = fm.fit_predict(fm.Drop(height=1.0, zeta=0.2), T, route="flow", k=1e4)["y"]
     a = fm.fit(fm.Drop(zeta=0.2), T, y, sigma=1e-3, params=["zeta"], route="flow", k=1e4, check=False)
     b = fm.fit(fm.Drop(zeta=0.2), T, y, sigma=2e-3, params=["zeta"], route="flow", k=1e4, check=False)
-    wa = math.log(a.interval["zeta"][1] / a.interval["zeta"][0])
-    wb = math.log(b.interval["zeta"][1] / b.interval["zeta"][0])
+    wa = math.log(a.wald_interval["zeta"][1] / a.wald_interval["zeta"][0])
+    wb = math.log(b.wald_interval["zeta"][1] / b.wald_interval["zeta"][0])
     assert wb == pytest.approx(2 * wa, rel=1e-6)
+
+
+CHI2_1_95 = 3.841458820694124  # 95% quantile of chi2 with 1 degree of freedom (1.959964²)
+
+
+def test_profile_bounds_are_where_the_minimised_chi2_rises_by_the_chi2_quantile():
+    """The interval is the profile-likelihood one: at each bound, Φ minimised over the other parameter (here by
+    scipy's bounded scalar minimiser on the fit's own objective, no Jacobian) lies 3.8415/2 above the fit's
+    minimum; the Wald interval, kept beside it, is a different (linearised) set."""
+    optimize = pytest.importorskip("scipy.optimize")
+    y = _noisy("flow", fm.Drop(height=1.0, zeta=0.2), 1e4, 11)
+    kw = dict(sigma=SIGMA, params=["zeta", "k"], route="flow", k=1.5e4)
+    r = fm.fit(fm.Drop(zeta=0.12), T, y, check=False, **kw)
+    assert r.interval_method == {"zeta": ("profile", "profile"), "k": ("profile", "profile")}
+    assert r.receipt["intervals"]["notes"] == [] and r.receipt["intervals"]["method"].startswith("profile")
+    phi = fm.FitObjective(fm.Drop(zeta=0.12), T, y, **kw)
+    zhat = phi.coordinates(r.estimate)
+    for j, name in enumerate(["zeta", "k"]):
+        other = 1 - j
+        for bound in r.interval[name]:
+            def at(u, zj=math.log(bound)):
+                z = [0.0, 0.0]
+                z[j], z[other] = zj, u
+                return phi(z)
+            best = optimize.minimize_scalar(at, bounds=(zhat[other] - 0.2, zhat[other] + 0.2), method="bounded",
+                                            options={"xatol": 1e-10})
+            assert 2 * (best.fun - r.cost) == pytest.approx(CHI2_1_95, abs=2e-3), (name, bound)
+        assert r.wald_interval[name] != r.interval[name]
+        assert r.wald_interval[name] == pytest.approx(r.interval[name], rel=0.05)
+
+
+def test_wald_intervals_on_request():
+    y = _noisy("flow", fm.Drop(height=1.0, zeta=0.2), 1e4, 2)
+    r = fm.fit(fm.Drop(zeta=0.12), T, y, sigma=SIGMA, params=["zeta"], route="flow", k=1e4, check=False,
+               interval="wald")
+    assert r.interval == r.wald_interval and r.interval_method["zeta"] == ("wald", "wald")
+    assert r.receipt["intervals"]["method"].startswith("Wald") and r.receipt["intervals"]["evaluations"] == 0
 
 
 def test_heights_only_in_flight_cannot_identify_k_and_the_weak_direction_names_it():
@@ -145,6 +184,10 @@ def test_fixed_route_jacobian_is_its_own_tangent_not_the_flows():
     assert r.consistent is False and r.chi2 > 10 * r.chi2_limit
     lo, hi = r.interval["height"]
     assert not lo <= 1.0 <= hi and abs(r.estimate["height"] - 1.05) < 1e-3
+    # Its "solution" is not a minimum of its own map: the profile finds a lower Φ beside it, says so in the
+    # receipt and keeps the Wald bound on that side.
+    assert "wald" in r.interval_method["height"]
+    assert any("not the minimum" in n for n in r.receipt["intervals"]["notes"])
     assert flow.consistent
 
 

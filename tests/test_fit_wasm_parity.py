@@ -28,6 +28,8 @@ process.stdout.write(JSON.stringify(wasm.fit(drop, obs, opts), (k, v) => (typeof
 def _untimed(doc: dict) -> dict:
     doc = {k: v for k, v in doc.items() if k != "wall_s"}
     doc["iterations"] = [{k: v for k, v in it.items() if k != "wall_s"} for it in doc["iterations"]]
+    doc["receipt"] = dict(doc["receipt"], intervals={k: v for k, v in doc["receipt"]["intervals"].items()
+                                                     if k != "wall_s"})
     return doc
 
 

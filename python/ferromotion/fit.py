@@ -93,8 +93,16 @@ class FitResult:
     estimate : dict
         Fitted value per parameter (SI units).
     interval : dict
-        95% interval ``(lo, hi)`` per parameter (from F = SᵀS, in log space for log parameters;
-        an unbounded side is inf, or 0 for a log parameter's lower side).
+        95% interval ``(lo, hi)`` per parameter: profile likelihood (where χ² minimised over the
+        other parameters rises by 3.8415 above its minimum), the Wald interval where the profile
+        cannot be bracketed (``interval_method`` and ``receipt["intervals"]["notes"]`` say where);
+        an unbounded side is inf, or 0 for a log parameter's lower side.
+    interval_method : dict
+        How each side of ``interval`` was found: ``("profile", "profile")``, ``"profile-unbounded"``
+        or ``"wald"`` per side.
+    wald_interval : dict
+        The Wald interval z ± 1.96·sqrt((F⁻¹)_jj) from F = SᵀS (in log space for log parameters),
+        for comparison.
     start : dict
         The start of each parameter.
     singular_values : numpy.ndarray
@@ -146,11 +154,15 @@ class FitResult:
         self.params: List[str] = [p["name"] for p in doc["params"]]
         self.estimate: Dict[str, float] = {p["name"]: float(p["estimate"]) for p in doc["params"]}
         self.start: Dict[str, float] = {p["name"]: float(p["start"]) for p in doc["params"]}
-        self.interval: Dict[str, Tuple[float, float]] = {}
-        for p in doc["params"]:
-            lo, hi = p["interval"]
-            self.interval[p["name"]] = (float(lo) if lo is not None else (0.0 if p["log"] else float("-inf")),
-                                        _inf(hi))
+        def bounds(p: Dict[str, Any], key: str) -> Tuple[float, float]:
+            lo, hi = p[key]
+            return (float(lo) if lo is not None else (0.0 if p["log"] else float("-inf")), _inf(hi))
+
+        self.interval: Dict[str, Tuple[float, float]] = {p["name"]: bounds(p, "interval") for p in doc["params"]}
+        self.wald_interval: Dict[str, Tuple[float, float]] = {p["name"]: bounds(p, "wald_interval")
+                                                              for p in doc["params"]}
+        self.interval_method: Dict[str, Tuple[str, str]] = {p["name"]: tuple(p["interval_method"])  # type: ignore[misc]
+                                                            for p in doc["params"]}
         self.singular_values = np.array([_inf(s) for s in doc["singular_values"]], dtype=np.float64)
         self.condition: float = _inf(doc["condition"])
         self.weak_directions: List[WeakDirection] = [
@@ -290,8 +302,9 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
         Step of the grid routes, s; every sample time must be a multiple of it.
     **options
         The core's other ``FitOptions``: ``restitution``, ``tolerance`` (dict), ``probe``,
-        ``max_iterations``, ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``check`` (bool:
-        run the gradient checks), ``check_options`` (dict).
+        ``max_iterations``, ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
+        (``"profile"``, the default, or ``"wald"``), ``check`` (bool: run the gradient checks),
+        ``check_options`` (dict).
 
     Returns
     -------
@@ -492,7 +505,8 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
                 reach = next((it for it in r.iterations if it["cost"] <= target), None) if route != "exact" else None
                 if ok:
                     evals.append(r.evaluations if reach is None else reach["evaluations"])
-                    walls.append(r.wall_s if reach is None or reach.get("wall_s") is None else reach["wall_s"])
+                    walls.append(r.iterations[-1].get("wall_s", r.wall_s) if reach is None or reach.get("wall_s") is None
+                                 else reach["wall_s"])
             out["rows"].append(_row(horizon, f"LM + {route} Jacobian", rec, len(starts_list), evals, walls, finals,
                                     verdicts, statuses))
         if baselines:

@@ -321,3 +321,63 @@ fn fixed_tangent_matches_central_differences_of_its_own_map_inside_a_piece() {
         }
     }
 }
+
+/// Heights in free flight are linear in the initial velocity, y = y0 + v0·t − g·t²/2: the
+/// profile-likelihood interval of v0 is then the Wald interval, v̂0 ± 1.96·σ/sqrt(Σ t_i²), and
+/// both are found (profile bounds by root bracketing on Φ, Wald from SᵀS).
+#[test]
+fn profile_interval_of_a_parameter_the_model_is_linear_in_is_the_closed_form() {
+    let truth = Drop::default();
+    let t = times(0.02, 0.44); // the first impact is at 0.4515 s
+    let t_all: Vec<f64> = t.iter().copied().chain([0.8]).collect();
+    let p = predictions(&truth, &t_all, &opts(Route::Flow, &["zeta"], 1e6)).unwrap();
+    let sigma = 1e-3;
+    let mut y = p.y.clone();
+    for (i, yi) in y.iter_mut().enumerate() {
+        *yi += sigma * libm::sin(1.7 * i as f64); // deterministic "noise"
+    }
+    let mut mask = vec![true; t_all.len()];
+    *mask.last_mut().unwrap() = false;
+    let obs = Observations {
+        t: t_all,
+        y: Some(y.clone()),
+        sigma_y: Some(sigma),
+        mask_y: Some(mask),
+        ..Observations::default()
+    };
+    let guess = Drop {
+        velocity: 0.3,
+        ..Drop::default()
+    };
+    let r = fit(&guess, &obs, &opts(Route::Flow, &["velocity"], 1e6), None).unwrap();
+    assert_eq!(r.status, Status::Converged);
+    // Least squares in closed form: v̂0 = Σ t_i (y_i − y0 + g t_i²/2) / Σ t_i².
+    let stt: f64 = t.iter().map(|ti| ti * ti).sum();
+    let v_hat: f64 = t
+        .iter()
+        .zip(&y)
+        .map(|(ti, yi)| ti * (yi - truth.height + 0.5 * truth.gravity * ti * ti))
+        .sum::<f64>()
+        / stt;
+    let half = 1.959_963_984_540_054 * sigma / stt.sqrt();
+    let e = &r.params[0];
+    assert!(
+        (e.estimate - v_hat).abs() < 1e-9,
+        "{} vs {v_hat}",
+        e.estimate
+    );
+    assert_eq!(
+        e.interval_method,
+        ("profile".to_string(), "profile".to_string())
+    );
+    for (got, want) in [
+        (e.interval.0, v_hat - half),
+        (e.interval.1, v_hat + half),
+        (e.wald_interval.0, v_hat - half),
+        (e.wald_interval.1, v_hat + half),
+    ] {
+        assert!((got - want).abs() < 1e-6 * half, "{got} vs {want}");
+    }
+    assert!(r.receipt.intervals.notes.is_empty());
+    assert!(r.receipt.intervals.evaluations > 0);
+}

@@ -15,8 +15,13 @@
 //! (Marquardt's diagonal scaling) minimises Φ with the Jacobian S = dr/dz of the chosen
 //! route (see [`predict`] for how each route gets it). At the solution:
 //!
-//! - the 95% interval of each parameter is `z ± 1.96·sqrt((F⁻¹)_jj)` with F = SᵀS (the
-//!   residuals are whitened, so W = I), mapped back through exp for log parameters;
+//! - the 95% interval of each parameter is the profile-likelihood (likelihood-ratio) one:
+//!   the z_j where Φ minimised over the other coordinates rises by 3.8415/2 (χ² = 2Φ by the
+//!   95% quantile of χ² with one degree of freedom), found by bracketing along z_j and regula
+//!   falsi, the others re-fitted by the same Levenberg–Marquardt (warm-started); the Wald
+//!   interval `z ± 1.96·sqrt((F⁻¹)_jj)` with F = SᵀS (the residuals are whitened, so W = I)
+//!   is reported beside it and stands in where the profile cannot be bracketed (the receipt
+//!   says where and why); both mapped back through exp for log parameters;
 //! - the singular values of S, its condition number, and the weak directions: right
 //!   singular vectors whose singular value is below `weak_rel` of the largest
 //!   (unidentifiable) or whose 95% half-width along that combination exceeds `weak_width`
@@ -298,6 +303,8 @@ pub struct FitOptions {
     pub weak_rel: f64,
     /// 95% half-width (in the fit's coordinates) above which a direction is weakly informed.
     pub weak_width: f64,
+    /// How the 95% intervals are found (profile likelihood by default).
+    pub interval: IntervalMethod,
     /// Run the gradient check of Φ at the start and at the solution.
     pub check: bool,
     /// Options of those checks.
@@ -319,6 +326,7 @@ impl Default for FitOptions {
             xtol: 1e-10,
             weak_rel: 1e-6,
             weak_width: 1.0,
+            interval: IntervalMethod::Profile,
             check: true,
             check_options: CheckOptions::default(),
         }
@@ -528,8 +536,14 @@ pub struct Estimate {
     pub estimate: f64,
     /// Start value.
     pub start: f64,
-    /// 95% interval (lo, hi); unbounded sides are null in JSON.
+    /// 95% interval (lo, hi); unbounded sides are null in JSON. Profile-likelihood bounds
+    /// unless `interval_method` says otherwise (see [`IntervalReceipt`]).
     pub interval: (f64, f64),
+    /// How each side of `interval` was found: "profile", "profile-unbounded" (the profile
+    /// never reaches the threshold within the search) or "wald".
+    pub interval_method: (String, String),
+    /// The Wald interval z ± 1.96·sqrt((F⁻¹)_jj), for comparison.
+    pub wald_interval: (f64, f64),
     /// Standard deviation in the fit's coordinate (of ln θ for log parameters).
     pub std_coordinate: f64,
     /// Whether the fit worked with its logarithm.
@@ -614,6 +628,36 @@ pub struct FitReceipt {
     pub probes_halved: u64,
     /// Columns taken one-sided.
     pub one_sided: u64,
+    /// How the 95% intervals were found.
+    pub intervals: IntervalReceipt,
+}
+
+/// How a fit's 95% intervals were found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalReceipt {
+    /// The method, in words.
+    pub method: String,
+    /// Confidence level of each interval (0.95).
+    pub level: f64,
+    /// The rise of χ² that bounds a profile interval (3.8415: 1.96²).
+    pub delta_chi2: f64,
+    /// Model evaluations spent on the intervals (profiles), apart from the optimiser's.
+    pub evaluations: u64,
+    /// Sides where the profile was unbounded or could not be bracketed, and why.
+    pub notes: Vec<String>,
+    /// Wall time of the intervals, s, when a clock was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+}
+
+/// How [`fit`] finds its 95% intervals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntervalMethod {
+    /// Profile likelihood: where the χ² minimised over the other parameters rises by 3.8415.
+    Profile,
+    /// Wald: the linearisation's z ± 1.96·sqrt((F⁻¹)_jj).
+    Wald,
 }
 
 /// Schema identifier written into every fit report.
@@ -922,6 +966,292 @@ impl FitProblem {
     }
 }
 
+/// Model evaluations and probe-control counts, summed over a fit.
+struct Counters {
+    evaluations: u64,
+    halved: (u64, u64),
+}
+
+/// Where a Levenberg–Marquardt run ended.
+struct Minimum {
+    z: Vec<f64>,
+    cost: f64,
+    eval: Eval,
+    status: Status,
+}
+
+/// Levenberg–Marquardt (Marquardt's diagonal scaling) on Φ from `z` (`cur`: its
+/// evaluation), the coordinate `held` (if any) kept where it is: its row and column of the
+/// normal equations are decoupled and its gradient entry zeroed, so its step is exactly 0.
+/// `record` receives every iteration.
+fn levenberg_marquardt(
+    problem: &FitProblem,
+    mut z: Vec<f64>,
+    mut cur: Eval,
+    held: Option<usize>,
+    opts: &FitOptions,
+    counters: &mut Counters,
+    record: &mut dyn FnMut(Iteration),
+) -> Result<Minimum> {
+    let np = z.len();
+    let mut cost = 0.5 * cur.r.norm_squared();
+    let mut lambda = 1e-3;
+    let mut status = Status::MaxIterations;
+    for it in 1..=opts.max_iterations {
+        let mut a = cur.s.transpose() * &cur.s;
+        let mut g = cur.s.transpose() * &cur.r;
+        if let Some(j) = held {
+            for i in 0..np {
+                a[(i, j)] = 0.0;
+                a[(j, i)] = 0.0;
+            }
+            a[(j, j)] = 1.0;
+            g[j] = 0.0;
+        }
+        let dmax = (0..np)
+            .filter(|&j| Some(j) != held)
+            .map(|j| a[(j, j)])
+            .fold(0.0_f64, f64::max);
+        let diag: Vec<f64> = (0..np)
+            .map(|j| a[(j, j)].max(1e-12 * dmax).max(1e-300))
+            .collect();
+        let mut accepted = None;
+        while lambda < 1e16 {
+            let mut m = a.clone();
+            for j in 0..np {
+                m[(j, j)] += lambda * diag[j];
+            }
+            let step = m.cholesky().map(|c| c.solve(&(-&g)));
+            let Some(step) = step else {
+                lambda *= 10.0;
+                continue;
+            };
+            let trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
+            match problem.cost(&trial, &mut counters.evaluations) {
+                Ok(c) if c < cost => {
+                    accepted = Some((trial, c, step.amax()));
+                    break;
+                }
+                _ => lambda *= 10.0,
+            }
+        }
+        let gradient_norm = g.amax();
+        let Some((trial, c, step_norm)) = accepted else {
+            record(Iteration {
+                iteration: it,
+                cost,
+                lambda,
+                theta: problem.theta(&z),
+                gradient_norm,
+                step_norm: 0.0,
+                accepted: false,
+                evaluations: counters.evaluations,
+                wall_s: None,
+            });
+            // No damping finds a lower Φ. At a minimum (to the precision of Φ and of S) the
+            // Gauss–Newton model itself promises no decrease worth having; a route whose
+            // gradient does not point downhill promises one and cannot deliver it.
+            let promised = a
+                .clone()
+                .pseudo_inverse(1e-14 * dmax)
+                .map(|inv| 0.5 * g.dot(&(inv * &g)))
+                .unwrap_or(f64::INFINITY);
+            status = if promised <= 1e3 * opts.ftol * cost.max(1.0) {
+                Status::Converged
+            } else {
+                Status::Stalled
+            };
+            break;
+        };
+        let drop_frac = (cost - c) / cost.max(f64::MIN_POSITIVE);
+        z = trial;
+        cost = c;
+        cur = problem.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        record(Iteration {
+            iteration: it,
+            cost,
+            lambda,
+            theta: problem.theta(&z),
+            gradient_norm,
+            step_norm,
+            accepted: true,
+            evaluations: counters.evaluations,
+            wall_s: None,
+        });
+        lambda = (lambda * 0.1).max(1e-12);
+        if drop_frac < opts.ftol || step_norm < opts.xtol {
+            status = Status::Converged;
+            break;
+        }
+    }
+    Ok(Minimum {
+        z,
+        cost,
+        eval: cur,
+        status,
+    })
+}
+
+/// The χ² rise that bounds a 95% likelihood-ratio interval on one parameter: the 95%
+/// quantile of χ² with one degree of freedom, 1.96².
+const DELTA_CHI2_95: f64 = Z95 * Z95;
+
+/// The farthest a profile is searched from the solution, in the fit's coordinate (a factor
+/// e^10 on a log parameter).
+const PROFILE_SEARCH: f64 = 10.0;
+
+/// How far below the solution's Φ a profile point may land before the solution is taken
+/// not to be the minimum (rounding of Φ and of the optimiser's stopping rule are far below).
+const PROFILE_SLACK: f64 = 1e-6;
+
+/// One side of a profile interval.
+enum Bound {
+    /// The profile reaches the threshold at this distance from the solution (fit coordinate).
+    Profile(f64),
+    /// The profile stays below the threshold out to this distance (the search's end).
+    Unbounded(f64),
+    /// No bracket, and why.
+    Failed(String),
+}
+
+/// Φ's profile along one coordinate at a converged solution.
+struct Profiler<'a> {
+    problem: &'a FitProblem,
+    /// The solution's coordinates.
+    z: &'a [f64],
+    /// Φ there.
+    cost: f64,
+    opts: &'a FitOptions,
+}
+
+impl Profiler<'_> {
+    /// The profile at z_j = `zj`: Φ minimised over the other coordinates from `warm`
+    /// (Φ itself for a one-parameter fit), with the minimiser.
+    fn point(
+        &self,
+        j: usize,
+        zj: f64,
+        warm: &[f64],
+        counters: &mut Counters,
+    ) -> Result<(f64, Vec<f64>)> {
+        let mut z = warm.to_vec();
+        z[j] = zj;
+        if z.len() == 1 {
+            let c = self.problem.cost(&z, &mut counters.evaluations)?;
+            return Ok((c, z));
+        }
+        let cur = self
+            .problem
+            .eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let m = levenberg_marquardt(
+            self.problem,
+            z,
+            cur,
+            Some(j),
+            self.opts,
+            counters,
+            &mut |_| {},
+        )?;
+        Ok((m.cost, m.z))
+    }
+
+    /// The bound on side `dir` (−1 lower, +1 upper) of coordinate `j`: first probe at the
+    /// Wald half-width `wald`, doubled until the profile's signed root sqrt(2(Φ_p − Φ)) passes
+    /// 1.96, then Illinois regula falsi on it (nearly linear in z_j: exactly so for a model
+    /// linear in its parameters). `slope` is the linearisation's conditional line
+    /// dz/dz_j, the warm start of the other coordinates.
+    fn side(&self, j: usize, dir: f64, wald: f64, slope: &[f64], counters: &mut Counters) -> Bound {
+        let root = |c: f64| libm::sqrt(2.0 * (c - self.cost).max(0.0)) - Z95;
+        let along = |from: &[f64], dt: f64| -> Vec<f64> {
+            from.iter()
+                .zip(slope)
+                .map(|(a, s)| a + dir * dt * s)
+                .collect()
+        };
+        let lower = |c: f64, t: f64| {
+            format!(
+                "Φ at {:.6e} is {:.3e} below the solution's: the solution is not the minimum",
+                self.z[j] + dir * t,
+                self.cost - c
+            )
+        };
+        let (mut a, mut ha, mut warm_a) = (0.0, -Z95, self.z.to_vec());
+        let mut t = if wald.is_finite() && wald > 0.0 {
+            wald.min(PROFILE_SEARCH)
+        } else {
+            1.0
+        };
+        let mut ceiling = f64::INFINITY;
+        let mut bracket = None;
+        for _ in 0..40 {
+            match self.point(j, self.z[j] + dir * t, &along(&warm_a, t - a), counters) {
+                Ok((c, _)) if c < self.cost - PROFILE_SLACK => return Bound::Failed(lower(c, t)),
+                Ok((c, zt)) => {
+                    let h = root(c);
+                    if h >= 0.0 {
+                        bracket = Some((t, h, zt));
+                        break;
+                    }
+                    (a, ha, warm_a) = (t, h, zt);
+                    if t >= PROFILE_SEARCH {
+                        return Bound::Unbounded(t);
+                    }
+                    t = (2.0 * t).min(PROFILE_SEARCH).min(0.5 * (t + ceiling));
+                }
+                Err(e) => {
+                    // Outside the model's domain: look between the last good point and here.
+                    ceiling = t;
+                    if t - a <= 1e-6 * t {
+                        return Bound::Failed(format!(
+                            "the model's domain ends {:.6e} from the solution with the profile still below the threshold: {e}",
+                            a
+                        ));
+                    }
+                    t = 0.5 * (a + t);
+                }
+            }
+        }
+        let Some((mut b, mut hb, mut warm_b)) = bracket else {
+            return Bound::Failed("no bracket in 40 probes".into());
+        };
+        // Illinois: the end kept twice running has its value halved.
+        let mut kept = 0i8;
+        for _ in 0..60 {
+            let t = b - hb * (b - a) / (hb - ha);
+            let warm = if t - a < b - t {
+                along(&warm_a, t - a)
+            } else {
+                along(&warm_b, t - b)
+            };
+            let (c, zt) = match self.point(j, self.z[j] + dir * t, &warm, counters) {
+                Ok(x) => x,
+                Err(e) => return Bound::Failed(format!("inside the bracket: {e}")),
+            };
+            if c < self.cost - PROFILE_SLACK {
+                return Bound::Failed(lower(c, t));
+            }
+            let h = root(c);
+            if h.abs() <= 1e-7 || b - a <= 1e-12 * (1.0 + b) {
+                return Bound::Profile(t);
+            }
+            if h > 0.0 {
+                (b, hb, warm_b) = (t, h, zt);
+                if kept == 1 {
+                    ha *= 0.5;
+                }
+                kept = 1;
+            } else {
+                (a, ha, warm_a) = (t, h, zt);
+                if kept == -1 {
+                    hb *= 0.5;
+                }
+                kept = -1;
+            }
+        }
+        Bound::Profile(b - hb * (b - a) / (hb - ha))
+    }
+}
+
 /// z-score of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
@@ -942,13 +1272,13 @@ pub fn fit(
     let problem = FitProblem::new(guess, obs, opts)?;
     let params = problem.layout.params.clone();
     let base = problem.layout.base;
-    let mut z = problem.layout.coordinates(&base);
-    let mut evaluations = 0u64;
-    let mut halved = (0u64, 0u64);
-    let mut cur = problem.eval(&z, &mut evaluations, &mut halved)?;
-    let cost_of = |r: &DVector<f64>| 0.5 * r.norm_squared();
-    let cost_start = cost_of(&cur.r);
-    let mut cost = cost_start;
+    let z = problem.layout.coordinates(&base);
+    let mut counters = Counters {
+        evaluations: 0,
+        halved: (0, 0),
+    };
+    let cur = problem.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+    let cost_start = 0.5 * cur.r.norm_squared();
     let mut check_evaluations = 0u64;
     let grad0: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
     let check_start = if opts.check {
@@ -958,94 +1288,27 @@ pub fn fit(
     };
     let mut iterations = vec![Iteration {
         iteration: 0,
-        cost,
+        cost: cost_start,
         lambda: 0.0,
         theta: problem.theta(&z),
         gradient_norm: grad0.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
         step_norm: 0.0,
         accepted: true,
-        evaluations,
+        evaluations: counters.evaluations,
         wall_s: since(),
     }];
     let np = params.len();
-    let mut lambda = 1e-3;
-    let mut status = Status::MaxIterations;
-    for it in 1..=opts.max_iterations {
-        let a = cur.s.transpose() * &cur.s;
-        let g = cur.s.transpose() * &cur.r;
-        let dmax = (0..np).map(|j| a[(j, j)]).fold(0.0_f64, f64::max);
-        let diag: Vec<f64> = (0..np)
-            .map(|j| a[(j, j)].max(1e-12 * dmax).max(1e-300))
-            .collect();
-        let mut accepted = None;
-        while lambda < 1e16 {
-            let mut m = a.clone();
-            for j in 0..np {
-                m[(j, j)] += lambda * diag[j];
-            }
-            let step = m.cholesky().map(|c| c.solve(&(-&g)));
-            let Some(step) = step else {
-                lambda *= 10.0;
-                continue;
-            };
-            let trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
-            match problem.cost(&trial, &mut evaluations) {
-                Ok(c) if c < cost => {
-                    accepted = Some((trial, c, step.amax()));
-                    break;
-                }
-                _ => lambda *= 10.0,
-            }
-        }
-        let gradient_norm = g.amax();
-        let Some((trial, c, step_norm)) = accepted else {
-            iterations.push(Iteration {
-                iteration: it,
-                cost,
-                lambda,
-                theta: problem.theta(&z),
-                gradient_norm,
-                step_norm: 0.0,
-                accepted: false,
-                evaluations,
-                wall_s: since(),
-            });
-            // No damping finds a lower Φ. At a minimum (to the precision of Φ and of S) the
-            // Gauss–Newton model itself promises no decrease worth having; a route whose
-            // gradient does not point downhill promises one and cannot deliver it.
-            let promised = a
-                .clone()
-                .pseudo_inverse(1e-14 * dmax)
-                .map(|inv| 0.5 * g.dot(&(inv * &g)))
-                .unwrap_or(f64::INFINITY);
-            status = if promised <= 1e3 * opts.ftol * cost.max(1.0) {
-                Status::Converged
-            } else {
-                Status::Stalled
-            };
-            break;
-        };
-        let drop_frac = (cost - c) / cost.max(f64::MIN_POSITIVE);
-        z = trial;
-        cost = c;
-        cur = problem.eval(&z, &mut evaluations, &mut halved)?;
-        iterations.push(Iteration {
-            iteration: it,
-            cost,
-            lambda,
-            theta: problem.theta(&z),
-            gradient_norm,
-            step_norm,
-            accepted: true,
-            evaluations,
-            wall_s: since(),
-        });
-        lambda = (lambda * 0.1).max(1e-12);
-        if drop_frac < opts.ftol || step_norm < opts.xtol {
-            status = Status::Converged;
-            break;
-        }
-    }
+    let mut record = |mut it: Iteration| {
+        it.wall_s = since();
+        iterations.push(it);
+    };
+    let Minimum {
+        z,
+        cost,
+        eval: cur,
+        status,
+    } = levenberg_marquardt(&problem, z, cur, None, opts, &mut counters, &mut record)?;
+    let evaluations = counters.evaluations;
     // Identifiability at the solution.
     let svd = cur.s.clone().svd(false, true);
     let v_t = svd.v_t.ok_or(FerroError::NonFinite {
@@ -1101,23 +1364,115 @@ pub fn fit(
         })
         .collect();
     let theta_start = problem.theta(&problem.layout.coordinates(&base));
-    let estimates: Vec<Estimate> = params
-        .iter()
-        .enumerate()
-        .map(|(j, p)| {
-            let sd = variance[j].sqrt();
-            let (lo, hi) = (z[j] - Z95 * sd, z[j] + Z95 * sd);
-            Estimate {
-                name: p.name().into(),
-                unit: p.unit().into(),
-                estimate: p.from_coordinate(z[j]),
-                start: theta_start[j],
-                interval: (p.from_coordinate(lo), p.from_coordinate(hi)),
-                std_coordinate: sd,
-                log: p.is_log(),
+    // Covariance of the linearisation, F⁻¹ over the informed directions: the Wald intervals
+    // and the warm start of each profile (the nuisance coordinates' linear response).
+    let informed = |s: f64| s > opts.weak_rel * largest * 1e-6 && s > 0.0;
+    let covariance = |n: usize, j: usize| -> f64 {
+        pairs
+            .iter()
+            .filter(|(s, _)| informed(*s))
+            .map(|(s, v)| v[n] * v[j] / (s * s))
+            .sum()
+    };
+    let interval_clock = since();
+    let mut interval_counters = Counters {
+        evaluations: 0,
+        halved: (0, 0),
+    };
+    let mut notes = Vec::new();
+    let profiler = Profiler {
+        problem: &problem,
+        z: &z,
+        cost,
+        opts,
+    };
+    let mut estimates: Vec<Estimate> = Vec::with_capacity(np);
+    for (j, p) in params.iter().enumerate() {
+        let sd = variance[j].sqrt();
+        let wald = (z[j] - Z95 * sd, z[j] + Z95 * sd);
+        let mut bounds = [wald.0, wald.1];
+        let mut methods = ["wald".to_string(), "wald".to_string()];
+        if opts.interval == IntervalMethod::Profile && status == Status::Converged {
+            let cjj = covariance(j, j);
+            let slope: Vec<f64> = (0..np)
+                .map(|n| {
+                    if n == j {
+                        1.0
+                    } else if cjj > 0.0 {
+                        covariance(n, j) / cjj
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            for (side, dir) in [(0usize, -1.0), (1, 1.0)] {
+                let which = if side == 0 { "lower" } else { "upper" };
+                match profiler.side(j, dir, Z95 * sd, &slope, &mut interval_counters) {
+                    Bound::Profile(t) => {
+                        bounds[side] = z[j] + dir * t;
+                        methods[side] = "profile".into();
+                    }
+                    Bound::Unbounded(t) => {
+                        bounds[side] = dir * f64::INFINITY;
+                        methods[side] = "profile-unbounded".into();
+                        notes.push(format!(
+                            "{} {which} side: Φ's profile stays below the threshold out to {:.3} in the fit's coordinate (searched that far): unbounded",
+                            p.name(),
+                            dir * t
+                        ));
+                    }
+                    Bound::Failed(why) => notes.push(format!(
+                        "{} {which} side: the profile could not be bracketed ({why}); the Wald bound is reported",
+                        p.name()
+                    )),
+                }
             }
-        })
-        .collect();
+        }
+        let value = |c: f64| {
+            if c == f64::NEG_INFINITY && p.is_log() {
+                0.0
+            } else {
+                p.from_coordinate(c)
+            }
+        };
+        estimates.push(Estimate {
+            name: p.name().into(),
+            unit: p.unit().into(),
+            estimate: p.from_coordinate(z[j]),
+            start: theta_start[j],
+            interval: (value(bounds[0]), value(bounds[1])),
+            interval_method: (methods[0].clone(), methods[1].clone()),
+            wald_interval: (value(wald.0), value(wald.1)),
+            std_coordinate: sd,
+            log: p.is_log(),
+        });
+    }
+    if opts.interval == IntervalMethod::Profile && status != Status::Converged {
+        notes.push(format!(
+            "the fit ended {} without converging: a profile needs the minimum, so every interval is the Wald interval",
+            match status {
+                Status::Stalled => "stalled",
+                _ => "at the iteration cap",
+            }
+        ));
+    }
+    let interval_wall_s = match (since(), interval_clock) {
+        (Some(b), Some(a)) => Some(b - a),
+        _ => None,
+    };
+    let intervals = IntervalReceipt {
+        method: match opts.interval {
+            IntervalMethod::Profile => "profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by 3.8415 (the 95% quantile of χ² with 1 degree of freedom) above the solution's, found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(Δχ²) − 1.96, the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± 1.96·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)".into(),
+            IntervalMethod::Wald => "Wald: z ± 1.96·sqrt((F⁻¹)_jj) with F = SᵀS at the solution, mapped through exp for log parameters (the linearisation; blind to the model's curvature)".into(),
+        },
+        level: 0.95,
+        delta_chi2: DELTA_CHI2_95,
+        evaluations: interval_counters.evaluations,
+        notes,
+        wall_s: interval_wall_s,
+    };
+    counters.halved.0 += interval_counters.halved.0;
+    counters.halved.1 += interval_counters.halved.1;
     let grad: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
     let check_solution = if opts.check {
         Some(problem.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
@@ -1149,8 +1504,9 @@ pub fn fit(
         check_start,
         check_solution,
         template,
-        probes_halved: halved.0,
-        one_sided: halved.1,
+        probes_halved: counters.halved.0,
+        one_sided: counters.halved.1,
+        intervals,
     };
     Ok(FitReport {
         schema: FIT_SCHEMA.into(),
