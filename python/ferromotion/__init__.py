@@ -79,6 +79,7 @@ __version__: str = _core.__version__
 __all__ = [
     "Arm",
     "audit_engine",
+    "conformance",
     "Blame",
     "blame",
     "BouncingDrop",
@@ -104,6 +105,7 @@ __all__ = [
     "EventsInAdjacentSteps",
     "exact",
     "FerroError",
+    "FixtureError",
     "Fit",
     "fixed",
     "FIXTURES",
@@ -163,3 +165,4 @@ __all__ = [
 
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
+from .engines.conformance import FixtureError, conformance  # noqa: E402  (fixtures as data; no engine needed)

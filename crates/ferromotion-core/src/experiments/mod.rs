@@ -3,6 +3,7 @@
 //! equal-budget comparison of the routes ([`budget`]).
 
 pub mod budget;
+pub mod conformance;
 pub mod descent;
 pub mod hybrid;
 pub mod quadruped;
