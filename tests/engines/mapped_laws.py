@@ -10,7 +10,9 @@ normal force differs between engines:
   constraint with constant impedance D adds the weight's normal part);
 * ``newton``: explicit, ``F = -k*d - c*min(v_n, 0)`` for d <= 0 (damped approach, undamped release);
 * ``tamsi``: implicit, ``F = k*max(0, -(d + dt*v_n+))*max(0, 1 - d_hc*v_n+)`` (Hunt–Crossley);
-* ``sap``: implicit, ``F = max(0, -k*(d + dt*v_n+) - c*v_n+)`` (linear, our law at the step's end).
+* ``sap``: implicit, ``F = max(0, -k*(d + dt*v_n+) - c*v_n+)`` (linear, our law at the step's end);
+  for both Drake laws a contact exists only when the step starts penetrating (d < 0): Drake's
+  point-contact query reports penetrating pairs only.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def rollout(law: str, x0, t_final: float, dt: float, k: float, zeta: float, m: f
         elif law == "newton":
             f = (-k * d - c * min(vn, 0.0)) if d <= 0.0 else 0.0
             vn_new = vn - g * nz * dt + dt * f / m
+        elif d >= 0.0:  # Drake: no contact pair unless the step starts penetrating
+            vn_new = vn - g * nz * dt
         elif law == "tamsi":
             vn_new = _implicit_vn(vn - g * nz * dt, d, dt, m, lambda d, s: k * max(0.0, -(d + dt * s))
                                   * max(0.0, 1.0 - hunt_crossley * s))

@@ -24,8 +24,12 @@ with the rigid answer at Newton's own restitution as well as ours (docs/engines.
 
 Integrator: Newton's semi-implicit Euler (v += dt*(F/m + g), then p += dt*v), as our fixed
 route. Precision: Warp's particle arrays are float32; y0 = 1 m is stored to ~6e-8 m, and the
-map x0 -> x(T) is piecewise smooth with float32 noise, so the central-difference probe of the
-engine's own map is ``FD_EPS`` = 1e-4 (not the float64 engines' 1e-6).
+map x0 -> x(T) carries float32 noise, so the central-difference probe of the engine's own map
+is ``FD_EPS`` = 1e-5 (not the float64 engines' 1e-6). Newton's force is also *discontinuous* at
+touchdown: the first contact step already feels -kd*min(d', 0) = c*|v|, not ~0 as ours does.
+So its map jumps (ours only kinks) wherever the first contact step moves on the time grid,
+every |v|*dt in y0 (4.4e-4 m at the drop's impact): a central difference straddling one is not
+a derivative (at 1e-4 on the 5 cm drop it reads dv/dy0 = +17.3 where the derivative is -7.8).
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ import numpy as np
 from ._mujoco import steps
 
 RADIUS = 0.1
-#: Central-difference probe of Newton's float32 map (m, m/s).
-FD_EPS = 1e-4
+#: Central-difference probe of Newton's float32 map (m, m/s): above its float32 noise, and well
+#: below the spacing |v|*dt of the jumps its map has (see the module docs).
+FD_EPS = 1e-5
 
 
 def newton_restitution(zeta: float) -> float:
@@ -85,7 +90,7 @@ class Newton:
             return self._models[key]
         wp, newton = self._wp, self._newton
         c = 2.0 * zeta * math.sqrt(k * mass)
-        b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=-float(gravity))
+        b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -float(gravity)))
         b.add_particle(pos=wp.vec3(0.0, 0.0, 10.0), vel=wp.vec3(0.0, 0.0, 0.0), mass=float(mass), radius=RADIUS)
         cfg = newton.ModelBuilder.ShapeConfig(ke=float(k), kd=float(c), kf=0.0, mu=0.0)
         nx, nz = normal
@@ -105,35 +110,43 @@ class Newton:
         self._models = {key: (model, solver, contacts)}
         return self._models[key]
 
-    def _rollout(self, built: Any, p0: np.ndarray, v0: np.ndarray, n: int, dt: float, grad: bool) -> List[Any]:
+    def _initial(self, built: Any, p0: np.ndarray, v0: np.ndarray, n: int, grad: bool) -> List[Any]:
+        """The n + 1 states of a rollout, the first set to (p0, v0) (outside any tape: a recorded
+        copy would take the adjoint away from the initial state)."""
         wp = self._wp
-        model, solver, contacts = built
+        model = built[0]
         states = [model.state(requires_grad=grad) for _ in range(n + 1)]
         states[0].particle_q.assign(wp.array([wp.vec3(*p0)], dtype=wp.vec3))
         states[0].particle_qd.assign(wp.array([wp.vec3(*v0)], dtype=wp.vec3))
-        control = model.control()
-        for i in range(n):
-            states[i].clear_forces()
-            solver.step(states[i], states[i + 1], control, contacts, dt)
         return states
 
+    @staticmethod
+    def _rollout(built: Any, states: List[Any], dt: float) -> None:
+        model, solver, contacts = built
+        control = model.control()
+        for i in range(len(states) - 1):
+            states[i].clear_forces()
+            solver.step(states[i], states[i + 1], control, contacts, dt)
+
     def _run(self, k: float, zeta: float, mass: float, gravity: float, normal: Tuple[float, float],
-             x0: np.ndarray, n: int, dt: float, jac: bool) -> Tuple[np.ndarray, Any]:
-        """x0 = (p_x, p_z, v_x, v_z) of the contact point; returns x(T) and, with jac, J (4x4)."""
+             x0: np.ndarray, n: int, dt: float, jac: bool, rows: Tuple[int, ...] = (0, 1, 2, 3)) -> Tuple[np.ndarray, Any]:
+        """x0 = (p_x, p_z, v_x, v_z) of the contact point; returns x(T) and, with jac, the
+        ``rows`` of J (one reverse pass each; J is 4x4 with every row)."""
         wp = self._wp
         built = self._build(k, zeta, mass, gravity, normal)
         nx, nz = normal
         p0 = np.array([x0[0] + RADIUS * nx, 0.0, x0[1] + RADIUS * nz])
         v0 = np.array([x0[2], 0.0, x0[3]])
+        states = self._initial(built, p0, v0, n, grad=jac)
         if not jac:
-            states = self._rollout(built, p0, v0, n, dt, grad=False)
+            self._rollout(built, states, dt)
             return self._x(states[-1], normal), None
         tape = wp.Tape()
         with tape:
-            states = self._rollout(built, p0, v0, n, dt, grad=True)
+            self._rollout(built, states, dt)
         x = self._x(states[-1], normal)
-        rows = []
-        for comp, arr in ((0, "q"), (2, "q"), (0, "qd"), (2, "qd")):
+        out = []
+        for comp, arr in [((0, "q"), (2, "q"), (0, "qd"), (2, "qd"))[r] for r in rows]:
             seed_q = np.zeros((1, 3), dtype=np.float32)
             seed_v = np.zeros((1, 3), dtype=np.float32)
             (seed_q if arr == "q" else seed_v)[0, comp] = 1.0
@@ -142,9 +155,9 @@ class Newton:
                                  last.particle_qd: wp.array(seed_v, dtype=wp.vec3)})
             gq = states[0].particle_q.grad.numpy()[0].astype(float)
             gv = states[0].particle_qd.grad.numpy()[0].astype(float)
-            rows.append([gq[0], gq[2], gv[0], gv[2]])
+            out.append([gq[0], gq[2], gv[0], gv[2]])
             tape.zero()
-        return x, np.array(rows)
+        return x, np.array(out)
 
     @staticmethod
     def _x(state: Any, normal: Tuple[float, float]) -> np.ndarray:
@@ -161,8 +174,8 @@ class Newton:
 
     def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
         x, j = self._run(k, drop.zeta, drop.mass, drop.gravity, (0.0, 1.0),
-                         np.array([0.0, x0[0], 0.0, x0[1]]), steps(drop, dt), dt, jac=True)
-        return x[[1, 3]], j[np.ix_([1, 3], [1, 3])]
+                         np.array([0.0, x0[0], 0.0, x0[1]]), steps(drop, dt), dt, jac=True, rows=(1, 3))
+        return x[[1, 3]], j[:, [1, 3]]
 
     # -- the slope (x = [p_x, p_z, v_x, v_z]) ---------------------------------------------------
     def slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
