@@ -30,7 +30,11 @@ fn slope_jacobian_equals_central_differences_of_the_closed_form_map() {
         m[c] -= eps;
         let (xp, _, ip) = slope_exact(&ball(), &p, 0.8).unwrap();
         let (xm, _, im) = slope_exact(&ball(), &m, 0.8).unwrap();
-        assert_eq!((ip.len(), im.len()), (1, 1), "a probe changed the impact count");
+        assert_eq!(
+            (ip.len(), im.len()),
+            (1, 1),
+            "a probe changed the impact count"
+        );
         fd.set_column(c, &((xp - xm) / (2.0 * eps)));
     }
     assert!(rel(&j, &fd) < 1e-7, "{j} vs {fd}");
@@ -95,14 +99,20 @@ fn a_bad_fixture_document_is_refused_naming_the_field() {
     let mut doc = serde_json::to_value(f).unwrap();
     assert!(Fixture::from_json(&doc.to_string()).is_ok());
     doc["exact"]["jacobian"][2] = serde_json::json!([1.0, 2.0]);
-    let e = Fixture::from_json(&doc.to_string()).unwrap_err().to_string();
+    let e = Fixture::from_json(&doc.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("exact.jacobian[2]"), "{e}");
     doc["exact"].as_object_mut().unwrap().remove("jacobian");
-    let e = Fixture::from_json(&doc.to_string()).unwrap_err().to_string();
+    let e = Fixture::from_json(&doc.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("jacobian"), "{e}");
     let mut doc = serde_json::to_value(f).unwrap();
     doc["schema"] = "ferromotion.fixture/2".into();
-    let e = Fixture::from_json(&doc.to_string()).unwrap_err().to_string();
+    let e = Fixture::from_json(&doc.to_string())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("schema"), "{e}");
     let e = conformance(f, &[0.0; 3], &f.exact.jacobian)
         .unwrap_err()

@@ -227,7 +227,7 @@ class MJX:
 
         self._run = jax.jit(run)
         self._run_and_jac = jax.jit(run_and_jac)
-        self._models: Dict[Tuple[float, float], Any] = {}
+        self._models: Dict[Tuple[Any, ...], Any] = {}
 
     def _model(self, drop: Any, k: float, dt: float) -> Any:
         key = (float(k), float(dt))

@@ -146,7 +146,7 @@ def conformance(fixture: Union[str, Path, Dict[str, Any]], state: Any, gradient:
     return Conformance(**{f.name: out[f.name] for f in dataclasses.fields(Conformance)})
 
 
-def _drop_of(doc: Dict[str, Any], x0: Optional[Sequence[float]] = None) -> Any:
+def _drop_of(doc: Dict[str, Any], x0: Any = None) -> Any:
     from .. import Drop
 
     p = doc["parameters"]

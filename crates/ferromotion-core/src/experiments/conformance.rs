@@ -131,7 +131,9 @@ fn verdict_meanings() -> BTreeMap<String, String> {
         ("right_far_off", "the key entry's sign agrees but the gradient error is at least far_off: the sign is right by accident"),
         ("wrong", "the key entry of J has the wrong sign (or is not a number): a descent step on it goes the wrong way"),
     ];
-    m.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    m.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn tolerances() -> Tolerances {
@@ -143,7 +145,9 @@ fn tolerances() -> Tolerances {
 }
 
 fn suggested() -> BTreeMap<String, Vec<f64>> {
-    let k: Vec<f64> = (0..9).map(|i| libm::pow(10.0, 3.0 + 0.5 * i as f64)).collect();
+    let k: Vec<f64> = (0..9)
+        .map(|i| libm::pow(10.0, 3.0 + 0.5 * i as f64))
+        .collect();
     [("stiffness".to_string(), k), ("dt".to_string(), vec![1e-4])]
         .into_iter()
         .collect()
@@ -337,9 +341,8 @@ pub fn fixtures() -> Result<Vec<Fixture>> {
 impl Fixture {
     /// Read a fixture document, refusing it with the field at fault.
     pub fn from_json(text: &str) -> Result<Fixture> {
-        let f: Fixture = serde_json::from_str(text).map_err(|e| {
-            FerroError::Scenario(format!("fixture: {e}"))
-        })?;
+        let f: Fixture = serde_json::from_str(text)
+            .map_err(|e| FerroError::Scenario(format!("fixture: {e}")))?;
         f.validate()?;
         Ok(f)
     }
@@ -347,7 +350,10 @@ impl Fixture {
     /// Check the document's values (shape, finiteness, schema).
     pub fn validate(&self) -> Result<()> {
         if self.schema != SCHEMA {
-            return Err(bad("schema", format!("expected {SCHEMA:?}, got {:?}", self.schema)));
+            return Err(bad(
+                "schema",
+                format!("expected {SCHEMA:?}, got {:?}", self.schema),
+            ));
         }
         let n = self.initial_state.len();
         if n == 0 {
@@ -363,8 +369,17 @@ impl Fixture {
                 return Err(bad(field, format!("{len} entries, initial_state has {n}")));
             }
         }
-        if let Some((i, r)) = self.exact.jacobian.iter().enumerate().find(|(_, r)| r.len() != n) {
-            return Err(bad(&format!("exact.jacobian[{i}]"), format!("{} entries, expected {n}", r.len())));
+        if let Some((i, r)) = self
+            .exact
+            .jacobian
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.len() != n)
+        {
+            return Err(bad(
+                &format!("exact.jacobian[{i}]"),
+                format!("{} entries, expected {n}", r.len()),
+            ));
         }
         let finite = |field: &str, v: &[f64]| -> Result<()> {
             match v.iter().position(|x| !x.is_finite()) {
@@ -378,10 +393,16 @@ impl Fixture {
             finite(&format!("exact.jacobian[{i}]"), r)?;
         }
         if !(self.t_final.is_finite() && self.t_final > 0.0) {
-            return Err(bad("t_final", format!("must be finite and > 0, got {}", self.t_final)));
+            return Err(bad(
+                "t_final",
+                format!("must be finite and > 0, got {}", self.t_final),
+            ));
         }
         if self.key_entry.iter().any(|&i| i >= n) {
-            return Err(bad("key_entry", format!("{:?} is outside a {n}x{n} Jacobian", self.key_entry)));
+            return Err(bad(
+                "key_entry",
+                format!("{:?} is outside a {n}x{n} Jacobian", self.key_entry),
+            ));
         }
         let t = &self.tolerances;
         for (field, v) in [
@@ -393,7 +414,13 @@ impl Fixture {
             }
         }
         if t.far_off != FAR_OFF {
-            return Err(bad("tolerances.far_off", format!("must be {FAR_OFF} (the sign line's far-off threshold), got {}", t.far_off)));
+            return Err(bad(
+                "tolerances.far_off",
+                format!(
+                    "must be {FAR_OFF} (the sign line's far-off threshold), got {}",
+                    t.far_off
+                ),
+            ));
         }
         Ok(())
     }
@@ -425,12 +452,20 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
     fixture.validate()?;
     let n = fixture.initial_state.len();
     if state.len() != n {
-        return Err(bad("state", format!("{} entries, the fixture's x has {n}", state.len())));
+        return Err(bad(
+            "state",
+            format!("{} entries, the fixture's x has {n}", state.len()),
+        ));
     }
     if jacobian.len() != n || jacobian.iter().any(|r| r.len() != n) {
         return Err(bad("gradient", format!("expected a {n}x{n} Jacobian")));
     }
-    let max_abs = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0_f64, |m, x| if x.is_nan() { f64::NAN } else { m.max(x.abs()) });
+    let max_abs = |v: &mut dyn Iterator<Item = f64>| {
+        v.fold(
+            0.0_f64,
+            |m, x| if x.is_nan() { f64::NAN } else { m.max(x.abs()) },
+        )
+    };
     let ex = &fixture.exact;
     let state_error = max_abs(&mut state.iter().zip(&ex.state).map(|(a, b)| a - b))
         / max_abs(&mut ex.state.iter().copied());
@@ -445,7 +480,10 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
     let (key, key_exact) = (jacobian[r][c], ex.jacobian[r][c]);
     let t = &fixture.tolerances;
     let sign = Sign::of(key, key_exact, gradient_error);
-    let verdict = if sign == Sign::Right && gradient_error <= t.jacobian_rtol && state_error <= t.state_rtol {
+    let verdict = if sign == Sign::Right
+        && gradient_error <= t.jacobian_rtol
+        && state_error <= t.state_rtol
+    {
         "conforms"
     } else {
         match sign {
