@@ -22,7 +22,7 @@ both geometries (combined: d_hc)::
 
 Hunt–Crossley's damping grows with the depth, ours (c*v_n) does not: no d_hc maps our law.
 We pick the d_hc whose stiff-limit restitution at the fixture's first impact speed u equals
-ours (``hunt_crossley_for``: e depends on d_hc*u alone; d_hc = 0.0769 s/m at u = 4.43 m/s).
+ours (``hunt_crossley_for``: e depends on d_hc*u alone; d_hc = 0.193 s/m at u = 4.43 m/s).
 The rebound then leaves with our speed, but the force history differs inside the contact.
 
 ``drake-sap``: SAP with the linear (Kelvin–Voigt) dissipation of its ``relaxation_time`` tau

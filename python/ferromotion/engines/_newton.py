@@ -75,7 +75,7 @@ class Newton:
         os.environ.setdefault("WARP_CACHE_PATH", os.path.join(os.path.expanduser("~"), ".cache", "warp"))
         import warp as wp
 
-        wp.config.quiet = True
+        wp.config.log_level = wp.LOG_WARNING  # no banner or module-load lines in the audit's table
         wp.init()
         import newton
 
