@@ -35,7 +35,6 @@ a derivative (at 1e-4 on the 5 cm drop it reads dv/dy0 = +17.3 where the derivat
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
@@ -72,7 +71,6 @@ class Newton:
     fd_eps = FD_EPS
 
     def __init__(self) -> None:
-        os.environ.setdefault("WARP_CACHE_PATH", os.path.join(os.path.expanduser("~"), ".cache", "warp"))
         import warp as wp
 
         wp.config.log_level = wp.LOG_WARNING  # no banner or module-load lines in the audit's table
