@@ -159,6 +159,13 @@ def test_the_slope_runs_the_mapped_law_in_each_engine(engine: str, law: str, ato
 
         ad_speed = ad.slope_speed(doc)
         kw["hunt_crossley"] = hunt_crossley_for(doc["parameters"]["restitution"], ad_speed)
+    if engine == "newton":
+        # 8000 float32 steps: the forward map only (four tape passes and eight probe rollouts
+        # take minutes on CPU; the tape is checked on the short drop in test_newton_drake.py,
+        # and its slope map jumps every |v_n|*dt, so probes of it straddle jumps).
+        x, _ = run_fixture(ad, doc, k, 1e-4, jac=False)
+        np.testing.assert_allclose(x, _mapped(law, doc, k, **kw), rtol=0, atol=atol)
+        return
     x, j = run_fixture(ad, doc, k, 1e-4)
     np.testing.assert_allclose(x, _mapped(law, doc, k, **kw), rtol=0, atol=atol)
     fd = _own_fd(ad, doc, k, getattr(ad, "fd_eps", 1e-6))
