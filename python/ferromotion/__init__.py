@@ -24,6 +24,8 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (``experiments/quadruped/``)
+- ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
+  :func:`fit_schema` (``experiments/fit/``)
 
 Every default a signature shows comes from the core: :func:`defaults`.
 
@@ -70,8 +72,10 @@ from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
 from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
     WarmStartedDrop, hybrid_jacobian)
-from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, Receipt, check_fixture, check_gradient,
-    conditioning, environment, receipt_schema)
+from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
+    check_gradient, conditioning, environment, load_receipt, receipt_schema)
+from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
+    fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
     quadruped_rollout)
 
@@ -108,6 +112,13 @@ __all__ = [
     "FerroError",
     "FixtureError",
     "Fit",
+    "fit",
+    "fit_demo",
+    "fit_predict",
+    "fit_schema",
+    "FIT_SCHEMA",
+    "FitObjective",
+    "FitResult",
     "fixed",
     "FIXTURES",
     "flow",
@@ -135,7 +146,9 @@ __all__ = [
     "realised_restitution",
     "Receipt",
     "receipt_schema",
+    "load_receipt",
     "RECEIPT_SCHEMA",
+    "RECEIPT_SCHEMA_V1",
     "Refinement",
     "rk4",
     "Route",
@@ -162,6 +175,7 @@ __all__ = [
     "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",
+    "WeakDirection",
     "Workbench",
 ]
 

@@ -2,8 +2,8 @@
 //! the `ferromotion` package, which wraps these functions and carries the docstrings.
 //!
 //! One file per topic of the core (`routes`, `readouts`, `sweep`, `workbench`, `descent`,
-//! `hybrid`, `check`, `conformance`, `quadruped`), as the package's modules are; `convert.rs` holds the
-//! conversions, `errors.rs` the exception tree. Every function converts its input, calls
+//! `hybrid`, `check`, `conformance`, `fit`, `quadruped`), as the package's modules are;
+//! `convert.rs` holds the conversions, `errors.rs` the exception tree. Every function converts its input, calls
 //! the core with the GIL released (`py.detach`), and converts the output.
 
 mod check;
@@ -11,6 +11,7 @@ mod conformance;
 mod convert;
 mod descent;
 mod errors;
+mod fit;
 mod hybrid;
 mod hybrid_step;
 mod quadruped;
@@ -49,6 +50,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         "lands_below": fm::lab::workbench::LANDS_BELOW,
         "descent": errors::py_result(descent)?,
         "check": CheckOptions::default(),
+        "fit": ferromotion_core::experiments::fit::FitOptions::default(),
         "quadruped": QuadrupedExperiment::default(),
         "hybrid": HybridOptions::default(),
         "hybrid_step": StepOptions::default(),
@@ -70,5 +72,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hybrid_step::register(m)?;
     check::register(m)?;
     conformance::register(m)?;
+    fit::register(m)?;
     quadruped::register(m)
 }

@@ -359,13 +359,16 @@ def _event_signature(value: Any) -> Dict[str, Any]:
 def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = None, eps: Any = None,
                    taylor_h: Any = None, directions: int = _CHECK["random_directions"],
                    coordinates: bool = _CHECK["coordinates"], seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
-                   graze_speed: float = _CHECK["graze_speed"], objective: Optional[str] = None, units: str = "",
+                   graze_speed: float = _CHECK["graze_speed"], scale: Any = None,
+                   full_sweep: bool = _CHECK["full_sweep"], objective: Optional[str] = None, units: str = "",
                    description: str = "", route: str = "", integrator: str = "",
                    tolerances: Optional[Dict[str, float]] = None) -> Receipt:
     """Is this gradient real? The core's check (in this page's wasm core) of a claimed
-    gradient of ``f`` at ``x``; ``f``, ``events`` and ``hvp`` are called back from the core
-    with ``x`` as a list (a numpy array when numpy imports). An exception one of them raises
-    stops the check and propagates unchanged."""
+    gradient of ``f`` at ``x``, with the native package's arguments and verdicts
+    (``verified``, ``verified-within-noise``, ``verified-absolute``, ``not-verified``,
+    ``refused``); ``f``, ``events`` and ``hvp`` are called back from the core with ``x`` as
+    a list (a numpy array when numpy imports). An exception one of them raises stops the
+    check and propagates unchanged."""
     from pyodide.ffi import create_proxy, to_js
     from js import Object
 
@@ -376,7 +379,8 @@ def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = 
     options = {"eps": _numbers(eps, "eps") if eps is not None else _CHECK["eps"],
                "taylor_h": _numbers(taylor_h, "taylor_h") if taylor_h is not None else _CHECK["taylor_h"],
                "random_directions": int(directions), "coordinates": bool(coordinates), "seed": int(seed),
-               "tol": float(tol), "graze_speed": float(graze_speed)}
+               "tol": float(tol), "graze_speed": float(graze_speed),
+               "scale": None if scale is None else _numbers(scale, "scale"), "full_sweep": bool(full_sweep)}
     kept: List[BaseException] = []
 
     def callback(fn: Any, convert: Any) -> Any:
