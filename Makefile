@@ -69,7 +69,7 @@ fuzz: ## long fuzz, >= 1e6 cases: core proptest (FUZZ_CASES/property, 200000), P
 mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD=0/8 samples every 8th mutant)
 	@scripts/mutants.sh
 
-engines: ## build .venv-engines (MuJoCo, MJX, JAX; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
+engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create or refresh .venv-engines, the audited engines' own environment (MuJoCo, MJX, JAX; PyTorch
-# only with ENGINES_TORCH=1), from tests/engines/requirements-engines.txt; a fast no-op when it is
+# Create or refresh .venv-engines, the audited engines' own environment (MuJoCo, MJX, JAX, Newton on
+# Warp, Drake; PyTorch only with ENGINES_TORCH=1), from tests/engines/requirements-engines.txt; a fast no-op when it is
 # up to date. These engines go nowhere else (never into .venv).
 # The core's extension is made importable by a .pth pointing at python/, as scripts/bench_env.sh
 # does: `make py` builds ferromotion/_core.abi3.so there (abi3), so every environment imports the

@@ -47,12 +47,15 @@ step "bench environment .venv-bench (scripts/bench_env.sh)" "$S/bench_env.sh"
 step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
     "$ROOT/.venv-bench/bin/python" -m pytest tests/bench_env -q
 
-# Real engines (MuJoCo, MJX, JAX) through ferromotion.engines (tests/engines/): they live only in
-# .venv-engines. Measured on the shared 2-core machine (load ~20): building it cold took 5.4 min
-# plus 2 min for the notebook kernel (pip, ~800 MB); a no-op afterwards. The tests take 2.2 min,
-# cold or warm (JAX keeps no compile cache: 1.5 min of it is MJX compiling its step loop).
+# Real engines (MuJoCo, MJX, JAX, Newton on Warp, Drake) through ferromotion.engines (tests/engines/):
+# they live only in .venv-engines. Measured on the shared 2-core machine (load ~20): building it cold
+# took 5.4 min plus 2 min for the notebook kernel (pip, ~800 MB); with Newton, Warp and Drake
+# (+250 MB of wheels) the whole cold build took 5.7 min (344 s, wheels already in pip's cache: 5 s
+# to download them here); a no-op afterwards. The tests took 2.2 min before Newton and Drake;
+# with them, 17.7 min cold at load ~11 (Warp compiling Newton's kernels into a fresh cache, and a
+# slope test since cut from 559 s to 24 s), and the Newton/Drake tests alone 3.7 min warm.
 step "engines environment .venv-engines (scripts/engines_env.sh)" "$S/engines_env.sh"
-step "pytest tests/engines (MuJoCo, MJX, JAX, in .venv-engines)" \
+step "pytest tests/engines (MuJoCo, MJX, JAX, Newton, Drake, in .venv-engines)" \
     "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider
 
 echo

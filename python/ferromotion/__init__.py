@@ -84,6 +84,7 @@ __version__: str = _core.__version__
 __all__ = [
     "Arm",
     "audit_engine",
+    "conformance",
     "Blame",
     "blame",
     "BouncingDrop",
@@ -109,6 +110,7 @@ __all__ = [
     "EventsInAdjacentSteps",
     "exact",
     "FerroError",
+    "FixtureError",
     "Fit",
     "fit",
     "fit_demo",
@@ -179,3 +181,4 @@ __all__ = [
 
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
+from .engines.conformance import FixtureError, conformance  # noqa: E402  (fixtures as data; no engine needed)

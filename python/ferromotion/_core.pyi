@@ -66,6 +66,9 @@ __all__ = [
     "step_jacobian",
     "check_gradient",
     "check_fixture",
+    "fixtures",
+    "read_fixture",
+    "conformance",
     "conditioning",
     "quadruped",
     "equal_budget",
@@ -288,6 +291,12 @@ def hybrid_jacobian(
     mode: int = 0,
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
+
+# Conformance fixtures (core: experiments/conformance.rs): (name, JSON text) of each shipped
+# fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.
+def fixtures() -> list[tuple[str, str]]: ...
+def read_fixture(text: str) -> dict[str, Any]: ...
+def conformance(text: str, state: Any, jacobian: Any) -> dict[str, Any]: ...
 
 class _HalfDt(TypedDict):
     x: _F64  # (n,)

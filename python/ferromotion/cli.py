@@ -47,6 +47,7 @@ import ferromotion as fm
 
 from . import labserver
 from .labserver import ServerError as _ServerError
+from .engines import ENGINES
 
 # Every default shown comes from the core (`fm.defaults()`).
 DEFAULTS = fm.defaults()
@@ -126,12 +127,38 @@ def _parser() -> argparse.ArgumentParser:
                        help="also print every route at this force-evaluation budget (a multiple of 4, at "
                             "least 8) at k = 1e6 N/m with each one's wall time, and the probe-size trap; in "
                             "the text table or the JSON, not with --csv")
-    audit.add_argument("--engine", choices=("mujoco", "mjx", "jax", "torch"), default=None,
+    audit.add_argument("--engine", choices=tuple(ENGINES), default=None,
                        help="audit the drop run in this engine instead (ferromotion.engines; needs the engine "
                             "installed, e.g. scripts/engines_env.sh): its own gradient against finite differences "
                             "of its own map, the sign table beside ours, the exponent, dt refinement and a receipt")
     audit.add_argument("--receipt", type=Path, metavar="FILE", help="with --engine: write the check's receipt to FILE")
     audit.set_defaults(func=_audit)
+
+    fixtures = sub.add_parser(
+        "fixtures", help="the conformance fixtures as JSON (schema ferromotion.fixture/1)",
+        description="Conformance fixtures: contact problems with the exact rigid x(T) and J = dx(T)/dx(0), "
+                    "tolerances and verdict meanings, as JSON any engine's CI can read without this package.")
+    fsub = fixtures.add_subparsers(dest="fixtures_command", metavar="ACTION", required=True)
+    export = fsub.add_parser("export", help="write NAME.json for every fixture and fixture.schema.json into DIR")
+    export.add_argument("dir", type=Path, metavar="DIR")
+    export.set_defaults(func=_fixtures_export)
+
+    conf = sub.add_parser(
+        "conformance", help="run an engine on the fixtures and print the core's verdicts",
+        description="Run a real engine (ferromotion.engines; e.g. scripts/engines_env.sh) on the conformance "
+                    "fixtures at their suggested dt and the given stiffnesses, and judge its x(T) and its own "
+                    "gradient against the exact rigid answer.")
+    conf.add_argument("--engine", choices=tuple(ENGINES), required=True)
+    conf.add_argument("--fixture", action="append", default=None, metavar="NAME|FILE",
+                      help="a shipped fixture (drop, slope) or a fixture file; repeat for more (default: every "
+                           "shipped fixture)")
+    conf.add_argument("--k", type=_positive_float, action="append", default=None, metavar="N/m",
+                      help="stiffness mapped into the engine; repeat for more (default: 1e4 and 1e6)")
+    conf.add_argument("--dt", type=_positive_float, default=None, metavar="S",
+                      help="the engine's step (default: the fixture's suggested dt)")
+    conf.add_argument("--json", action="store_true", help="print the rows as JSON")
+    conf.add_argument("--receipt", type=Path, metavar="DIR", help="write one JSON receipt per row into DIR")
+    conf.set_defaults(func=_conformance)
 
     desc = sub.add_parser(
         "descent",
@@ -425,6 +452,34 @@ def _audit_engine(args: argparse.Namespace) -> int:
     if args.receipt is not None and a.receipt is not None:
         a.receipt.write(args.receipt)
     print(json.dumps(a.to_dict(), indent=2) if args.json else a.table())
+    return 0
+
+
+def _fixtures_export(args: argparse.Namespace) -> int:
+    from .engines.conformance import export_fixtures
+
+    for p in export_fixtures(args.dir):
+        print(p)
+    return 0
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from .engines.conformance import FixtureError, conformance_engine, fixtures, load_fixture
+
+    names = args.fixture or list(fixtures())
+    try:
+        docs = [load_fixture(n) for n in names]
+        run = conformance_engine(args.engine, names=docs, stiffness=args.k or (1e4, 1e6),
+                                 dt=args.dt)
+    except FixtureError as e:
+        print(f"ferromotion conformance: error: {e}", file=sys.stderr)
+        return 1
+    except ImportError as e:  # the engine is not installed here: say which extra brings it
+        print(f"ferromotion conformance: {e}", file=sys.stderr)
+        return 1
+    if args.receipt is not None:
+        run.write_receipts(args.receipt)
+    print(json.dumps(run.to_dict(), indent=2) if args.json else run.table())
     return 0
 
 

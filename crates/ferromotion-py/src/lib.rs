@@ -2,11 +2,12 @@
 //! the `ferromotion` package, which wraps these functions and carries the docstrings.
 //!
 //! One file per topic of the core (`routes`, `readouts`, `sweep`, `workbench`, `descent`,
-//! `hybrid`, `check`, `fit`, `quadruped`), as the package's modules are; `convert.rs` holds the
-//! conversions, `errors.rs` the exception tree. Every function converts its input, calls
+//! `hybrid`, `check`, `conformance`, `fit`, `quadruped`), as the package's modules are;
+//! `convert.rs` holds the conversions, `errors.rs` the exception tree. Every function converts its input, calls
 //! the core with the GIL released (`py.detach`), and converts the output.
 
 mod check;
+mod conformance;
 mod convert;
 mod descent;
 mod errors;
@@ -70,6 +71,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hybrid::register(m)?;
     hybrid_step::register(m)?;
     check::register(m)?;
+    conformance::register(m)?;
     fit::register(m)?;
     quadruped::register(m)
 }

@@ -1,4 +1,4 @@
-"""Audit the simulator you actually use: the drop run through MuJoCo, MJX, JAX or PyTorch.
+"""Audit the simulator you actually use: the drop run through MuJoCo, MJX, JAX, PyTorch, Newton or Drake.
 
 Each adapter builds *the drop* (``fm.Drop()``: 1 m from rest, T = 0.8 s, zeta = 0.1606, m = 1 kg)
 in a real engine with its contact parameters mapped to ours, and returns two things the engine
@@ -11,10 +11,13 @@ itself computes: its map x0 -> x(T) = [y(T), v(T)] and its own gradient of that 
   exponent in k, beside the same numbers from our fixed route (``fm.fixed``);
 * dt refinement at one k, on the engine itself;
 * the blame split against our ``flow`` where the engine's law is ours (JAX, PyTorch); MuJoCo's
-  soft constraint adds ``d*m*g`` while in contact and does not map exactly (see ``_mujoco``).
+  soft constraint adds ``d*m*g`` while in contact, Newton drops the damping on the way out,
+  Drake's TAMSI damps by Hunt–Crossley and its SAP evaluates our law implicitly: none of these
+  maps exactly (see ``_mujoco``, ``_newton``, ``_drake``).
 
 The engines live in their own environment (``scripts/engines_env.sh`` -> ``.venv-engines``;
-extras ``ferromotion[jax]``, ``[torch]``, ``[mujoco]``, ``[mjx]``). Nothing here mocks an engine.
+extras ``ferromotion[jax]``, ``[torch]``, ``[mujoco]``, ``[mjx]``, ``[newton]``, ``[drake]``).
+Nothing here mocks an engine. ``conformance`` holds the fixtures as data (no engine needed).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from ._step_function import black_box_beside_engine, step_function  # an engine'
 __all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter", "step_function", "black_box_beside_engine"]
 
 #: The engines :func:`audit_engine` knows, with the extra that installs each.
-ENGINES: Dict[str, str] = {"mujoco": "mujoco", "mjx": "mjx", "jax": "jax", "torch": "torch"}
+ENGINES: Dict[str, str] = {"mujoco": "mujoco", "mjx": "mjx", "jax": "jax", "torch": "torch", "newton": "newton",
+                           "drake-tamsi": "drake", "drake-sap": "drake"}
 
 #: Central-difference probe for the engine's map: below the kinks a fixed-step contact map has
 #: every |v|*dt (4.4e-4 m at dt = 1e-4 s), above its evaluation noise (~1e-14 for MJX).
@@ -55,6 +59,12 @@ def engine_adapter(engine: str) -> Any:
         if engine == "torch":
             from ._jax import Torch
             return Torch()
+        if engine == "newton":
+            from ._newton import Newton
+            return Newton()
+        if engine in ("drake-tamsi", "drake-sap"):
+            from ._drake import Drake
+            return Drake(engine.split("-")[1])
     except ImportError as e:
         raise ImportError(f"engine {engine!r} is not installed ({e}); pip install 'ferromotion[{ENGINES[engine]}]' "
                           "or run scripts/engines_env.sh") from e
@@ -66,7 +76,10 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
-def _fd_jacobian(adapter: Any, drop: Drop, k: float, dt: float, x0: np.ndarray, eps: float) -> np.ndarray:
+def _fd_jacobian(adapter: Any, drop: Drop, k: float, dt: float, x0: np.ndarray, eps: Optional[float] = None) -> np.ndarray:
+    """Central differences of the adapter's own map (probe ``eps``, default the adapter's
+    ``fd_eps`` or ``FD_EPS``)."""
+    eps = getattr(adapter, "fd_eps", FD_EPS) if eps is None else eps
     cols = []
     for j in range(2):
         e = np.zeros(2)
@@ -93,7 +106,9 @@ class EngineAudit:
     state : ndarray (n, 2)
         The engine's x(T).
     jacobian, jacobian_fd : ndarray (n, 2, 2)
-        The engine's own gradient, and central differences (probe ``FD_EPS``) of its own map.
+        The engine's own gradient, and central differences (probe ``fd_eps``) of its own map.
+    fd_eps : float
+        That probe (``FD_EPS`` = 1e-6 for the float64 engines; the adapter's own for float32 ones).
     autodiff_vs_fd : ndarray (n,)
         max|J - J_fd| / max|J_fd|: is the engine's gradient the derivative of what it simulates?
     exact_jacobian : ndarray (2, 2)
@@ -124,6 +139,7 @@ class EngineAudit:
     state: np.ndarray
     jacobian: np.ndarray
     jacobian_fd: np.ndarray
+    fd_eps: float
     autodiff_vs_fd: np.ndarray
     exact_jacobian: np.ndarray
     dv_dy0: np.ndarray
@@ -161,7 +177,7 @@ class EngineAudit:
             f"v0 = {d.velocity:g} m/s, T = {d.t_final:g} s, zeta = {d.zeta:g}, dt = {self.dt:g} s",
             f"engine gradient: {self.gradient_route}",
             f"exact rigid dv(T)/dy0 = {self.exact_jacobian[1, 0]:.4f}; grad. error = max|J - J_exact| / max|J_exact|; "
-            "autodiff vs FD = max|J - J_fd| / max|J_fd| on the engine's own map",
+            f"autodiff vs FD = max|J - J_fd| / max|J_fd| on the engine's own map (probe {self.fd_eps:g})",
             "",
             f"{'k (N/m)':>9}  {'engine dv/dy0':>13}  {'sign':<10}  {'grad. error':>11}  {'autodiff vs FD':>14}  "
             f"{'ours dv/dy0':>12}  {'ours error':>10}",
@@ -206,7 +222,8 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     Parameters
     ----------
     engine : str
-        ``"mujoco"``, ``"mjx"``, ``"jax"`` or ``"torch"``.
+        One of :data:`ENGINES`: ``"mujoco"``, ``"mjx"``, ``"jax"``, ``"torch"``, ``"newton"``,
+        ``"drake-tamsi"``, ``"drake-sap"``.
     stiffness : sequence of float
         k in N/m (mapped into the engine as its module documents).
     dt : float
@@ -249,7 +266,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         s, j = ad.jacobian(drop, k, dt, x0)
         states.append(s)
         jacs.append(j)
-        fds.append(_fd_jacobian(ad, drop, k, dt, x0, FD_EPS))
+        fds.append(_fd_jacobian(ad, drop, k, dt, x0))
     state, jac, jfd = np.array(states), np.array(jacs), np.array(fds)
     ours = [np.asarray(fixed(drop, k, dt).jacobian) for k in ks]
     grad_err = np.array([_rel(j, je) for j in jac])
@@ -270,7 +287,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
                  "contact_share": [float(np.max(np.abs(f - je))) for f in jflow]}
     else:
         notes.append(f"no blame split against our flow: {engine}'s contact law is not ours "
-                     "(MuJoCo's soft constraint adds d*m*g while in contact; see ferromotion.engines._mujoco)")
+                     f"({getattr(ad, 'law_differs', 'see ferromotion.engines')})")
     receipt = None
     if check_k is not None:
         i = int(np.argmin(np.abs(np.log(ks / check_k))))
@@ -289,7 +306,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     return EngineAudit(
         engine=engine, version=ad.version, gradient_route=ad.gradient_route,
         law_maps_onto_ours=bool(ad.law_maps_onto_ours), drop=drop, dt=float(dt), k=ks, state=state, jacobian=jac,
-        jacobian_fd=jfd, autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]), exact_jacobian=je,
+        jacobian_fd=jfd, fd_eps=float(getattr(ad, "fd_eps", FD_EPS)), autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]), exact_jacobian=je,
         dv_dy0=jac[:, 1, 0], gradient_error=grad_err, right_sign=np.sign(jac[:, 1, 0]) == np.sign(je[1, 0]),
         ours_dv_dy0=np.array([j[1, 0] for j in ours]), ours_gradient_error=np.array([_rel(j, je) for j in ours]),
         exponent=exponent, refinement=refinement, blame=blame, receipt=receipt, notes=tuple(notes))

@@ -50,6 +50,52 @@ _XML = """
 """
 
 
+_SLOPE_XML = """
+<mujoco model="ferromotion slope">
+  <compiler angle="radian"/>
+  <option timestep="{dt!r}" integrator="Euler" gravity="0 0 {minus_g!r}"/>
+  <default><geom condim="1" solref="{solref}" solimp="{solimp}"/></default>
+  <worldbody>
+    <geom name="slope" type="plane" size="20 20 0.1" euler="0 {minus_angle!r} 0"/>
+    <body name="ball">
+      <joint name="x" type="slide" axis="1 0 0"/>
+      <joint name="z" type="slide" axis="0 0 1"/>
+      <geom name="ball" type="sphere" size="{radius!r}" mass="{mass!r}"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def slope_mjcf(fixture: Any, k: float, dt: float) -> str:
+    """The slope fixture's MJCF: the plane through the origin tilted about y by the fixture's
+    angle (normal n = (-sin, 0, cos)), the ball on two slide joints (x, z) at its centre."""
+    p = fixture["parameters"]
+    ref = solref_for(k, p["zeta"], p["mass"])
+    imp = (IMPEDANCE, IMPEDANCE, 0.001, 0.5, 2.0)
+    return _SLOPE_XML.format(dt=float(dt), minus_g=-float(p["gravity"]), radius=RADIUS, mass=float(p["mass"]),
+                             minus_angle=-float(p["angle"]), solref=" ".join(repr(float(v)) for v in ref),
+                             solimp=" ".join(repr(float(v)) for v in imp))
+
+
+def slope_qv(fixture: Any, x0: Any) -> np.ndarray:
+    """Contact-point state (p_x, p_z, v_x, v_z) -> the joints' (q_x, q_z, v_x, v_z) (centre = p + r*n)."""
+    a = float(fixture["parameters"]["angle"])
+    return np.array([x0[0] - RADIUS * np.sin(a), x0[1] + RADIUS * np.cos(a), x0[2], x0[3]], dtype=float)
+
+
+def slope_x(fixture: Any, qv: Any) -> np.ndarray:
+    a = float(fixture["parameters"]["angle"])
+    return np.array([qv[0] + RADIUS * np.sin(a), qv[1] - RADIUS * np.cos(a), qv[2], qv[3]], dtype=float)
+
+
+def fixture_steps(fixture: Any, dt: float) -> int:
+    n = round(fixture["t_final"] / dt)
+    if n < 1 or abs(n * dt - fixture["t_final"]) > 1e-9 * fixture["t_final"]:
+        raise ValueError(f"dt = {dt:g} s must divide T = {fixture['t_final']:g} s")
+    return n
+
+
 def solref_for(k: float, zeta: float, mass: float) -> Tuple[float, float]:
     """MuJoCo's direct (negative) ``solref`` for our stiffness k (N/m) and damping ratio zeta."""
     c = 2.0 * zeta * np.sqrt(k * mass)
@@ -79,6 +125,7 @@ class MuJoCo:
                       "MuJoCo's own derivative of its step")
     law = __doc__ or ""
     law_maps_onto_ours = False
+    law_differs = "MuJoCo's soft constraint adds d*m*g while in contact; see ferromotion.engines._mujoco"
 
     def __init__(self) -> None:
         import mujoco
@@ -124,6 +171,22 @@ class MuJoCo:
         return np.array([d.qpos[0], d.qvel[0]]), jac
 
 
+    def slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of the slope fixture, J from ``mjd_transitionFD`` chained (4x4)."""
+        m = self._mj.MjModel.from_xml_string(slope_mjcf(fixture, k, dt))
+        d = self._mj.MjData(m)
+        qv = slope_qv(fixture, fixture["initial_state"] if x0 is None else x0)
+        d.qpos[:], d.qvel[:] = qv[:2], qv[2:]
+        a = np.zeros((4, 4))
+        j = np.eye(4)
+        for _ in range(fixture_steps(fixture, dt)):
+            if jac:
+                self._mj.mjd_transitionFD(m, d, 1e-6, True, a, None, None, None)
+                j = a @ j
+            self._mj.mj_step(m, d)
+        return slope_x(fixture, np.concatenate([d.qpos, d.qvel])), (j if jac else None)
+
+
 class MJX:
     """MJX: ``mjx.step`` in a JAX loop, x64; its gradient is ``jax.jacfwd`` through the loop.
 
@@ -136,6 +199,7 @@ class MJX:
     gradient_route = "jax.jacfwd through mjx.step in a lax.fori_loop (x64)"
     law = MuJoCo.law
     law_maps_onto_ours = False
+    law_differs = MuJoCo.law_differs
 
     def __init__(self) -> None:
         import jax
@@ -149,7 +213,8 @@ class MJX:
         self.version = f"mujoco-mjx {mujoco.__version__}, jax {jax.__version__}"
 
         def run(mx: Any, d0: Any, x: Any, n: Any) -> Any:
-            d = d0.replace(qpos=x[:1], qvel=x[1:])
+            nq = d0.qpos.shape[0]
+            d = d0.replace(qpos=x[:nq], qvel=x[nq:])
             d = jax.lax.fori_loop(0, n, lambda i, d: mjx.step(mx, d), d)
             return jnp.concatenate([d.qpos, d.qvel])
 
@@ -162,7 +227,7 @@ class MJX:
 
         self._run = jax.jit(run)
         self._run_and_jac = jax.jit(run_and_jac)
-        self._models: Dict[Tuple[float, float], Any] = {}
+        self._models: Dict[Tuple[Any, ...], Any] = {}
 
     def _model(self, drop: Any, k: float, dt: float) -> Any:
         key = (float(k), float(dt))
@@ -171,6 +236,21 @@ class MJX:
             mx = self._mjx.put_model(m)
             self._models = {key: (mx, self._mjx.make_data(mx))}
         return self._models[key]
+
+    def slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of the slope fixture by ``jax.jacfwd`` (4x4)."""
+        key = ("slope", float(k), float(dt))
+        if key not in self._models:
+            mx = self._mjx.put_model(self._mj.MjModel.from_xml_string(slope_mjcf(fixture, k, dt)))
+            self._models = {key: (mx, self._mjx.make_data(mx))}
+        mx, d0 = self._models[key]
+        qv = self._jnp.asarray(slope_qv(fixture, fixture["initial_state"] if x0 is None else x0))
+        n = fixture_steps(fixture, dt)
+        if not jac:
+            return slope_x(fixture, np.asarray(self._run(mx, d0, qv, n))), None
+        out, j = self._run_and_jac(mx, d0, qv, n)
+        # x = p - r*n(angle) is a shift: J in contact-point coordinates is J in the joints'.
+        return slope_x(fixture, np.asarray(out)), np.asarray(j)
 
     def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
         mx, d0 = self._model(drop, k, dt)

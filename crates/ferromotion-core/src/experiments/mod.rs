@@ -3,6 +3,7 @@
 //! equal-budget comparison of the routes ([`budget`]), and forward matching: fitting the drop to measured kinematics ([`fit`]).
 
 pub mod budget;
+pub mod conformance;
 pub mod descent;
 pub mod fit;
 pub mod hybrid;

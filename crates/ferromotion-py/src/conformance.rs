@@ -1,0 +1,52 @@
+//! Conformance fixtures (core: `experiments::conformance`): the shipped fixtures as JSON
+//! text, a fixture document read and validated, and the verdict on an engine's x(T) and J.
+
+use crate::convert::{floats, json_document, matrix_from};
+use crate::errors::py_result;
+use ferromotion_core::experiments::conformance::{self as conf, Fixture};
+use pyo3::prelude::*;
+
+/// Every shipped fixture, each as its JSON text (the file `ferromotion fixtures export` writes).
+#[pyfunction]
+fn fixtures() -> PyResult<Vec<(String, String)>> {
+    let all = py_result(conf::fixtures())?;
+    all.iter()
+        .map(|f| {
+            let text = serde_json::to_string_pretty(f)
+                .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+            Ok((f.name.clone(), text))
+        })
+        .collect()
+}
+
+/// A fixture document read from its JSON text and validated, as a dict.
+#[pyfunction]
+fn read_fixture<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let f = py_result(Fixture::from_json(text))?;
+    json_document(py, &f)
+}
+
+/// The verdict on `state` = x(T) and `jacobian` = J against the fixture in `text`.
+#[pyfunction]
+fn conformance<'py>(
+    py: Python<'py>,
+    text: &str,
+    state: &Bound<'py, PyAny>,
+    jacobian: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = py_result(Fixture::from_json(text))?;
+    let n = f.initial_state.len();
+    let x = floats(state, "state", &[Some(n)])?;
+    let j = matrix_from(jacobian, "gradient")?;
+    let rows: Vec<Vec<f64>> = (0..j.nrows())
+        .map(|r| j.row(r).iter().copied().collect())
+        .collect();
+    let c = py_result(conf::conformance(&f, &x, &rows))?;
+    json_document(py, &c)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fixtures, m)?)?;
+    m.add_function(wrap_pyfunction!(read_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(conformance, m)?)
+}

@@ -1,0 +1,185 @@
+"""The drop (and the slope) in Newton on NVIDIA Warp: a particle on a plane, ``SolverSemiImplicit``,
+gradient by ``wp.Tape`` (float32, CPU).
+
+The model: one particle of mass m and radius ``RADIUS`` above a static plane (the ground, or
+the slope's plane through the origin with unit normal n), ``newton.ModelBuilder(gravity=-g)``,
+``SolverSemiImplicit`` at the step dt. Contacts are collided once at the start with a wide
+gap (as Newton's own ``example_diffsim_ball`` does): for a plane the contact point and the
+normal do not change, so the one-shot contact is exact, and the frozen normal Newton's
+gradients use costs nothing here (it would on a curved surface).
+
+Contact law (``kernels_contact.eval_particle_body_contact``, particle against a shape), with
+d = n.(p - plane) - r the signed gap and d' = n.v its rate, ke and kd the averages of the
+particle's (``model.soft_contact_ke/kd``) and the shape's (``ShapeConfig.ke/kd``), both set here
+to ke = k and kd = c = 2*zeta*sqrt(k*m), kf = mu = 0 (frictionless), adhesion 0::
+
+    F = n * (-ke*d - kd*min(d', 0))     for d <= 0; 0 otherwise
+
+Against ours (``F = max(0, -k*d - c*d')`` for d < 0): the same while the particle approaches
+(d' < 0); while it separates Newton drops the damping term (-kd*min(d', 0) = 0) instead of
+letting it pull, and so never clamps. Less energy is lost on the way out: the stiff-limit
+restitution is ``newton_restitution(zeta)`` = sqrt(ours): 0.795 instead of 0.632 at zeta = 0.1606.
+So the law does not map exactly; the blame split is not made, and every number is compared
+with the rigid answer at Newton's own restitution as well as ours (docs/engines.md).
+
+Integrator: Newton's semi-implicit Euler (v += dt*(F/m + g), then p += dt*v), as our fixed
+route. Precision: Warp's particle arrays are float32; y0 = 1 m is stored to ~6e-8 m, and the
+map x0 -> x(T) carries float32 noise, so the central-difference probe of the engine's own map
+is ``FD_EPS`` = 1e-5 (not the float64 engines' 1e-6). Newton's force is also *discontinuous* at
+touchdown: the first contact step already feels -kd*min(d', 0) = c*|v|, not ~0 as ours does.
+So its map jumps (ours only kinks) wherever the first contact step moves on the time grid,
+every |v|*dt in y0 (4.4e-4 m at the drop's impact): a central difference straddling one is not
+a derivative (at 1e-4 on the 5 cm drop it reads dv/dy0 = +17.3 where the derivative is -7.8).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from ._mujoco import steps
+
+RADIUS = 0.1
+#: Central-difference probe of Newton's float32 map (m, m/s): above its float32 noise, and well
+#: below the spacing |v|*dt of the jumps its map has (see the module docs).
+FD_EPS = 1e-5
+
+
+def newton_restitution(zeta: float) -> float:
+    """Stiff-limit restitution of Newton's law: damped on the way in, undamped on the way out.
+
+    The approach is our damped half-oscillation up to the deepest point (omega*s*t = acos(zeta),
+    s = sqrt(1 - zeta^2)); the release is undamped, so the exit speed is omega times that depth:
+    e = exp(-zeta*acos(zeta)/s), the square root of ours (``fm.limit_restitution``,
+    exp(-2*zeta*acos(zeta)/s)): 0.795 against 0.632 at zeta = 0.1606.
+    """
+    s = math.sqrt(1.0 - zeta * zeta)
+    return math.exp(-zeta * math.acos(zeta) / s)
+
+
+class Newton:
+    """Newton 1.x: a particle on a plane, ``SolverSemiImplicit``; gradient by ``wp.Tape``."""
+
+    name = "newton"
+    gradient_route = "wp.Tape (reverse mode, float32) through SolverSemiImplicit.step over the rollout"
+    law = __doc__ or ""
+    law_maps_onto_ours = False
+    law_differs = ("Newton's particle contact drops the damping while the particle separates: "
+                   "stiff-limit restitution sqrt(ours); see ferromotion.engines._newton")
+    fd_eps = FD_EPS
+
+    def __init__(self) -> None:
+        import warp as wp
+
+        wp.config.log_level = wp.LOG_WARNING  # no banner or module-load lines in the audit's table
+        wp.init()
+        import newton
+
+        self._wp, self._newton = wp, newton
+        self.version = f"newton {newton.__version__}, warp-lang {wp.__version__} (float32, {wp.get_device()})"
+        self._models: Dict[Tuple[Any, ...], Any] = {}
+
+    # -- the model --------------------------------------------------------------------------
+    def _build(self, k: float, zeta: float, mass: float, gravity: float, normal: Tuple[float, float]) -> Any:
+        key = (float(k), float(zeta), float(mass), float(gravity), normal)
+        if key in self._models:
+            return self._models[key]
+        wp, newton = self._wp, self._newton
+        c = 2.0 * zeta * math.sqrt(k * mass)
+        b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -float(gravity)))
+        b.add_particle(pos=wp.vec3(0.0, 0.0, 10.0), vel=wp.vec3(0.0, 0.0, 0.0), mass=float(mass), radius=RADIUS)
+        cfg = newton.ModelBuilder.ShapeConfig(ke=float(k), kd=float(c), kf=0.0, mu=0.0)
+        nx, nz = normal
+        b.add_shape_plane(plane=(nx, 0.0, nz, 0.0), width=0.0, length=0.0, cfg=cfg)
+        model = b.finalize(device="cpu", requires_grad=True)
+        model.soft_contact_ke = float(k)
+        model.soft_contact_kd = float(c)
+        model.soft_contact_kf = 0.0
+        model.soft_contact_mu = 0.0
+        model.particle_adhesion = 0.0
+        model.particle_grid = None  # one particle: no particle-particle contact kernel
+        solver = newton.solvers.SolverSemiImplicit(model)
+        pipeline = newton.CollisionPipeline(model, broad_phase="explicit", soft_contact_gap=100.0, requires_grad=True)
+        contacts = pipeline.contacts()
+        state = model.state()
+        pipeline.collide(state, contacts)
+        self._models = {key: (model, solver, contacts)}
+        return self._models[key]
+
+    def _initial(self, built: Any, p0: np.ndarray, v0: np.ndarray, n: int, grad: bool) -> List[Any]:
+        """The n + 1 states of a rollout, the first set to (p0, v0) (outside any tape: a recorded
+        copy would take the adjoint away from the initial state)."""
+        wp = self._wp
+        model = built[0]
+        states = [model.state(requires_grad=grad) for _ in range(n + 1)]
+        states[0].particle_q.assign(wp.array([wp.vec3(*p0)], dtype=wp.vec3))
+        states[0].particle_qd.assign(wp.array([wp.vec3(*v0)], dtype=wp.vec3))
+        return states
+
+    @staticmethod
+    def _rollout(built: Any, states: List[Any], dt: float) -> None:
+        model, solver, contacts = built
+        control = model.control()
+        for i in range(len(states) - 1):
+            states[i].clear_forces()
+            solver.step(states[i], states[i + 1], control, contacts, dt)
+
+    def _run(self, k: float, zeta: float, mass: float, gravity: float, normal: Tuple[float, float],
+             x0: np.ndarray, n: int, dt: float, jac: bool, rows: Tuple[int, ...] = (0, 1, 2, 3)) -> Tuple[np.ndarray, Any]:
+        """x0 = (p_x, p_z, v_x, v_z) of the contact point; returns x(T) and, with jac, the
+        ``rows`` of J (one reverse pass each; J is 4x4 with every row)."""
+        wp = self._wp
+        built = self._build(k, zeta, mass, gravity, normal)
+        nx, nz = normal
+        p0 = np.array([x0[0] + RADIUS * nx, 0.0, x0[1] + RADIUS * nz])
+        v0 = np.array([x0[2], 0.0, x0[3]])
+        states = self._initial(built, p0, v0, n, grad=jac)
+        if not jac:
+            self._rollout(built, states, dt)
+            return self._x(states[-1], normal), None
+        tape = wp.Tape()
+        with tape:
+            self._rollout(built, states, dt)
+        x = self._x(states[-1], normal)
+        out = []
+        for comp, arr in [((0, "q"), (2, "q"), (0, "qd"), (2, "qd"))[r] for r in rows]:
+            seed_q = np.zeros((1, 3), dtype=np.float32)
+            seed_v = np.zeros((1, 3), dtype=np.float32)
+            (seed_q if arr == "q" else seed_v)[0, comp] = 1.0
+            last = states[-1]
+            tape.backward(grads={last.particle_q: wp.array(seed_q, dtype=wp.vec3),
+                                 last.particle_qd: wp.array(seed_v, dtype=wp.vec3)})
+            gq = states[0].particle_q.grad.numpy()[0].astype(float)
+            gv = states[0].particle_qd.grad.numpy()[0].astype(float)
+            out.append([gq[0], gq[2], gv[0], gv[2]])
+            tape.zero()
+        return x, np.array(out)
+
+    @staticmethod
+    def _x(state: Any, normal: Tuple[float, float]) -> np.ndarray:
+        p = state.particle_q.numpy()[0].astype(float)
+        v = state.particle_qd.numpy()[0].astype(float)
+        nx, nz = normal
+        return np.array([p[0] - RADIUS * nx, p[2] - RADIUS * nz, v[0], v[2]])
+
+    # -- the drop (x = [y, v]) ------------------------------------------------------------------
+    def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
+        x, _ = self._run(k, drop.zeta, drop.mass, drop.gravity, (0.0, 1.0),
+                         np.array([0.0, x0[0], 0.0, x0[1]]), steps(drop, dt), dt, jac=False)
+        return x[[1, 3]]
+
+    def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
+        x, j = self._run(k, drop.zeta, drop.mass, drop.gravity, (0.0, 1.0),
+                         np.array([0.0, x0[0], 0.0, x0[1]]), steps(drop, dt), dt, jac=True, rows=(1, 3))
+        return x[[1, 3]], j[:, [1, 3]]
+
+    # -- the slope (x = [p_x, p_z, v_x, v_z]) ---------------------------------------------------
+    def slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
+              jac: bool = True) -> Tuple[np.ndarray, Any]:
+        p = fixture["parameters"]
+        a = float(p["angle"])
+        x0 = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
+        n = round(fixture["t_final"] / dt)
+        return self._run(k, p["zeta"], p["mass"], p["gravity"], (-math.sin(a), math.cos(a)), x0, n, dt, jac)

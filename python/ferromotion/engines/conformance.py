@@ -1,0 +1,241 @@
+"""Conformance fixtures as data: contact problems with an exact rigid answer that any engine's CI
+can run, with or without this package.
+
+Each fixture is one JSON document of schema ``ferromotion.fixture/1`` (``fixture.schema.json``
+beside this module describes it): initial state, parameters, horizon, the exact x(T) and
+J = dx(T)/dx(0), the tolerances and what each verdict means. The numbers are the core's
+(``experiments::conformance``): ``drop`` is ``fm.exact(fm.Drop())``; ``slope`` is a ball on a
+frictionless plane inclined by 0.3 rad, its answer in closed form (parabolic flight, impact
+times from a quadratic, saltation matrices), checked against central differences and against
+``fm.hybrid_jacobian`` of ``fm.SlopeBall`` in the core's tests.
+
+* :func:`export_fixtures` (``ferromotion fixtures export DIR``) writes them and the schema;
+* :func:`load_fixture` reads one back, refusing a bad file with its path and the field at fault;
+* :func:`conformance` (``fm.conformance``) judges an engine's x(T) and J against one;
+* :func:`conformance_engine` (``ferromotion conformance --engine NAME``) runs a real engine on
+  the fixtures (``drop`` in every engine; ``slope`` where the adapter can express it:
+  MuJoCo, MJX, Newton, Drake) at the fixture's suggested dt and a few stiffnesses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from .. import _core
+from .._core import FerroError
+
+__all__ = ["FIXTURE_SCHEMA", "SCHEMA_FILE", "FixtureError", "Conformance", "ConformanceRun", "fixtures",
+           "export_fixtures", "load_fixture", "conformance", "conformance_engine", "run_fixture"]
+
+#: The ``schema`` field of every fixture document.
+FIXTURE_SCHEMA = "ferromotion.fixture/1"
+#: The JSON Schema of a fixture document, shipped in the package.
+SCHEMA_FILE = Path(__file__).with_name("fixture.schema.json")
+
+
+class FixtureError(ValueError):
+    """A fixture file or document that cannot be used: the message names it and the field at fault."""
+
+
+def fixtures() -> Dict[str, Dict[str, Any]]:
+    """Every shipped fixture, by name, as the document the JSON file holds."""
+    return {name: json.loads(text) for name, text in _core.fixtures()}
+
+
+def export_fixtures(directory: Union[str, Path]) -> List[Path]:
+    """Write each fixture as ``NAME.json`` and the schema as ``fixture.schema.json`` into ``directory``."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in _core.fixtures():
+        p = out / f"{name}.json"
+        p.write_text(text + "\n", encoding="utf-8")
+        written.append(p)
+    schema = out / SCHEMA_FILE.name
+    schema.write_text(SCHEMA_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    return written + [schema]
+
+
+def load_fixture(source: Union[str, Path, Dict[str, Any]]) -> Dict[str, Any]:
+    """A validated fixture document from a shipped name (``"drop"``, ``"slope"``), a file, or a dict.
+
+    Raises :class:`FixtureError` naming the file and the field at fault.
+    """
+    if isinstance(source, dict):
+        where, text = "fixture document", json.dumps(source)
+    elif isinstance(source, str) and source in dict(_core.fixtures()):
+        return fixtures()[source]
+    else:
+        path = Path(source)
+        where = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise FixtureError(f"{where}: cannot read the fixture: {e.strerror or e}") from None
+    try:
+        return dict(_core.read_fixture(text))
+    except FerroError as e:
+        raise FixtureError(f"{where}: {e}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Conformance:
+    """The core's verdict on an engine's x(T) and J against a fixture.
+
+    Attributes
+    ----------
+    fixture : str
+    state_error, gradient_error : float
+        max|x - x*| / max|x*| and max|J - J*| / max|J*|.
+    key, key_exact : float
+        The engine's and the exact value of the fixture's key entry of J.
+    sign : str
+        ``right``, ``wrong`` or ``right_far_off`` (the sign line of the key entry).
+    verdict : str
+        ``conforms``, ``right``, ``right_far_off`` or ``wrong``.
+    meaning : str
+        The fixture's words for that verdict.
+    """
+
+    fixture: str
+    state_error: float
+    gradient_error: float
+    key: float
+    key_exact: float
+    sign: str
+    verdict: str
+    meaning: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def conformance(fixture: Union[str, Path, Dict[str, Any]], state: Any, gradient: Any) -> Conformance:
+    """Judge an engine's ``state`` = x(T) and ``gradient`` = J = dx(T)/dx(0) against a fixture.
+
+    Parameters
+    ----------
+    fixture : str, Path or dict
+        A shipped fixture's name, a fixture file, or a fixture document.
+    state : array (n,)
+    gradient : array (n, n)
+        ``gradient[i, j] = d x_i(T) / d x_j(0)``.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> drop = fm.Drop()
+    >>> r = fm.fixed(drop, 1e6, 1e-4)
+    >>> fm.conformance("drop", r.state, r.jacobian).verdict
+    'wrong'
+    >>> e = fm.exact(drop)
+    >>> fm.conformance("drop", e.state, e.jacobian).verdict
+    'conforms'
+    """
+    doc = load_fixture(fixture)
+    try:
+        out = _core.conformance(json.dumps(doc), np.asarray(state, dtype=float),
+                                np.asarray(gradient, dtype=float))
+    except FerroError as e:
+        raise FixtureError(f"fixture {doc.get('name')!r}: {e}") from None
+    return Conformance(**{f.name: out[f.name] for f in dataclasses.fields(Conformance)})
+
+
+def _drop_of(doc: Dict[str, Any], x0: Any = None) -> Any:
+    from .. import Drop
+
+    p = doc["parameters"]
+    x = doc["initial_state"] if x0 is None else x0
+    return Drop(height=float(x[0]), velocity=float(x[1]), t_final=float(doc["t_final"]),
+                gravity=float(p["gravity"]), mass=float(p["mass"]), zeta=float(p["zeta"]))
+
+
+def run_fixture(adapter: Any, doc: Dict[str, Any], k: float, dt: float, x0: Optional[Sequence[float]] = None,
+                jac: bool = True) -> Any:
+    """(x(T), J or None) of an engine adapter on a fixture; None when the adapter cannot express it."""
+    x = np.asarray(doc["initial_state"] if x0 is None else x0, dtype=float)
+    if doc["name"] == "drop":
+        drop = _drop_of(doc, x)
+        if jac:
+            return adapter.jacobian(drop, k, dt, x)
+        return adapter.state(drop, k, dt, x), None
+    if doc["name"] == "slope" and hasattr(adapter, "slope"):
+        return adapter.slope(doc, k, dt, x, jac=jac)
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ConformanceRun:
+    """:func:`conformance_engine`'s rows: one per (fixture, k), with the engine's numbers."""
+
+    engine: str
+    version: str
+    gradient_route: str
+    dt: float
+    rows: List[Dict[str, Any]]
+    skipped: List[str]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def table(self) -> str:
+        lines = [f"ferromotion conformance --engine {self.engine} ({self.version}), dt = {self.dt:g} s",
+                 f"engine gradient: {self.gradient_route}",
+                 "state error = max|x - x*| / max|x*|; grad. error = max|J - J*| / max|J*|; key = the fixture's "
+                 "key entry of J (drop: dv(T)/dy0; slope: dv_z(T)/dp_z0)", "",
+                 f"{'fixture':<8}  {'k (N/m)':>9}  {'key':>10}  {'exact key':>10}  {'state error':>11}  "
+                 f"{'grad. error':>11}  verdict"]
+        for r in self.rows:
+            c = r["conformance"]
+            lines.append(f"{r['fixture']:<8}  {r['k']:9.2e}  {c['key']:10.4g}  {c['key_exact']:10.4g}  "
+                         f"{c['state_error']:11.3e}  {c['gradient_error']:11.3e}  {c['verdict']}")
+        lines.append("")
+        meanings = {r["conformance"]["verdict"]: r["conformance"]["meaning"] for r in self.rows}
+        lines.extend(f"{v}: {m}" for v, m in meanings.items())
+        lines.extend(self.skipped)
+        return "\n".join(lines)
+
+    def write_receipts(self, directory: Union[str, Path]) -> List[Path]:
+        """One JSON receipt per row: the engine, its numbers and the core's verdict."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for r in self.rows:
+            p = out / f"{self.engine}.{r['fixture']}.k{r['k']:.0e}.json"
+            p.write_text(json.dumps({"schema": "ferromotion.conformance/1", "engine": self.engine,
+                                     "version": self.version, "gradient_route": self.gradient_route,
+                                     "dt": self.dt, **r}, indent=2) + "\n", encoding="utf-8")
+            paths.append(p)
+        return paths
+
+
+def conformance_engine(engine: str, names: Sequence[Union[str, Path, Dict[str, Any]]] = ("drop", "slope"),
+                       stiffness: Sequence[float] = (1e4, 1e6), dt: Optional[float] = None,
+                       adapter: Any = None) -> ConformanceRun:
+    """Run a real engine on the fixtures (shipped names, files or documents) and judge each
+    (fixture, k) with :func:`conformance`."""
+    from . import engine_adapter
+
+    ad = engine_adapter(engine) if adapter is None else adapter
+    rows: List[Dict[str, Any]] = []
+    skipped: List[str] = []
+    step = None
+    for name in names:
+        doc = load_fixture(name)
+        step = float(doc["suggested"]["dt"][0]) if dt is None else float(dt)
+        for k in stiffness:
+            got = run_fixture(ad, doc, float(k), step)
+            if got is None:
+                skipped.append(f"{doc['name']}: the {engine} adapter cannot express this fixture")
+                break
+            x, j = got
+            c = conformance(doc, x, j)
+            rows.append({"fixture": doc["name"], "k": float(k), "state": np.asarray(x).tolist(),
+                         "jacobian": np.asarray(j).tolist(), "conformance": c.to_dict()})
+    return ConformanceRun(engine=engine, version=ad.version, gradient_route=ad.gradient_route,
+                          dt=float(step if step is not None else 0.0), rows=rows, skipped=skipped)
