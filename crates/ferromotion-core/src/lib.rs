@@ -32,6 +32,7 @@ pub mod check;
 pub mod error;
 pub mod experiments;
 pub mod lab;
+pub mod numeric;
 pub mod physics;
 
 // The old short module paths (`ferromotion_core::sweep`, `::contact`, ...), hidden: nothing in this

@@ -41,7 +41,7 @@ struct RouteAnswer {
     cost: fm::Cost,
     probe_gap: Option<f64>,
     probe_dependent: bool,
-    step_stability: Option<fm::physics::integrate::fixed::StepStability>,
+    step_stability: Option<fm::physics::state::StepStability>,
     wall_s: Option<f64>,
     wall_resolution_s: Option<f64>,
 }

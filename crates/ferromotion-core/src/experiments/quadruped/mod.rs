@@ -60,11 +60,13 @@ pub use located::{located_run, LocatedRun};
 pub use model::{QuadState, Quadruped, FOOT_NAMES, NDOF, NFEET};
 pub use report::{
     count_modes, event_sequence, Forward, Gradient, LawReport, LcpSummary, ModeCounts, ProbeColumn,
-    QuadrupedReport, Trajectory,
+    Trajectory,
 };
 pub use run::rollout;
 pub use step::{
     penalty_step, propagate_tangent, rigid_step, step, ContactLaw, ContactMode, FootContact,
     LcpCheck, PenaltyContact, Step, Tangent,
 };
-pub use verdict::{verdict, ForwardVerdict, MeasureVerdict, Outcome, Verdict, FAR_FACTOR};
+pub use verdict::{
+    verdict, ForwardVerdict, MeasureVerdict, Outcome, QuadrupedReport, Verdict, FAR_FACTOR,
+};
