@@ -40,7 +40,7 @@ pub mod physics;
 #[doc(hidden)]
 pub use check::fixtures;
 #[doc(hidden)]
-pub use experiments::{budget, descent, hybrid, quadruped};
+pub use experiments::{budget, descent, hybrid};
 #[doc(hidden)]
 pub use lab::{readout, scenario, sweep, workbench};
 #[doc(hidden)]

@@ -1,4 +1,4 @@
-//! The core's modules import only downward: no import circle between files, nor between the
+//! The core's modules import only downward (and the quadruped crate's have no circle): no import circle between files, nor between the
 //! folders that hold them, and the top-level groups in the documented order
 //! `error → numeric → physics → lab → check → experiments` (a lower group never names a
 //! higher one).
@@ -610,6 +610,15 @@ fn the_core_imports_only_downward() {
         n > 100,
         "only {n} import edges found: the scanner is broken"
     );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_quadruped_crate_has_no_import_circle() {
+    // Its own crate beside the core's (its modules sit at its root; no layer order, circles only).
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ferromotion-quadruped/src");
+    let (found, n) = problems(&src);
+    assert!(n > 20, "only {n} import edges found in {}", src.display());
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 

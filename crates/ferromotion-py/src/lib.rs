@@ -20,8 +20,8 @@ mod workbench;
 
 use convert::document;
 use ferromotion_core::experiments::hybrid::{HybridOptions, StepOptions};
-use ferromotion_core::experiments::quadruped::QuadrupedExperiment;
 use ferromotion_core::{self as fm, check::CheckOptions, experiments::descent as experiment};
+use ferromotion_quadruped::QuadrupedExperiment;
 use pyo3::prelude::*;
 
 /// The core's defaults, one place, so that the Python signatures show them without

@@ -67,7 +67,7 @@ use super::run::{
 };
 use super::step::{ContactLaw, ContactMode, PenaltyContact, Tangent};
 use super::verdict::{verdict, QuadrupedReport};
-use crate::error::Result;
+use ferromotion_core::error::Result;
 
 pub(super) fn law_report(
     cfg: &QuadrupedExperiment,

@@ -5,7 +5,7 @@ use super::model::{QuadState, Quadruped, NDOF, NFEET};
 use super::report::ProbeColumn;
 use super::report::{event_sequence, LcpSummary, Trajectory};
 use super::step::{propagate_tangent, step, ContactLaw, ContactMode, PenaltyContact, Tangent};
-use crate::error::{FerroError, Result};
+use ferromotion_core::error::{FerroError, Result};
 
 #[derive(Clone, Copy)]
 pub(super) struct RunOptions {
@@ -130,10 +130,10 @@ pub fn rollout(
     steps: usize,
 ) -> Result<Trajectory> {
     // The trajectory is kept in memory: refuse what would not fit rather than abort.
-    if steps as u64 > crate::physics::integrate::DEFAULT_MAX_STEPS {
+    if steps as u64 > ferromotion_core::DEFAULT_MAX_STEPS {
         return Err(FerroError::TooManySteps {
             route: "quadruped rollout",
-            max_steps: crate::physics::integrate::DEFAULT_MAX_STEPS,
+            max_steps: ferromotion_core::DEFAULT_MAX_STEPS,
             detail: format!("{steps} steps would be needed"),
         });
     }
@@ -271,7 +271,10 @@ pub(super) fn central(
             Keep::Events => event_sequence(&modes) == event_sequence(nominal),
         };
     }
-    Ok((crate::numeric::fd::quotients(&ys[0], &ys[1], eps), same))
+    Ok((
+        ferromotion_core::numeric::fd::quotients(&ys[0], &ys[1], eps),
+        same,
+    ))
 }
 
 /// Probe-stable central differences for input `j`: halve the probe until two consecutive

@@ -2,7 +2,7 @@
 
 use super::model::Quadruped;
 use super::step::PenaltyContact;
-use crate::error::{positive, FerroError, Result};
+use ferromotion_core::error::{positive, FerroError, Result};
 use serde::{Deserialize, Serialize};
 
 /// The Jacobian's inputs (columns): initial trunk height (m), initial forward speed (m/s),
