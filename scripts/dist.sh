@@ -51,7 +51,8 @@ auditwheel show "$WHEEL"
 python - "$WHEEL" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-need = ["ferromotion/lab/index.html", "ferromotion/lab/pkg/ferromotion_wasm_bg.wasm", "ferromotion/lab/pkg/ferromotion_wasm.js"]
+need = ["ferromotion/lab/index.html", "ferromotion/lab/pkg/ferromotion_wasm_bg.wasm", "ferromotion/lab/pkg/ferromotion_wasm.js",
+        "ferromotion/lab/progress.schema.json"]  # the last: `ferromotion class report` validates with it
 missing = [n for n in need if n not in names]
 if missing:
     sys.exit(f"dist: the wheel lacks the lab: {missing}")

@@ -56,6 +56,7 @@ from ._core import (
     StepTooSmall,
     TooManySteps,
     TwoEventsInOneStep,
+    UnguardedSwitch,
     Unstable,
 )
 from ._common import defaults
@@ -156,6 +157,7 @@ __all__ = [
     "tolerance",
     "TooManySteps",
     "TwoEventsInOneStep",
+    "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",
     "Workbench",

@@ -29,6 +29,7 @@ __all__ = [
     "TwoEventsInOneStep",
     "EventsInAdjacentSteps",
     "ProbeDependent",
+    "UnguardedSwitch",
     "ContactSolveFailed",
     "Unstable",
     "ScenarioError",
@@ -191,6 +192,7 @@ class HiddenState(FerroError): ...
 class TwoEventsInOneStep(FerroError): ...
 class EventsInAdjacentSteps(FerroError): ...
 class ProbeDependent(FerroError): ...
+class UnguardedSwitch(FerroError): ...
 class ContactSolveFailed(FerroError): ...
 class Unstable(FerroError): ...
 class ScenarioError(FerroError): ...
@@ -299,8 +301,16 @@ def hybrid_jacobian(
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
 
+class _HalfDt(TypedDict):
+    x: _F64  # (n,)
+    jacobian: _F64  # (n, n), row-major
+    events: int
+    spread: float
+
 class _StepHybrid(_Hybrid):
     split_residual: float
+    step_calls: int
+    half_dt: Optional[_HalfDt]
 
 # The black-box driver: step(x, dt) -> x, guards g(x) -> float, resets (none, or one callable
 # or None per guard) R(x) -> x; called back with the GIL held.

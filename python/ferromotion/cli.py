@@ -15,6 +15,8 @@
   over stiffness) and prints the table (``--json`` for the report without trajectories).
 - ``ferromotion lab`` serves the browser lab (shipped in the package; a checkout's ``web/``) on 127.0.0.1.
 - ``ferromotion app`` serves the Panel app (the same bench, driven from Python) on 127.0.0.1.
+- ``ferromotion class report EXPORTS...`` reads a class's lab exports and re-derives every reading they
+  record with the core (``classreport.py``; ``--csv`` and ``--html`` for files).
 
 Exit status: 0 on success (also when a server is stopped with Ctrl-C or SIGTERM; for ``check``:
 the gradient is verified), 1 when the core refuses the input or a server cannot start (the message
@@ -233,6 +235,8 @@ def _parser() -> argparse.ArgumentParser:
     app.set_defaults(func=_app)
     from ferromotion.study import add_parser as add_study  # `ferromotion study` lives in study.py
     add_study(sub)
+    from ferromotion.classreport import add_parser as add_class  # `ferromotion class report`
+    add_class(sub)
     return parser
 
 

@@ -4,6 +4,7 @@ system known only by its step function: ``experiments/hybrid/black_box.rs``)."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any, Callable, ClassVar, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
@@ -149,7 +150,13 @@ class StepFunction:
     resets : sequence of callables or None, optional
         Empty, or one per guard: ``R(x) -> x`` applied by the driver at that guard's event
         (for a step function that does not apply it itself, e.g. free flight with the
-        bounce ``(y, -e v)``); None where the step's own law changes at the guard.
+        bounce ``(y, -e v)``); None where the step's own law changes at the guard (soft
+        contact: a penalty force switching on at ``y = 0``, and off at its release). Such a
+        step decides its law at each step's start, as engines do; the driver continues from
+        a state strictly past the guard's zero and restarts its grid there. Declare the
+        release too (for a push-only penalty law, the force's argument ``-k y - c v`` while
+        ``y < 0``, and anything positive above ground): without it the driver detects the
+        switch from the step's own Jacobian and refuses with :class:`UnguardedSwitch`.
     name : str, optional
         For messages; default the step's ``__name__``.
 
@@ -206,6 +213,37 @@ class HybridEvent(Json):
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class HalfDt(Json):
+    """A :class:`StepFunction`'s answer recomputed at dt/2, beside the one at dt.
+
+    The black-box driver differentiates the step function's event-located map at *its* dt;
+    that derivative approaches the continuous law's as dt shrinks (first order for a
+    first-order step) and is not it. The spread says how far along the answer is.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        x(t1) at dt/2.
+    jacobian : numpy.ndarray
+        J at dt/2, shape (n, n).
+    events : int
+        Events met at dt/2.
+    spread : float
+        max|J(dt) - J(dt/2)| / max(1, max|J(dt)|).
+    """
+
+    x: np.ndarray
+    jacobian: np.ndarray
+    events: int
+    spread: float
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"x": self.x.tolist(), "jacobian": self.jacobian.tolist(), "events": self.events,
+                "spread": self.spread}
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class HybridSolution(Json):
     """What :func:`hybrid_jacobian` found.
 
@@ -221,8 +259,7 @@ class HybridSolution(Json):
         In order.
     probe_gap : float
         max |J(dt) - J(dt/2)| (0 when the probe check is off). For a :class:`StepFunction`:
-        the largest max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) over its segments and
-        saltation matrices.
+        max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of its event-located map.
     spectral_radius : float
         Largest |eigenvalue| of J.
     worst_gain : float
@@ -230,6 +267,14 @@ class HybridSolution(Json):
     split_residual : float or None
         For a :class:`StepFunction`: the measured ``|step(x0, 2h) - step(step(x0, h), h)|``
         relative to max(1, max|x0|) at h = min(dt, (t1 - t0)/2); None for a declared system.
+    half_dt : HalfDt or None
+        For a :class:`StepFunction` with ``halve_dt`` (the default): the answer at dt/2 and
+        the spread.
+    step_calls : int or None
+        For a :class:`StepFunction`: how many times the driver called ``step`` (every pass
+        together, dt/2 included).
+    wall_time_s : float or None
+        For a :class:`StepFunction`: wall time of the whole answer, s.
     """
 
     x: np.ndarray
@@ -240,32 +285,48 @@ class HybridSolution(Json):
     spectral_radius: float = float("nan")
     worst_gain: float = float("nan")
     split_residual: Optional[float] = None
+    half_dt: Optional[HalfDt] = None
+    step_calls: Optional[int] = None
+    wall_time_s: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types."""
         return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
                 "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
                 "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain,
-                "split_residual": self.split_residual}
+                "split_residual": self.split_residual,
+                "half_dt": None if self.half_dt is None else self.half_dt.to_dict(),
+                "step_calls": self.step_calls, "wall_time_s": self.wall_time_s}
 
     def __repr__(self) -> str:
         rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
         x = ", ".join(f"{v:.6g}" for v in self.x)
-        return f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g})"
+        extra = ""
+        if self.half_dt is not None:
+            extra += f", dt/2 spread {self.half_dt.spread:.2g}"
+        if self.step_calls is not None and self.wall_time_s is not None:
+            extra += f", {self.step_calls} step calls in {self.wall_time_s:.3g} s"
+        return (f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g}"
+                f"{extra})")
 
 
 def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem, StepFunction],
                     x0: ArrayLike, t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
                     graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
-                    max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None) -> HybridSolution:
+                    max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None,
+                    halve_dt: Optional[bool] = None) -> HybridSolution:
     """The Jacobian dx(t1)/dx(t0) of a hybrid system through its events, or a typed refusal.
 
     For a declared system the core steps the flow with RK4 at a fixed step, brackets each
     event to one step, locates it inside the step and composes the flow Jacobians with the
     events' saltation matrices. For a :class:`StepFunction` (a black box: your simulator's
-    step) every derivative is measured on the step itself: segments between events by
-    central differences (probes ``eps`` and ``eps/2`` must agree), f- and f+ by differences
-    of the step in time, the guard gradients and reset Jacobians by central differences.
+    step) every derivative is measured on the step itself: each event is located inside its
+    step, the run continues from it on the new law's side with the grid restarted there,
+    and J is the central difference of that event-located map (probes ``eps`` and ``eps/2``
+    must agree, and keep the events' sequence), which carries every event's saltation; the
+    saltation matrix is also estimated from the step (f- and f+ by differences in time) for
+    the grazing check. That is the derivative at *your* dt: it approaches the continuous
+    law's as dt shrinks, so it is also answered at dt/2 (``half_dt``, with the spread).
     Either way hidden state is measured, and the answer is refused when no honest Jacobian
     exists.
 
@@ -288,14 +349,16 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     probe_rtol : float
         Declared systems: the answer is recomputed with dt/2 and refused if the Jacobian
         moves by more than probe_rtol * max(1, max|J|). A :class:`StepFunction` (your
-        map at your dt is the object): each segment's and each saltation matrix's
-        differences at probes eps and eps/2 must agree to probe_rtol * max(1, max|J|).
-        0 switches the check off.
+        event-located map at your dt is the object): its differences at probes eps and
+        eps/2 must agree to probe_rtol * max(1, max|J|). 0 switches the check off.
     max_steps : int
         Refuse longer runs.
     eps : float, optional
         :class:`StepFunction` only: the central-difference probe, ``eps * max(|x_j|, 1)``
         (default 1e-6).
+    halve_dt : bool, optional
+        :class:`StepFunction` only: also answer at dt/2 and report the spread (``half_dt``;
+        default True).
 
     Returns
     -------
@@ -316,7 +379,12 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     EventsInAdjacentSteps
         :class:`StepFunction`: events in two adjacent steps.
     ProbeDependent
-        The Jacobian moved beyond ``probe_rtol`` when recomputed with dt/2.
+        The Jacobian moved beyond ``probe_rtol`` when recomputed with dt/2 (a
+        :class:`StepFunction`: with eps/2, or a probe changed the events' sequence).
+    UnguardedSwitch
+        :class:`StepFunction`: after an event without a reset, the step's law changed again
+        inside a step where no guard was declared (its step Jacobian jumps); the message
+        names the guard to declare.
     InvalidParameter, TooManySteps, NonFinite
         NonFinite also when a step function or guard returns NaN or infinity.
 
@@ -351,15 +419,25 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
             raise InvalidParameter(f"invalid parameter `mode` = {mode}: a StepFunction has one mode, 0")
         if eps is not None:
             options["eps"] = eps
+        options["halve_dt"] = _STEP["halve_dt"] if halve_dt is None else bool(halve_dt)
+        start = time.perf_counter()
         b = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
                                 resets=list(system.resets), name=system.name, options=options)
+        wall = time.perf_counter() - start
+        h = b["half_dt"]
+        half = None if h is None else HalfDt(x=frozen(h["x"]), jacobian=frozen(h["jacobian"]), events=h["events"],
+                                             spread=h["spread"])
         return HybridSolution(x=frozen(b["x"]), mode=b["mode"], jacobian=frozen(b["jacobian"]),
                               events=tuple(HybridEvent(**e) for e in b["events"]), probe_gap=b["probe_gap"],
                               spectral_radius=b["spectral_radius"], worst_gain=b["worst_gain"],
-                              split_residual=b["split_residual"])
+                              split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
+                              wall_time_s=wall)
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")
+    if halve_dt is not None:
+        raise InvalidParameter("invalid parameter `halve_dt`: only a StepFunction is answered at dt/2 beside dt "
+                               "(a declared system is recomputed at dt/2 by its probe_rtol check)")
     shipped = isinstance(system, (BouncingDrop, SlopeBall, WarmStartedDrop))
     d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
                               mode=mode, options=options)

@@ -4,13 +4,18 @@
 // readouts; nothing is graded from the URL the page was opened with. Progress lives in
 // localStorage under one key per copy of the lab (the key carries the page's path, so two
 // course copies on one host keep separate progress); "Start over" clears it and "Export my
-// progress" downloads it as JSON (schema: web/progress.schema.json).
+// progress" downloads it as JSON (schema: web/progress.schema.json), with the learner's
+// optional name or ID and, for every checklist item, the readings the learner saw when it
+// ticked (an instructor's `ferromotion class report` re-derives them with the core).
 import { dtText, exp, int, kText, num, signText, slope, times } from "./format.js";
 
 /** This copy's storage key: the page's folder, so /course-a/lab/ and /course-b/lab/ differ. */
 const STORE = `ferromotion-lab/v1:${location.pathname.replace(/[^/]*$/, "")}`;
 /** The export's schema name (web/progress.schema.json describes it). */
-const EXPORT_SCHEMA = "ferromotion-lab-progress/1";
+const EXPORT_SCHEMA = "ferromotion-lab-progress/2";
+/** The learner's optional name or ID: its own key, so "Start over" keeps it. */
+const LEARNER = `${STORE}:learner`;
+const LEARNER_MAX = 80;
 const DAY_MS = 24 * 3600 * 1000;
 
 /** Gradient error ratios above this after a ten- and hundredfold refinement mean "did not fall". */
@@ -19,6 +24,42 @@ const NOT_FALLING = 0.5;
 const TOLERANCE_K = 1e5;
 
 const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];
+
+/**
+ * What each checklist item records of the readout it ticked on: which route it is about, and
+ * paths into the core's WorkbenchReadout, each with the format.js function the page prints it
+ * with (none: the core's own value, a sign state or a flag). Numbers are recorded as printed,
+ * so `ferromotion class report` compares the core's value with them at the printed digits.
+ */
+const READINGS = {
+  wrongSign: ["fixed", [["fixed.errors.sign"], ["fixed.errors.gradient", num], ["fixed.errors.dy", num],
+    ["fixed.errors.dv_dy0", num], ["fixed.errors.dv_dy0_exact", num]]],
+  refined: ["fixed", [["fixed.errors.sign"], ["refinement.ratio_10", num], ["refinement.ratio_100", num]]],
+  exponent: ["fixed", [["exponent.slope", slope], ["exponent.r2", (x) => x.toFixed(3)]]],
+  tolerance: ["tolerance", [["tolerance.errors.sign"], ["tolerance.lands"], ["tolerance.errors.gradient", num],
+    ["tolerance.cost.force_evals", int]]],
+};
+
+/**
+ * The readings an item records from readout `r`: the route, k and dt, the controls as the
+ * core's WorkbenchConfig (what re-derives the readout), and each value as the page prints it.
+ */
+function readingsOf(item, r) {
+  if (!r) return null;
+  const [route, paths] = READINGS[item];
+  const shown = {};
+  for (const [path, print] of paths) {
+    const v = path.split(".").reduce((o, key) => (o === null || o === undefined ? undefined : o[key]), r);
+    if (v !== undefined) shown[path] = print && typeof v === "number" ? print(v) : v;
+  }
+  const t = r.tolerance;
+  const config = { drop: r.drop, k: r.k, base_dt: r.refinement.base_dt, dt_divisor: r.dt_divisor, tolerance: Boolean(t) };
+  if (t) config.tolerance_options = { rtol: t.rtol, events: t.events, jacobian: t.jacobian_method };
+  return { route, k: r.k, dt: r.dt, config, shown };
+}
+
+/** A name as a piece of a file name: letters and digits, the rest as single dashes. */
+const fileSlug = (name) => name.normalize("NFKC").replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
 const STEPS = ["A", "B", "C", "D", "E", "F"];
 
 const PREDICTIONS = {
@@ -119,11 +160,38 @@ export class Progress {
     this.#wireQuiz();
     $("reset-progress").addEventListener("click", () => this.reset());
     $("export-progress").addEventListener("click", () => this.download());
+    const name = $("learner-name");
+    name.value = this.learner;
+    name.addEventListener("change", () => {
+      this.learner = name.value;
+      name.value = this.learner;
+    });
     this.#paintAll();
   }
 
   /** The core's version, set by the page once the core has loaded (goes into the export). */
   coreVersion = null;
+
+  /** The learner's name or ID as typed ("" when none), kept in this browser. */
+  get learner() {
+    try {
+      return (localStorage.getItem(LEARNER) || "").slice(0, LEARNER_MAX);
+    } catch {
+      return this.#learner;
+    }
+  }
+
+  set learner(text) {
+    this.#learner = String(text).trim().slice(0, LEARNER_MAX);
+    try {
+      if (this.#learner) localStorage.setItem(LEARNER, this.#learner);
+      else localStorage.removeItem(LEARNER);
+    } catch {
+      // Private mode or a full store: the name lasts for this visit only.
+    }
+  }
+
+  #learner = "";
 
   get locked() {
     return !this.#s.prediction;
@@ -180,8 +248,9 @@ export class Progress {
         checklist[item] = { done: false };
         continue;
       }
-      const { at, ...detail } = d;
-      checklist[item] = { done: true, at: iso(at), detail };
+      const { at, seen, ...detail } = d;
+      // An item ticked before the lab recorded readings has none (the report says so).
+      checklist[item] = { done: true, at: iso(at), detail, readings: seen ?? null };
     }
     const steps = {};
     for (const id of STEPS) steps[id] = this.#s.steps[id] ? iso(this.#s.steps[id]) : null;
@@ -190,6 +259,7 @@ export class Progress {
     return {
       schema: EXPORT_SCHEMA,
       exported_at: new Date().toISOString(),
+      learner: this.learner || null,
       lab: { page: location.origin + location.pathname, storage_key: STORE, core_version: this.coreVersion },
       prediction: p ? { choice: p.choice, text: PREDICTIONS[p.choice], committed_at: iso(p.at) } : null,
       checklist,
@@ -199,12 +269,13 @@ export class Progress {
     };
   }
 
-  /** Save the export as a file (ferromotion-lab-progress.json). */
+  /** Save the export as a file: ferromotion-lab-progress-NAME.json (without a name: ferromotion-lab-progress.json). */
   download() {
     const blob = new Blob([`${JSON.stringify(this.exportData(), null, 2)}\n`], { type: "application/json" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = "ferromotion-lab-progress.json";
+    const slug = fileSlug(this.learner);
+    a.download = `ferromotion-lab-progress${slug ? `-${slug}` : ""}.json`;
     document.body.append(a);
     a.click();
     a.remove();
@@ -314,7 +385,7 @@ export class Progress {
 
   #tick(item, detail) {
     if (this.#s.checklist[item]) return;
-    this.#s.checklist[item] = { ...detail, at: Date.now() };
+    this.#s.checklist[item] = { ...detail, at: Date.now(), seen: readingsOf(item, this.#r) };
     this.#save();
     this.#paintChecklist();
     const done = ITEMS.filter((i) => this.#s.checklist[i]).length;

@@ -131,6 +131,19 @@ pub enum FerroError {
         /// The tolerance it broke.
         tolerance: f64,
     },
+    /// A step function's law changed inside a step where no guard was declared (found from
+    /// its step Jacobian jumping between successive steps): that switch cannot be located.
+    #[error("the step's law changes with no guard inside the step from t = {t} s (step {dt:e} s): its step Jacobian jumps by {jump:e} from one step to the next, in the segment begun at guard {after}'s event; declare that switch as a guard with reset None (for a push-only penalty contact, its release: the force's argument, e.g. -k*y - c*v while y < 0)")]
+    UnguardedSwitch {
+        /// Start of the step, s.
+        t: f64,
+        /// The step, s.
+        dt: f64,
+        /// max |D_(k+1) - D_k| of the step Jacobians.
+        jump: f64,
+        /// The guard whose event began the segment.
+        after: usize,
+    },
     /// The rigid contact's complementarity problem had no verified solution.
     #[error("contact solve failed at t = {t} s: {detail}")]
     ContactSolveFailed {
@@ -178,6 +191,7 @@ impl FerroError {
             FerroError::TwoEventsInOneStep { .. } => "TwoEventsInOneStep",
             FerroError::EventsInAdjacentSteps { .. } => "EventsInAdjacentSteps",
             FerroError::ProbeDependent { .. } => "ProbeDependent",
+            FerroError::UnguardedSwitch { .. } => "UnguardedSwitch",
             FerroError::ContactSolveFailed { .. } => "ContactSolveFailed",
             FerroError::Unstable { .. } => "Unstable",
             FerroError::Scenario(_) => "Scenario",

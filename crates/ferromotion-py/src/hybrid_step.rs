@@ -2,7 +2,7 @@
 //! Python step function `step(x, dt) -> x`, optional guards `g(x) -> float` and optional
 //! resets `R(x) -> x`, called back with the GIL held (`PyStep`).
 
-use crate::convert::{floats, options, Options, Raised};
+use crate::convert::{floats, matrix_array, options, Options, Raised};
 use crate::errors::invalid_parameter;
 use ferromotion_core::experiments::hybrid::{self, StepOptions, StepSystem};
 use nalgebra::DVector;
@@ -12,7 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// `hybrid_jacobian`'s document (`x`, `mode`, `jacobian`, `events`, `probe_gap`,
-/// `spectral_radius`, `worst_gain`) and `split_residual`. `resets` is empty or holds one
+/// `spectral_radius`, `worst_gain`), `split_residual`, `step_calls` and `half_dt` (None, or
+/// `x`, `jacobian`, `events` (a count) and `spread` at dt/2). `resets` is empty or holds one
 /// callable or None per guard; `options` is the core's `StepOptions`. An exception a
 /// callback raises is re-raised as it is.
 #[pyfunction]
@@ -71,6 +72,18 @@ fn step_jacobian<'py>(
     let s = sys.raised.finish(r)?;
     let out = crate::hybrid::solution(py, &s.solution)?;
     out.set_item("split_residual", s.split_residual)?;
+    out.set_item("step_calls", s.step_calls)?;
+    match &s.half_dt {
+        Some(h) => {
+            let half = PyDict::new(py);
+            half.set_item("x", PyArray1::from_slice(py, h.x.as_slice()))?;
+            half.set_item("jacobian", matrix_array(py, &h.jacobian)?)?;
+            half.set_item("events", h.events)?;
+            half.set_item("spread", h.spread)?;
+            out.set_item("half_dt", half)?;
+        }
+        None => out.set_item("half_dt", py.None())?,
+    }
     Ok(out)
 }
 

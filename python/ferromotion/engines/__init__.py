@@ -26,8 +26,9 @@ import numpy as np
 
 from .. import _core
 from .. import Drop, Fit, Receipt, check_gradient, exact, fixed, flow
+from ._step_function import black_box_beside_engine, step_function  # an engine's step as a black box
 
-__all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter"]
+__all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter", "step_function", "black_box_beside_engine"]
 
 #: The engines :func:`audit_engine` knows, with the extra that installs each.
 ENGINES: Dict[str, str] = {"mujoco": "mujoco", "mjx": "mjx", "jax": "jax", "torch": "torch"}

@@ -26,7 +26,7 @@
 //! [`black_box::step_jacobian`], with every derivative measured on the step itself.
 
 pub mod black_box;
-pub use black_box::{step_jacobian, StepOptions, StepSolution, StepSystem};
+pub use black_box::{step_jacobian, HalfDt, StepOptions, StepSolution, StepSystem};
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};

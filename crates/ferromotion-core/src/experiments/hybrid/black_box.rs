@@ -3,25 +3,49 @@
 //! A simulator offers `step(x, dt) -> x` and nothing else: no flow Jacobian, no guard
 //! gradient, no reset Jacobian. [`step_jacobian`] qualifies it the way
 //! [`hybrid_jacobian`](super::hybrid_jacobian) qualifies a declared system, with every
-//! derivative measured on the step function itself:
+//! derivative measured on the step function itself. What it differentiates is the
+//! **event-located map** at the engine's dt (the `corrected` route's idea,
+//! `physics/integrate/corrected.rs`, and the quadruped's located reference,
+//! `experiments/quadruped/located.rs`):
 //!
 //! - **Events.** Optional guards `g_i(x)` (an event when one crosses from > 0 to <= 0
 //!   between two step ends) bracket an event to one step of length h; the event is located
 //!   inside it by secant and bisection on the sub-step length τ of `step(x, τ)`, to about
 //!   1e-15·h. An optional reset `R_i` is then applied by the driver (for a step function,
-//!   such as free flight, that does not apply it itself); without one the step function's
-//!   own law is taken to change at the guard (a penalty contact switching on). The step is
-//!   finished from the event with `step(x+, h - τ)`.
-//! - **Segments.** Between events the map is the composition of plain steps. Its Jacobian
-//!   is taken by central differences of the whole segment (probe policy
-//!   [`Probe::Relative`]: `eps·max(|x_j|, 1)`, the core's one helper, `check/fd.rs`), once
-//!   with `eps` and once with `eps/2`; the two must agree to `probe_rtol` (relative to
-//!   max(1, max|J|)) or the answer is refused as probe-dependent.
-//! - **Saltation.** Across an event, `Xi = DR + (f+ - DR·f-)·∇gᵀ / (∇gᵀ·f-)`, with
-//!   f- = d step(x, s)/ds at s = τ (second-order one-sided differences *before* the event),
-//!   f+ = d step(x+, s)/ds at s = 0+ (second-order one-sided differences after it), ∇g and
-//!   DR by central differences at the event; Xi is also estimated with half the probes and
-//!   must agree as a segment must. Guard speeds |∇g·f-| below `graze_speed` are refused.
+//!   such as free flight, that does not apply it itself). Without one the step function's
+//!   own law changes at the guard (a penalty contact switching on, or off at its release),
+//!   and the step decides its law from its start: the run is continued from a state
+//!   strictly past the guard's zero (τ moved on by a few ulps if g is exactly 0 there), so
+//!   a step deciding on `g < 0` and one deciding on `g <= 0` both take the new law.
+//! - **Grid restarted at every event.** After an event the steps of `dt` start from the
+//!   event (the last one shortened to end at t1), so the discretisation of each phase does
+//!   not depend on where the event fell between grid points: if it did, its error would
+//!   vary with x0 on the scale of |v|·dt and the derivative would pick that variation up
+//!   (the fixed-step contact map's wrong sign).
+//! - **Jacobian.** The located map is continuous in x0 and smooth within one sequence of
+//!   events, and every probe of it keeps its mode sequence: each probe's run locates its
+//!   own events and starts each segment on the new law's side. J is taken by central
+//!   differences of the whole located map (probe policy [`Probe::Relative`]:
+//!   `eps·max(|x_j|, 1)`, the core's one helper, `check/fd.rs`), once with `eps` and once
+//!   with `eps/2`; they must agree to `probe_rtol` (relative to max(1, max|J|)), and each
+//!   probe must fire the same guards in the same order, or the answer is refused as
+//!   probe-dependent. The differences carry each event's saltation (the force jump at a
+//!   contact's entry, the reset's) with the event time's own dependence on x0.
+//! - **Saltation, measured.** At each event `Xi = DR + (f+ - DR·f-)·∇gᵀ / (∇gᵀ·f-)` is
+//!   also estimated from the step function: f- = d step(x, s)/ds at s = τ (second-order
+//!   one-sided differences before the event), f+ = d step(x+, s)/ds at s = 0+ (after it),
+//!   ∇g and DR by central differences. Its guard speed |∇g·f-| below `graze_speed` is
+//!   refused as grazing; its largest entry is reported.
+//! - **The engine's own dt, said.** The answer is the derivative of the located map *at the
+//!   engine's dt*: it approaches the continuous law's derivative as dt shrinks (first order
+//!   for a first-order step), and is not that derivative. With `halve_dt` (the default) it
+//!   is also computed at dt/2 and the spread max|J(dt) - J(dt/2)| / max(1, max|J(dt)|) is
+//!   reported beside it.
+//! - **A switch without a guard is refused.** In every segment that begins at an event
+//!   without a reset, the step Jacobians of successive steps (central differences) must
+//!   change smoothly; a jump means the law changed again inside a step where no guard
+//!   locates it (a penalty contact's release, its force back to zero), and is refused with
+//!   [`FerroError::UnguardedSwitch`], which names the guard to declare.
 //! - **Hidden state, measured.** Before anything else, a step function must be a function
 //!   of (x, dt) alone: `step(x0, 2h)` called twice, with another call between, must repeat
 //!   bit for bit; and `step(x0, 2h)` against `step(step(x0, h), h)` must agree to
@@ -30,18 +54,20 @@
 //!   difference of its local errors, O(h^(p+1)) for order p ≥ 1, so it falls at least 4×
 //!   (Euler) or 32× (RK4): such steps pass. A step biased by memory of an earlier call
 //!   (a warm start, a cache) does not repeat, or leaves a residual that does not fall.
-//! - **Refused too:** two events in one step, events in adjacent steps (the step does not
-//!   resolve them apart: a chattering contact, and a pair of crossings between two step
-//!   ends could hide there), more than `max_steps` steps, and a NaN or infinity from the
-//!   step or a guard.
+//! - **Refused too:** two events in one step and events in adjacent steps (the cells of the
+//!   grid t0 + k·dt that hold them: the step does not resolve them apart, a chattering
+//!   contact, and a pair of crossings between two step ends could hide there), more than
+//!   `max_steps` steps, and a NaN or infinity from the step or a guard.
 //!
-//! The answer carries J's spectral radius and worst-case gain, as the declared driver's does.
+//! The answer carries J's spectral radius and worst-case gain, as the declared driver's
+//! does, and the number of step-function calls it took.
 
 use super::{HybridEvent, HybridSolution};
 use crate::check::fd::{central_gradient_dyn, central_jacobian_dyn, Probe};
 use crate::error::{finite, positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 /// A system given as a step function, with optional guards and driver-applied resets.
 /// SI units are the system's (time in s).
@@ -90,6 +116,10 @@ pub struct StepOptions {
     pub eps: f64,
     /// Time probe for f- and f+, as a fraction of `dt`.
     pub time_eps: f64,
+    /// Also answer at dt/2 and report the spread (the answer is the derivative of the
+    /// event-located map at the engine's dt, which approaches the continuous law's as dt
+    /// shrinks; the spread says how far along that is).
+    pub halve_dt: bool,
 }
 
 impl Default for StepOptions {
@@ -102,6 +132,7 @@ impl Default for StepOptions {
             max_steps: h.max_steps,
             eps: 1e-6,
             time_eps: 1e-4,
+            halve_dt: true,
         }
     }
 }
@@ -116,14 +147,34 @@ pub const SPLIT_RTOL: f64 = 1e-9;
 pub const SPLIT_FALL: f64 = 3.0;
 
 /// What [`step_jacobian`] returns: the same solution as the declared driver's (mode 0
-/// throughout; `probe_gap` is the largest relative gap between the `eps` and `eps/2`
-/// Jacobians of the segments and saltation matrices), and the measured split residual.
+/// throughout; `probe_gap` is max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of the
+/// event-located map), the measured split residual, the answer at dt/2 and the cost.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepSolution {
-    /// x(t1), J = dx(t1)/dx(t0), the events, spectral radius and worst gain.
+    /// x(t1), J = dx(t1)/dx(t0), the events, spectral radius and worst gain, at `dt`.
     pub solution: HybridSolution,
     /// |step(x0, 2h) - step(step(x0, h), h)| / max(1, max|x0|) at h = min(dt, (t1-t0)/2).
     pub split_residual: f64,
+    /// The same answer at dt/2 (when [`StepOptions::halve_dt`]).
+    pub half_dt: Option<HalfDt>,
+    /// Calls of the step function, all passes together (the hidden-state measurement, the
+    /// runs, the probes, event location, Xi, the unguarded-switch check, dt/2 too).
+    pub step_calls: u64,
+}
+
+/// The answer at dt/2, beside the one at dt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HalfDt {
+    /// x(t1) at dt/2.
+    pub x: DVector<f64>,
+    /// J at dt/2.
+    pub jacobian: DMatrix<f64>,
+    /// Events met at dt/2.
+    pub events: usize,
+    /// max|J(dt) - J(dt/2)| / max(1, max|J(dt)|): the engine's own discretisation, seen
+    /// from one halving (the derivative of the located map is first order in dt for a
+    /// first-order step).
+    pub spread: f64,
 }
 
 /// A call of the step function, checked: length `dim`, every entry finite.
@@ -234,24 +285,6 @@ fn measure_hidden_state(sys: &dyn StepSystem, x0: &DVector<f64>, h: f64, t0: f64
     Ok(gap)
 }
 
-/// A run of plain steps from `x`: the map between two events.
-struct Segment {
-    x: DVector<f64>,
-    t: f64,
-    steps: Vec<f64>,
-}
-
-impl Segment {
-    fn run(&self, sys: &dyn StepSystem, x: &DVector<f64>) -> Result<DVector<f64>> {
-        let (mut y, mut t) = (x.clone(), self.t);
-        for &h in &self.steps {
-            y = step(sys, &y, h, t)?;
-            t += h;
-        }
-        Ok(y)
-    }
-}
-
 /// What the forward pass leaves for one event: enough to estimate Xi at any probe.
 struct Located {
     /// The step's start, and the sub-step length to the event.
@@ -303,6 +336,381 @@ fn saltation(
     Ok((xi, speed))
 }
 
+/// The step function with its calls counted (the cost the answer reports).
+struct Counted<'a> {
+    sys: &'a dyn StepSystem,
+    calls: Cell<u64>,
+}
+
+impl StepSystem for Counted<'_> {
+    fn name(&self) -> String {
+        self.sys.name()
+    }
+    fn dim(&self) -> usize {
+        self.sys.dim()
+    }
+    fn step(&self, x: &DVector<f64>, dt: f64) -> DVector<f64> {
+        self.calls.set(self.calls.get() + 1);
+        self.sys.step(x, dt)
+    }
+    fn guard_count(&self) -> usize {
+        self.sys.guard_count()
+    }
+    fn guard(&self, i: usize, x: &DVector<f64>) -> f64 {
+        self.sys.guard(i, x)
+    }
+    fn has_reset(&self, i: usize) -> bool {
+        self.sys.has_reset(i)
+    }
+    fn reset(&self, i: usize, x: &DVector<f64>) -> DVector<f64> {
+        self.sys.reset(i, x)
+    }
+}
+
+/// A step of length h from t inside a segment that began at an event without a reset:
+/// what the unguarded-switch check differentiates.
+struct SoftStep {
+    x: DVector<f64>,
+    h: f64,
+    t: f64,
+}
+
+/// One event-located run from x0 to t1.
+struct Run {
+    x: DVector<f64>,
+    /// The guards that fired, in order (a probe must keep this sequence).
+    fired: Vec<usize>,
+    /// Nominal runs only: the events, what Xi needs of each, and the steps of every segment
+    /// that began at an event without a reset, with the guard of that event.
+    events: Vec<HybridEvent>,
+    soft: Vec<(usize, Vec<SoftStep>)>,
+}
+
+/// The cell of the grid t0 + k·dt that holds time t (two events in one cell are two events
+/// in one step; in cells k and k+1, events in adjacent steps).
+fn grid_cell(t: f64, t0: f64, dt: f64) -> i64 {
+    libm::floor((t - t0) / dt) as i64
+}
+
+/// The event-located run (see the module docs): steps of `dt` from t0; an event located
+/// inside its step, taken there (strictly on the guard's far side when the step's own law
+/// changes), reset if the guard has a reset, and the grid restarted at it. `nominal` runs
+/// also estimate each event's saltation matrix (for its guard speed, the grazing refusal
+/// and the report) and keep the steps the unguarded-switch check needs.
+fn run(
+    sys: &dyn StepSystem,
+    x0: &DVector<f64>,
+    t0: f64,
+    t1: f64,
+    opts: &StepOptions,
+    nominal: bool,
+) -> Result<Run> {
+    let m = sys.guard_count();
+    let delta = opts.time_eps * opts.dt;
+    let mut out = Run {
+        x: x0.clone(),
+        fired: Vec::new(),
+        events: Vec::new(),
+        soft: Vec::new(),
+    };
+    let mut x = x0.clone();
+    let mut t = t0;
+    // The grid restarts at every event: step k after the anchor ends at anchor + k·dt.
+    let (mut anchor, mut count) = (t0, 0u64);
+    let mut last: Option<(usize, i64, f64)> = None;
+    let mut fresh: Option<usize> = None;
+    let mut recording = false;
+    let mut g_x: Option<Vec<f64>> = None;
+    let mut steps = 0u64;
+    while t < t1 {
+        steps += 1;
+        super::step_cap(
+            "hybrid_jacobian (step function)",
+            steps,
+            opts.max_steps,
+            t,
+            t1,
+        )?;
+        let (h, next_t) = if t1 - t <= opts.dt {
+            (t1 - t, t1)
+        } else {
+            count += 1;
+            (opts.dt, anchor + count as f64 * opts.dt)
+        };
+        let y = step(sys, &x, h, t)?;
+        // The guards at the step's start are those at the previous step's end (one guard
+        // call per guard and step).
+        let gx = match g_x.take() {
+            Some(g) => g,
+            None => (0..m)
+                .map(|i| guard(sys, i, &x, t))
+                .collect::<Result<Vec<f64>>>()?,
+        };
+        let gy = (0..m)
+            .map(|i| guard(sys, i, &y, t + h))
+            .collect::<Result<Vec<f64>>>()?;
+        let mut crossed = Vec::new();
+        for i in 0..m {
+            // The guard of the event this step starts from sits at its zero: it fires again
+            // only if it first rises (and the step is long enough to tell).
+            let armed = gx[i] > 0.0
+                || (fresh == Some(i)
+                    && h > 2.0 * delta
+                    && guard(sys, i, &step(sys, &x, delta, t)?, t + delta)? > gx[i]);
+            if armed && gy[i] <= 0.0 {
+                crossed.push(i);
+            }
+        }
+        fresh = None;
+        let Some(i) = super::one_crossing(&crossed, t, h)? else {
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.push(SoftStep { x: x.clone(), h, t });
+            }
+            x = y;
+            t = next_t;
+            g_x = Some(gy);
+            continue;
+        };
+        // Locate: secant and bisection in turn on the sub-step length s in (lo, h].
+        let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, &x, s, t)?, t + s) };
+        let g0 = gx[i];
+        let (mut lo, mut g_lo) = if g0 > 0.0 {
+            (0.0, g0)
+        } else {
+            (delta, g_at(delta)?)
+        };
+        if g_lo <= 0.0 {
+            // Armed by rising, but not above zero by `delta`: two events this close are one
+            // step's worth of unresolved motion.
+            return Err(FerroError::TwoEventsInOneStep {
+                t,
+                dt: h,
+                first: i,
+                second: i,
+            });
+        }
+        let (mut hi, mut g_hi) = (h, gy[i]);
+        for round in 0..400 {
+            // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
+            // when the secant sticks to one end.
+            let mid = 0.5 * (lo + hi);
+            let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
+            let s = if round % 2 == 0 && secant > lo && secant < hi {
+                secant
+            } else {
+                mid
+            };
+            let g = g_at(s)?;
+            if g > 0.0 {
+                (lo, g_lo) = (s, g);
+            } else {
+                (hi, g_hi) = (s, g);
+            }
+            if hi - lo <= 1e-15 * h.max(t.abs()) || g_hi == 0.0 {
+                break;
+            }
+        }
+        let mut tau = hi;
+        let mut minus = step(sys, &x, tau, t)?;
+        if !sys.has_reset(i) {
+            // The step's own law changes here and the next step decides it from its start:
+            // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
+            // then agree), a few ulps of s on.
+            let mut ulp = tau * f64::EPSILON;
+            while guard(sys, i, &minus, t + tau)? == 0.0 && tau < h {
+                tau = (tau + ulp).min(h);
+                ulp *= 2.0;
+                minus = step(sys, &x, tau, t)?;
+            }
+        }
+        let t_event = t + tau;
+        let cell = grid_cell(t_event, t0, opts.dt);
+        if let Some((j, prev_cell, prev_t)) = last {
+            if cell == prev_cell {
+                return Err(FerroError::TwoEventsInOneStep {
+                    t: t0 + cell as f64 * opts.dt,
+                    dt: opts.dt,
+                    first: j,
+                    second: i,
+                });
+            }
+            if cell == prev_cell + 1 {
+                return Err(FerroError::EventsInAdjacentSteps {
+                    first: prev_t,
+                    second: t_event,
+                    dt: opts.dt,
+                });
+            }
+        }
+        let plus = reset(sys, i, &minus, t_event)?;
+        if nominal {
+            let ev = Located {
+                x: x.clone(),
+                tau,
+                guard: i,
+                minus,
+                plus: plus.clone(),
+                t: t_event,
+            };
+            let (xi, speed) = saltation(sys, &ev, opts.eps, delta)?;
+            if !(speed.abs() >= opts.graze_speed) {
+                return Err(FerroError::Grazing {
+                    t: t_event,
+                    speed: speed.abs(),
+                    threshold: opts.graze_speed,
+                    term: amax(&xi),
+                });
+            }
+            out.events.push(HybridEvent {
+                t: t_event,
+                mode_before: 0,
+                guard: i,
+                mode_after: 0,
+                guard_speed: speed,
+                saltation_max: amax(&xi),
+            });
+            // The step before this one ends where the event's step starts, possibly within a
+            // probe of the switch: left out of the check, as the event's own step is.
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.pop();
+            }
+            recording = !sys.has_reset(i);
+            if recording {
+                out.soft.push((i, Vec::new()));
+            }
+        }
+        out.fired.push(i);
+        last = Some((i, cell, t_event));
+        fresh = Some(i);
+        x = plus;
+        t = t_event;
+        (anchor, count) = (t_event, 0);
+    }
+    out.x = x;
+    Ok(out)
+}
+
+/// A step Jacobian that changes by more than this (relative to max(1, max|D|)) from one
+/// step to the next, inside a segment begun at a law change...
+pub const SWITCH_FLOOR: f64 = 1e-6;
+/// ...and by more than this many times the change between the steps either side of it, is
+/// a switch of the step's law that no guard declared ([`FerroError::UnguardedSwitch`]).
+pub const SWITCH_RATIO: f64 = 1e3;
+
+/// The unguarded-switch check: in every segment that began at an event without a reset (the
+/// step's own law changed there), the step Jacobians D_k of successive full steps (central
+/// differences, probe `eps`) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
+/// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law changed
+/// again inside that step with no guard to locate it (a penalty contact's release): the
+/// answer would then hold the fixed grid's error across that switch, and is refused. Steps
+/// that hold an event, the step before one and the first step after one start within a
+/// probe of a switch and are left out (the run records only the others).
+fn unguarded_switch(sys: &dyn StepSystem, run: &Run, opts: &StepOptions) -> Result<()> {
+    let probe = Probe::Relative {
+        factor: opts.eps,
+        floor: 1.0,
+    };
+    for (after, seg) in &run.soft {
+        // The first step starts at the switch itself, where probes straddle it: left out.
+        let full: Vec<&SoftStep> = seg.iter().skip(1).filter(|s| s.h == opts.dt).collect();
+        let mut d = Vec::with_capacity(full.len());
+        for s in &full {
+            d.push(central_jacobian_dyn(
+                |z| step(sys, z, s.h, s.t),
+                &s.x,
+                probe,
+            )?);
+        }
+        let jumps: Vec<f64> = d.windows(2).map(|w| amax(&(&w[1] - &w[0]))).collect();
+        for (k, &jump) in jumps.iter().enumerate() {
+            let scale = amax(&d[k]).max(1.0);
+            let before = if k > 0 { jumps[k - 1] } else { f64::INFINITY };
+            let after_ = jumps.get(k + 1).copied().unwrap_or(f64::INFINITY);
+            let neighbours = before.min(after_);
+            if jump > SWITCH_FLOOR * scale && jump > SWITCH_RATIO * neighbours {
+                return Err(FerroError::UnguardedSwitch {
+                    t: full[k].t,
+                    dt: full[k].h,
+                    jump,
+                    after: *after,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The answer at one step size: the nominal run, the unguarded-switch check, and J by
+/// central differences of the event-located map with probes eps and eps/2.
+struct Answer {
+    run: Run,
+    jacobian: DMatrix<f64>,
+    probe_gap: f64,
+}
+
+fn answer_at(
+    sys: &dyn StepSystem,
+    x0: &DVector<f64>,
+    t0: f64,
+    t1: f64,
+    opts: &StepOptions,
+) -> Result<Answer> {
+    let nominal = run(sys, x0, t0, t1, opts, true)?;
+    unguarded_switch(sys, &nominal, opts)?;
+    let map = |eps: f64| {
+        let probe = Probe::Relative {
+            factor: eps,
+            floor: 1.0,
+        };
+        central_jacobian_dyn(
+            |z| {
+                let r = run(sys, z, t0, t1, opts, false)?;
+                if r.fired != nominal.fired {
+                    return Err(FerroError::ProbeDependent {
+                        probe: format!(
+                            "probe eps = {eps:e} (relative): it changed the guards fired from {:?} to {:?}",
+                            nominal.fired, r.fired
+                        ),
+                        gap: f64::INFINITY,
+                        tolerance: opts.probe_rtol,
+                    });
+                }
+                Ok(r.x)
+            },
+            x0,
+            probe,
+        )
+    };
+    let jacobian = map(opts.eps)?;
+    let mut probe_gap = 0.0;
+    if opts.probe_rtol > 0.0 {
+        let half = map(0.5 * opts.eps)?;
+        probe_gap = amax(&(&jacobian - &half)) / amax(&jacobian).max(1.0);
+        if probe_gap > opts.probe_rtol {
+            return Err(FerroError::ProbeDependent {
+                probe: format!(
+                    "eps/2 on the event-located map from t = {t0} s to {t1} s at dt = {:e} s ({} events)",
+                    opts.dt,
+                    nominal.fired.len()
+                ),
+                gap: probe_gap,
+                tolerance: opts.probe_rtol,
+            });
+        }
+    }
+    if !jacobian.iter().all(|v| v.is_finite()) {
+        return Err(FerroError::NonFinite {
+            what: "hybrid_jacobian (step function)",
+            detail: format!("the Jacobian at t1 = {t1} s"),
+        });
+    }
+    Ok(Answer {
+        run: nominal,
+        jacobian,
+        probe_gap,
+    })
+}
+
 /// The Jacobian dx(t1)/dx(t0) of a black-box step function through its events (see the
 /// module docs), or a typed refusal.
 pub fn step_jacobian(
@@ -325,206 +733,30 @@ pub fn step_jacobian(
             limit: format!("must hold {} finite numbers", sys.dim()),
         });
     }
+    let counted = Counted {
+        sys,
+        calls: Cell::new(0),
+    };
+    let sys: &dyn StepSystem = &counted;
     let split_residual = measure_hidden_state(sys, x0, opts.dt.min(0.5 * (t1 - t0)), t0)?;
-    let delta = opts.time_eps * opts.dt;
-
-    // Forward pass: steps, events located, segments recorded.
-    let m = sys.guard_count();
-    let mut x = x0.clone();
-    let mut t = t0;
-    let mut segment = Segment {
-        x: x0.clone(),
-        t: t0,
-        steps: Vec::new(),
+    let at = answer_at(sys, x0, t0, t1, opts)?;
+    let half_dt = if opts.halve_dt {
+        let half = StepOptions {
+            dt: 0.5 * opts.dt,
+            ..*opts
+        };
+        let h = answer_at(sys, x0, t0, t1, &half)?;
+        let spread = amax(&(&at.jacobian - &h.jacobian)) / amax(&at.jacobian).max(1.0);
+        Some(HalfDt {
+            x: h.run.x,
+            jacobian: h.jacobian,
+            events: h.run.events.len(),
+            spread,
+        })
+    } else {
+        None
     };
-    let mut segments = Vec::new();
-    let mut located: Vec<Located> = Vec::new();
-    let mut events: Vec<HybridEvent> = Vec::new();
-    let mut last_event_step: Option<u64> = None;
-    let mut steps = 0u64;
-    while t < t1 {
-        steps += 1;
-        super::step_cap(
-            "hybrid_jacobian (step function)",
-            steps,
-            opts.max_steps,
-            t,
-            t1,
-        )?;
-        let h = opts.dt.min(t1 - t);
-        // Step k ends at t0 + k·dt (no drift from summing dt), the last one at t1.
-        let next_t = if t1 - t <= opts.dt {
-            t1
-        } else {
-            t0 + steps as f64 * opts.dt
-        };
-        let y = step(sys, &x, h, t)?;
-        let mut crossed = Vec::new();
-        for i in 0..m {
-            if guard(sys, i, &x, t)? > 0.0 && guard(sys, i, &y, t + h)? <= 0.0 {
-                crossed.push(i);
-            }
-        }
-        let Some(i) = super::one_crossing(&crossed, t, h)? else {
-            segment.steps.push(h);
-            x = y;
-            t = next_t;
-            continue;
-        };
-        // Locate: secant and bisection in turn on the sub-step length s in (0, h].
-        let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, &x, s, t)?, t + s) };
-        let (mut lo, mut hi) = (0.0, h);
-        let (mut g_lo, mut g_hi) = (guard(sys, i, &x, t)?, guard(sys, i, &y, t + h)?);
-        for round in 0..400 {
-            // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
-            // when the secant sticks to one end.
-            let mid = 0.5 * (lo + hi);
-            let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
-            let s = if round % 2 == 0 && secant > lo && secant < hi {
-                secant
-            } else {
-                mid
-            };
-            let g = g_at(s)?;
-            if g > 0.0 {
-                (lo, g_lo) = (s, g);
-            } else {
-                (hi, g_hi) = (s, g);
-            }
-            if hi - lo <= 1e-15 * h.max(t.abs()) || g_hi == 0.0 {
-                break;
-            }
-        }
-        let tau = hi;
-        let t_event = t + tau;
-        if last_event_step.is_some_and(|k| k + 1 == steps) {
-            let first = events.last().map_or(t, |e| e.t);
-            return Err(FerroError::EventsInAdjacentSteps {
-                first,
-                second: t_event,
-                dt: opts.dt,
-            });
-        }
-        let minus = step(sys, &x, tau, t)?;
-        let plus = reset(sys, i, &minus, t_event)?;
-        let ev = Located {
-            x: x.clone(),
-            tau,
-            guard: i,
-            minus,
-            plus,
-            t: t_event,
-        };
-        let (xi, speed) = saltation(sys, &ev, opts.eps, delta)?;
-        if !(speed.abs() >= opts.graze_speed) {
-            return Err(FerroError::Grazing {
-                t: t_event,
-                speed: speed.abs(),
-                threshold: opts.graze_speed,
-                term: amax(&xi),
-            });
-        }
-        events.push(HybridEvent {
-            t: t_event,
-            mode_before: 0,
-            guard: i,
-            mode_after: 0,
-            guard_speed: speed,
-            saltation_max: amax(&xi),
-        });
-        segment.steps.push(tau);
-        segments.push(std::mem::replace(
-            &mut segment,
-            Segment {
-                x: ev.plus.clone(),
-                t: t_event,
-                steps: Vec::new(),
-            },
-        ));
-        // Finish the step from the event; a second event in the rest is refused.
-        let rest = h - tau;
-        x = ev.plus.clone();
-        if rest > 0.0 {
-            let y2 = step(sys, &ev.plus, rest, t_event)?;
-            for j in 0..m {
-                let g0 = guard(sys, j, &ev.plus, t_event)?;
-                // Guard i starts at its zero: it fires again only if it first rose (and the
-                // rest is long enough to tell).
-                let armed = g0 > 0.0
-                    || (j == i
-                        && rest > 2.0 * delta
-                        && guard(sys, j, &step(sys, &ev.plus, delta, t_event)?, t_event)? > g0);
-                if armed && guard(sys, j, &y2, next_t)? <= 0.0 {
-                    return Err(FerroError::TwoEventsInOneStep {
-                        t,
-                        dt: h,
-                        first: i,
-                        second: j,
-                    });
-                }
-            }
-            segment.steps.push(rest);
-            x = y2;
-        }
-        located.push(ev);
-        last_event_step = Some(steps);
-        t = next_t;
-    }
-    segments.push(segment);
-
-    // Jacobian: segments by central differences, events by their saltation matrices, each
-    // with probes eps and eps/2.
-    let n = sys.dim();
-    let mut jac = DMatrix::<f64>::identity(n, n);
-    let mut probe_gap = 0.0_f64;
-    let check = |a: &DMatrix<f64>, b: &DMatrix<f64>, what: String| -> Result<f64> {
-        let gap = amax(&(a - b)) / amax(a).max(1.0);
-        if opts.probe_rtol > 0.0 && gap > opts.probe_rtol {
-            return Err(FerroError::ProbeDependent {
-                probe: what,
-                gap,
-                tolerance: opts.probe_rtol,
-            });
-        }
-        Ok(gap)
-    };
-    for (k, seg) in segments.iter().enumerate() {
-        if !seg.steps.is_empty() {
-            let d = |eps: f64| {
-                let probe = Probe::Relative {
-                    factor: eps,
-                    floor: 1.0,
-                };
-                central_jacobian_dyn(|z| seg.run(sys, z), &seg.x, probe)
-            };
-            let j1 = d(opts.eps)?;
-            if opts.probe_rtol > 0.0 {
-                let j2 = d(0.5 * opts.eps)?;
-                let what = format!(
-                    "eps/2 on the segment from t = {} s ({} steps)",
-                    seg.t,
-                    seg.steps.len()
-                );
-                probe_gap = probe_gap.max(check(&j1, &j2, what)?);
-            }
-            jac = j1 * jac;
-        }
-        if let Some(ev) = located.get(k) {
-            let (xi, _) = saltation(sys, ev, opts.eps, delta)?;
-            if opts.probe_rtol > 0.0 {
-                let (xi2, _) = saltation(sys, ev, 0.5 * opts.eps, 0.5 * delta)?;
-                let what = format!("eps/2 and time_eps/2 on the saltation at t = {} s", ev.t);
-                probe_gap = probe_gap.max(check(&xi, &xi2, what)?);
-            }
-            jac = xi * jac;
-        }
-    }
-    if !jac.iter().all(|v| v.is_finite()) {
-        return Err(FerroError::NonFinite {
-            what: "hybrid_jacobian (step function)",
-            detail: format!("the composed Jacobian at t1 = {t1} s"),
-        });
-    }
+    let jac = at.jacobian;
     let spectral_radius = jac
         .complex_eigenvalues()
         .iter()
@@ -532,14 +764,16 @@ pub fn step_jacobian(
     let worst_gain = jac.singular_values().max();
     Ok(StepSolution {
         solution: HybridSolution {
-            x,
+            x: at.run.x,
             mode: 0,
             jacobian: jac,
-            events,
-            probe_gap,
+            events: at.run.events,
+            probe_gap: at.probe_gap,
             spectral_radius,
             worst_gain,
         },
         split_residual,
+        half_dt,
+        step_calls: counted.calls.get(),
     })
 }

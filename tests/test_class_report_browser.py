@@ -1,0 +1,234 @@
+"""The class report against the real lab in Chromium: a learner's name goes into the export and
+its file name, every checklist item records the readings the page printed, the report re-derives
+them with the core, and the report's HTML page renders at 1280 and 375 px with 0 axe violations
+and a hostile name inert. Fixtures and helpers: tests/labkit.py; exports from the core:
+tests/classkit.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import datetime
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+from classkit import ITEMS, CoreBench, build_class, core_export, readings, write
+from ferromotion import classreport
+from ferromotion.classreport import MISMATCH, NOT_DONE, RE_DERIVED, class_report
+from labkit import (  # noqa: F401  (fixtures are used by name)
+    AXE,
+    SCREENSHOTS,
+    browser,
+    click_and_wait,
+    commit_prediction,
+    dt_button,
+    item_done,
+    lab,
+    new_page,
+    numbers,
+    open_lab,
+    press,
+    readout,
+    slide_to,
+)
+from playwright.sync_api import Page, expect
+
+HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
+
+
+def name_and_export(page: Page, name: str | None, folder: Path) -> Path:
+    if name is not None:
+        box = page.locator("#learner-name")
+        box.fill(name)
+        box.press("Tab")
+    with page.expect_download() as info:
+        page.locator("#export-progress").click()
+    target = folder / info.value.suggested_filename
+    info.value.save_as(target)
+    return target
+
+
+def type_exponent(page: Page) -> None:
+    box = page.locator("#exponent-answer")
+    box.fill(numbers(readout(page, "exponent"))[0])
+    box.press("Enter")
+
+
+@contextlib.contextmanager
+def learner(browser, lab: str, prediction: str):
+    """A fresh learner (empty storage) on the lab with a committed prediction."""
+    pg = new_page(browser, lab)
+    try:
+        open_lab(pg, lab)
+        commit_prediction(pg, prediction)  # the opening k = 1e6 reads WRONG SIGN: item 1
+        yield pg
+        assert pg.console_errors == []
+    finally:
+        pg.context.close()
+
+
+@pytest.fixture(scope="module")
+def exports(browser, lab, tmp_path_factory) -> dict[str, Path]:
+    """Three learners in the real lab: one passes, one stops after refining at 1e5, one only
+    had the opening wrong sign and gave no name."""
+    folder = tmp_path_factory.mktemp("browser-class")
+    out = {}
+    with learner(browser, lab, "flat") as pg:
+        click_and_wait(pg, dt_button(10))
+        click_and_wait(pg, dt_button(100))
+        type_exponent(pg)
+        click_and_wait(pg, dt_button(1))
+        pg.locator("#tolerance").focus()
+        press(pg, "Space")
+        assert all(item_done(pg, i) for i in ITEMS)
+        out["ada"] = name_and_export(pg, "Ada Lovelace", folder)
+        # The name stays in this browser across a reload.
+        pg.reload()
+        pg.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
+        expect(pg.locator("#learner-name")).to_have_value("Ada Lovelace")
+    with learner(browser, lab, "grows") as pg:
+        slide_to(pg, 5.0)
+        click_and_wait(pg, dt_button(10))
+        click_and_wait(pg, dt_button(100))
+        assert item_done(pg, "refined") and not item_done(pg, "exponent")
+        out["emile"] = name_and_export(pg, "  Émile Zoë / 7  ", folder)
+    with learner(browser, lab, "falls-fast") as pg:
+        out["anon"] = name_and_export(pg, None, folder)
+    return out
+
+
+def test_the_name_goes_into_the_export_and_its_file_name(exports) -> None:
+    assert exports["ada"].name == "ferromotion-lab-progress-Ada-Lovelace.json"
+    assert exports["emile"].name == "ferromotion-lab-progress-Émile-Zoë-7.json"
+    assert exports["anon"].name == "ferromotion-lab-progress.json"
+    assert json.loads(exports["emile"].read_text())["learner"] == "Émile Zoë / 7"
+    assert json.loads(exports["anon"].read_text())["learner"] is None
+
+
+def test_every_export_follows_the_schema_and_records_what_the_page_printed(exports) -> None:
+    schema = classreport.schema()
+    core = classreport._Core()
+    for path in exports.values():
+        record = json.loads(path.read_text())
+        assert record["schema"] == "ferromotion-lab-progress/2"
+        jsonschema.validate(record, schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        for item in ITEMS:
+            entry = record["checklist"][item]
+            if not entry["done"]:
+                assert entry == {"done": False}
+                continue
+            seen = entry["readings"]
+            # tests/classkit.py writes, from the Python core, exactly what the page recorded.
+            assert readings(item, core.readout(seen["config"])) == seen, (path.name, item)
+    ada = json.loads(exports["ada"].read_text())["checklist"]
+    assert ada["wrongSign"]["readings"]["shown"]["fixed.errors.sign"] == "wrong"
+    assert ada["tolerance"]["readings"]["shown"]["tolerance.lands"] is True
+    assert ada["tolerance"]["readings"]["route"] == "tolerance"
+
+
+def test_the_report_re_derives_every_reading_of_the_real_lab(exports) -> None:
+    r = class_report(exports.values())
+    assert r.problems == []
+    states = {Path(x.file).name: {i: x.items[i].state for i in ITEMS} for x in r.learners}
+    assert states[exports["ada"].name] == dict.fromkeys(ITEMS, RE_DERIVED)
+    assert states[exports["emile"].name] == {"wrongSign": RE_DERIVED, "refined": RE_DERIVED,
+                                             "exponent": NOT_DONE, "tolerance": NOT_DONE}
+    assert states[exports["anon"].name] == {**dict.fromkeys(ITEMS, NOT_DONE), "wrongSign": RE_DERIVED}
+
+
+@pytest.fixture(scope="module")
+def report_page(exports, tmp_path_factory) -> Path:
+    """The HTML report of the browser learners plus one hostile name, one edited file and one
+    malformed file."""
+    folder = tmp_path_factory.mktemp("report")
+    core = CoreBench()
+    t0 = datetime.datetime(2026, 11, 30, 9, 0, tzinfo=datetime.timezone.utc)
+    write(folder / "hostile.json", core_export(core, HOSTILE, {"wrongSign": {"log10k": 4.0}}, t0))
+    edited = json.loads(exports["emile"].read_text())
+    edited["learner"] = "Edited E"
+    edited["checklist"]["refined"]["readings"]["shown"]["refinement.ratio_100"] = "0.0100"
+    write(folder / "edited.json", edited)
+    (folder / "broken.json").write_text('{"schema": "ferromotion-lab-progress/2",')
+    r = class_report([*exports.values(), folder])
+    assert [x.items["refined"].state for x in r.learners if x.name == "Edited E"] == [MISMATCH]
+    page = folder / "class.html"
+    page.write_text(r.to_html(), encoding="utf-8")
+    return page
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_html_report_renders_inert_and_accessible(browser, report_page: Path, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(report_page.as_uri())
+        expect(page.get_by_role("heading", name="Ferromotion lab: class report")).to_be_visible()
+        assert page.evaluate("window.pwned") is None and dialogs == [] and errors == []
+        assert HOSTILE in page.locator("table").inner_text()  # shown as text
+        assert page.locator("table img, table script").count() == 0
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, "no sideways scroll of the page"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"class-report-{width}.png"), full_page=True)
+    finally:
+        context.close()
+    # axe needs its script on the page, which the report's policy forbids: a context that bypasses it.
+    context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+    page = context.new_page()
+    try:
+        page.goto(report_page.as_uri())
+        page.add_script_tag(path=str(AXE))
+        found = page.evaluate("async () => (await axe.run(document, { resultTypes: ['violations'] })).violations")
+        assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in found] == []
+    finally:
+        context.close()
+
+
+def test_the_policy_blocks_a_script_even_if_escaping_failed(browser, report_page: Path, tmp_path: Path) -> None:
+    escaped = report_page.read_text()
+    broken = tmp_path / "unescaped.html"
+    # What an escaping bug would write: the raw name in the page.
+    broken.write_text(escaped.replace("&lt;script&gt;window.pwned = 1&lt;/script&gt;", "<script>window.pwned = 1</script>"))
+    assert "<script>window.pwned = 1</script>" in broken.read_text()
+    context = browser.new_context()
+    page = context.new_page()
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text))
+    try:
+        page.goto(broken.as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate("window.pwned") is None
+        assert any("Content Security Policy" in m for m in blocked), blocked
+    finally:
+        context.close()
+
+
+def test_a_class_of_30_with_the_real_labs_exports_takes_under_five_seconds(exports, tmp_path: Path) -> None:
+    made = build_class(tmp_path, browser=list(exports.values()))
+    out_html = tmp_path / "report" / "class.html"
+    out_html.parent.mkdir()
+    t0 = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report", str(tmp_path), "--csv",
+                          str(out_html.with_suffix(".csv")), "--html", str(out_html)],
+                         capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - t0
+    print(f"ferromotion class report on {len(made['files'])} files (3 from the real lab): {seconds:.2f} s wall")
+    assert run.returncode == 0 and "Traceback" not in run.stderr + run.stdout, run.stderr
+    assert seconds < 5.0
+    assert "25 learners counted, 5 files set aside" in run.stdout
+    rows = {Path(r["file"]).name: r for r in csv.DictReader(out_html.with_suffix(".csv").open(encoding="utf-8"))}
+    for path in exports.values():
+        record = json.loads(path.read_text())
+        row = rows[f"lab-{path.name}"]
+        for item in ITEMS:
+            assert row[item] == (RE_DERIVED if record["checklist"][item]["done"] else NOT_DONE), (path.name, item)
