@@ -53,3 +53,11 @@ def test_options_read_by_the_fast_path_and_by_pythonize_agree() -> None:
     for bad in (-1, 1.5, "8000"):
         with pytest.raises(fm.ScenarioError, match="max_steps"):
             fm.fixed(drop, 1e6, 1e-4, max_steps=bad)  # type: ignore[arg-type]
+
+
+def test_route_keeps_its_dataclass_fields_and_constructor() -> None:
+    r = fm.tolerance(fm.Drop(), k=1e6, rtol=1e-6, events=True)
+    assert [f.name for f in dataclasses.fields(fm.Route)] == list(r.to_dict())
+    copy = dataclasses.replace(r)
+    assert copy.to_dict() == r.to_dict() and repr(copy) == repr(r)
+    assert dataclasses.asdict(r)["probe_gap"] == r.probe_gap

@@ -104,11 +104,28 @@ class Json:
         return json.dumps(json_ready(self.to_dict()), indent=indent, allow_nan=False)
 
 
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class _RouteFields:
+    """:class:`Route`'s fields as a dataclass declares them (names, order, defaults)."""
+
+    route: str
+    state: Any
+    jacobian: Any
+    steps: int
+    rejected_steps: int
+    force_evals: int
+    state_force_evals: int
+    rollouts: int
+    probe_gap: Optional[float]
+    probe_dependent: bool
+    step_stable: Optional[bool] = None
+    omega_dt: Optional[float] = None
+    wall_s: Optional[float] = None
+    wall_resolution_s: Optional[float] = None
+
+
 #: A route answer's fields, in the order ``to_dict`` lists them.
-ROUTE_FIELDS: Tuple[str, ...] = (
-    "route", "state", "jacobian", "steps", "rejected_steps", "force_evals", "state_force_evals",
-    "rollouts", "probe_gap", "probe_dependent", "step_stable", "omega_dt", "wall_s", "wall_resolution_s",
-)
+ROUTE_FIELDS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(_RouteFields))
 
 
 class _Answer:
@@ -203,10 +220,23 @@ class Route(Json):
     _state: Any  # the arrays, made on first access
     _jacobian: Any
 
-    def __init__(self, route: str, answer: Any) -> None:
-        """``answer``: the native core's ``RouteAnswer`` or an :class:`_Answer`."""
+    # The dataclass's fields, as before the answer was read lazily: `dataclasses.fields(Route)`,
+    # `asdict` and `replace` see the same names and defaults.
+    __dataclass_fields__ = _RouteFields.__dataclass_fields__
+    __dataclass_params__ = _RouteFields.__dataclass_params__  # type: ignore[attr-defined]
+
+    def __init__(self, route: str, state: Any, jacobian: Any, steps: int, rejected_steps: int, force_evals: int,
+                 state_force_evals: int, rollouts: int, probe_gap: Optional[float], probe_dependent: bool,
+                 step_stable: Optional[bool] = None, omega_dt: Optional[float] = None,
+                 wall_s: Optional[float] = None, wall_resolution_s: Optional[float] = None) -> None:
+        """From every field (as the dataclass was built); the routes use :meth:`_from_core`."""
+        stability = None if step_stable is None else {"stable": step_stable, "omega_dt": omega_dt}
         _set(self, "route", route)
-        _set(self, "_answer", answer)
+        _set(self, "_answer", _Answer({
+            "state": state, "jacobian": jacobian, "steps": steps, "rejected_steps": rejected_steps,
+            "force_evals": force_evals, "state_force_evals": state_force_evals, "rollouts": rollouts,
+            "probe_gap": probe_gap, "probe_dependent": probe_dependent, "step_stability": stability,
+            "wall_s": wall_s, "wall_resolution_s": wall_resolution_s}))
 
     @classmethod
     def _from_core(cls, route: str, d: Any) -> "Route":
