@@ -29,6 +29,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod check;
+pub mod defaults;
 pub mod error;
 pub mod experiments;
 pub mod lab;
