@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-lab bench-study fuzz mutants engines clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-study fuzz mutants engines clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -47,9 +47,18 @@ lint: ## cargo fmt --check and clippy -D warnings
 bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sweeps, route costs, scaling
 	@scripts/bench.sh
 
-bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95
+bench-check: ## gradient checkers side by side on benches/check_suite.py: false passes, false alarms, refusals, evaluations
+	@scripts/bootstrap.sh
+	@scripts/bench_env.sh
+	@scripts/py.sh > /dev/null
+	@.venv-bench/bin/python benches/check_bench.py
+
+bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and plots, p50/p95 (PHONE=1: a cheap phone beside)
 	@scripts/wasm.sh
-	@.venv/bin/python benches/lab_bench.py
+	@.venv/bin/python benches/lab_bench.py $(if $(PHONE),--phone)
+
+bench-lab-phone: ## bench-lab with a cheap phone beside the desktop: 375 x 740, touch, CPU throttled 4x
+	@$(MAKE) --no-print-directory bench-lab PHONE=1
 
 bench-study: ## fm.study on Dask: a 10,000-point drop and a 24-point quadruped study at 1 and 2 workers, estimate for 100
 	@.venv/bin/python benches/study_bench.py

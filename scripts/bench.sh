@@ -21,3 +21,7 @@ mkdir -p target/bench
 } > target/bench/build.log 2>&1 || { cat target/bench/build.log >&2; echo "bench: build failed (log above)" >&2; exit 1; }
 
 "$ROOT/.venv-bench/bin/python" benches/bench.py --c-loop target/bench/fixed_loop "$@"
+
+# The gradient checkers, ours beside scipy, JAX, numdifftools and torch (also `make bench-check`).
+echo
+"$ROOT/.venv-bench/bin/python" benches/check_bench.py

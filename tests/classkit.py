@@ -29,7 +29,7 @@ ITEMS = ("wrongSign", "refined", "exponent", "tolerance")
 READINGS: Dict[str, Tuple[str, List[Tuple[str, Optional[str]]]]] = {
     "wrongSign": ("fixed", [("fixed.errors.sign", None), ("fixed.errors.gradient", "num"), ("fixed.errors.dy", "num"),
                             ("fixed.errors.dv_dy0", "num"), ("fixed.errors.dv_dy0_exact", "num")]),
-    "refined": ("fixed", [("fixed.errors.sign", None), ("refinement.ratio_10", "num"),
+    "refined": ("fixed", [("refinement.signs.0", None), ("fixed.errors.sign", None), ("refinement.ratio_10", "num"),
                           ("refinement.ratio_100", "num")]),
     "exponent": ("fixed", [("exponent.slope", "slope"), ("exponent.r2", "fixed3")]),
     "tolerance": ("tolerance", [("tolerance.errors.sign", None), ("tolerance.lands", None),

@@ -157,6 +157,12 @@ def commit_prediction(page: Page, choice: str = "flat") -> None:
     expect(page.locator("#workbench-output")).to_be_visible()
 
 
+def start_over(page: Page) -> None:
+    """Erase the progress by clicks: "Start over…", then the confirmation."""
+    page.locator("#reset-progress").click()
+    page.locator("#reset-yes").click()
+
+
 def settle(page: Page) -> None:
     """Wait until the background worker has finished its jobs."""
     page.wait_for_function("document.body.dataset.background !== 'busy'")
@@ -197,7 +203,9 @@ def dt_button(divisor: int) -> str:
 
 
 def readout(page: Page, name: str) -> str:
-    return page.locator(f'[data-r="{name}"]').inner_text()
+    """A readout's text (its DOM text: on a phone, a card off screen is not laid out, and
+    innerText would read it as empty)."""
+    return (page.locator(f'[data-r="{name}"]').text_content() or "").strip()
 
 
 def item_done(page: Page, item: str) -> bool:

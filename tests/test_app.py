@@ -61,7 +61,7 @@ def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
     assert "dt = 1e-05 s" in a.readouts.object
     a.tolerance_switch.value = True
     assert a.workbench.tolerance
-    assert "tolerance cost" in a.readouts.object and "rtol = 1e-11" in a.readouts.object
+    assert "tolerance cost" in a.readouts.object and "rtol = 1e-12" in a.readouts.object
     a.rtol.value = 1e-6
     a.events.value = True
     assert "rtol = 1e-06, events on" in a.readouts.object

@@ -173,6 +173,7 @@ def test_refused_input_is_a_sentence_in_the_status_line(page: Page, lab: str) ->
     lead = "This link could not be followed entirely: "
     cases = {
         "?k=abc": "the stiffness k = “abc” is not a number of N/m",
+        "?k=-5": "the stiffness k = “-5” N/m must be positive",
         "?dt=3e-5": "the time step dt = “3e-5” s is not one of this workbench's three (1e-4, 1e-5, 1e-6 s)",
         "?tol=-1": "the tolerance rtol = “-1” is outside what the tolerance route can run here (1e-14 to 1e-2), so that route stays off",
     }
@@ -180,6 +181,11 @@ def test_refused_input_is_a_sentence_in_the_status_line(page: Page, lab: str) ->
         open_lab(page, lab, query)
         kind, text = status(page)
         assert kind == "error" and text.startswith(lead + sentence + "."), (query, text)
+        # The same sentence at the top of the page, in the first screen a learner sees.
+        notice = page.locator("#link-notice")
+        expect(notice).to_be_visible()
+        assert notice.inner_text() == text
+        assert notice.bounding_box()["y"] < 200
         # The workbench stays usable at its previous (default) setting.
         assert page.locator("#k-label").inner_text() == "k = 1.0e6 N/m"
     commit_prediction(page)

@@ -22,6 +22,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     press,
     readout,
     slide_to,
+    start_over,
 )
 from playwright.sync_api import Page, expect
 
@@ -149,6 +150,56 @@ def test_the_exponent_must_be_the_one_the_workbench_prints(page: Page, lab: str)
     assert not item_done(page, "exponent")
 
 
+def test_the_exponent_rule_is_the_same_at_every_dt(page: Page, lab: str) -> None:
+    # The law's 0.5 is refused at dt ÷ 100 too, where the card prints 0.50x; the card's own
+    # number to two or more decimals is accepted there as at dt.
+    open_lab(page, lab)
+    commit_prediction(page)
+    click_and_wait(page, dt_button(100))
+    printed = numbers(readout(page, "exponent"))[0]
+    assert abs(float(printed) - 0.5) < 0.006, printed  # the case the old ±0.006 rule let through
+    assert "the checklist asks for what this workbench measured" in type_exponent(page, "0.5")
+    assert not item_done(page, "exponent")
+    assert type_exponent(page, printed).startswith("Yes")
+    assert item_done(page, "exponent")
+
+
+def test_refining_counts_the_sign_at_dt_without_pressing_dt_again(page: Page, lab: str) -> None:
+    # The review's path: dt ÷ 100 pressed first, the slider moved to 1e5, then dt ÷ 10 and
+    # dt ÷ 100. The base step's sign there is wrong (the core's refinement says so, and the
+    # native core agrees), so item 2 ticks without a detour through "dt".
+    import ferromotion as fm
+
+    open_lab(page, lab)
+    commit_prediction(page)
+    click_and_wait(page, dt_button(100))
+    slide_to(page, 5.0)
+    assert fm.fixed(fm.Drop(), k=1e5, dt=1e-4).jacobian[1, 0] * fm.exact(fm.Drop()).jacobian[1, 0] < 0
+    click_and_wait(page, dt_button(10))
+    # The next-step panel follows the learner to step D (steps A and B were skipped).
+    expect(page.locator("#now-step")).to_contain_text("Refine dt")
+    click_and_wait(page, dt_button(100))
+    assert page.locator('[data-hint="dt"]').is_visible()
+    assert item_done(page, "refined")
+
+
+def test_start_over_asks_before_it_erases(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    assert item_done(page, "wrongSign")
+    page.locator("#reset-progress").click()
+    # One click erased nothing: it asks, and "Keep it" keeps everything.
+    expect(page.locator("#reset-confirm")).to_be_visible()
+    assert item_done(page, "wrongSign")
+    page.locator("#reset-no").click()
+    expect(page.locator("#reset-confirm")).to_be_hidden()
+    assert item_done(page, "wrongSign")
+    expect(page.locator("#workbench-output")).to_be_visible()
+    start_over(page)
+    assert not item_done(page, "wrongSign")
+    expect(page.locator("#predict-form")).to_be_visible()
+
+
 def test_a_tolerance_route_that_misses_or_sits_below_1e5_does_not_count(page: Page, lab: str) -> None:
     open_lab(page, lab)
     commit_prediction(page)
@@ -186,7 +237,7 @@ def test_reload_keeps_the_checklist_and_start_over_clears_it(page: Page, lab: st
     expect(page.locator("#workbench-output")).to_be_visible()
     assert page.locator("#k-label").inner_text() == "k = 3.2e5 N/m"
 
-    page.locator("#reset-progress").click()
+    start_over(page)
     assert done(page) == dict.fromkeys(ITEMS, False)
     expect(page.locator("#workbench-output")).to_be_hidden()
     expect(page.locator("#predict-form")).to_be_visible()
@@ -195,3 +246,18 @@ def test_reload_keeps_the_checklist_and_start_over_clears_it(page: Page, lab: st
     page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
     assert done(page) == dict.fromkeys(ITEMS, False)
     expect(page.locator("#lock-note")).to_be_visible()
+
+
+def test_nothing_shown_before_the_prediction_gives_its_answer_away(page: Page, lab: str) -> None:
+    # Section 1's pass list, the checklist and the quiz are on screen while section 2 asks
+    # what the gradient error does under refinement: none of them may say.
+    open_lab(page, lab)
+    shown = page.locator("body").inner_text().lower()
+    for giveaway in ("refuse to fall", "not fall", "does not mend", "barely moves", "leave the error",
+                     "miss the contact switch", "stays roughly"):
+        if giveaway == "stays roughly":  # the prediction's own option says "stays roughly where it was"
+            continue
+        assert giveaway not in shown, giveaway
+    commit_prediction(page)
+    # After committing, the quiz is there to be answered.
+    expect(page.locator('.quiz-q[data-q="refine"]')).to_be_visible()

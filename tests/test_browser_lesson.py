@@ -21,6 +21,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import ferromotion as fm
 import jsonschema
 import pytest
 from labkit import (  # noqa: F401  (fixtures are used by name)
@@ -251,6 +252,61 @@ def test_on_a_desktop_the_next_step_and_the_checklist_sit_beside_the_controls(pa
     expect(page.locator("#now-step")).to_contain_text("soft end")
 
 
+# ---- Go further on a phone ------------------------------------------------------------------------
+
+GO_FURTHER = ("audit", "blame-panel", "budget", "descent", "fit-panel", "quadruped", "python", "impact")
+
+
+def open_panel_and_run(pg: Page, panel: str) -> None:
+    """Open one Go-further panel and run what it runs, waiting for its result."""
+    pg.locator(f"#{panel} > summary").click()
+    if panel == "budget":
+        pg.locator("#budget-run").click()
+        expect(pg.locator("#budget-result")).to_be_visible(timeout=60_000)
+    elif panel == "descent":
+        pg.locator("#descent-run").click()
+        expect(pg.locator("#descent-rows tr")).to_have_count(7, timeout=60_000)
+    elif panel == "quadruped":
+        expect(pg.locator("#quad-result")).to_be_visible(timeout=120_000)
+    settle(pg)
+
+
+def open_every_panel(pg: Page) -> None:
+    """Every panel of the page open and run, with every section inside them expanded."""
+    pg.locator("#if-fails > summary").click()
+    for panel in GO_FURTHER:
+        open_panel_and_run(pg, panel)
+    for more in pg.locator("details.more").all():
+        if more.get_attribute("open") is None:
+            more.locator("> summary").click()
+    settle(pg)
+
+
+def test_go_further_panels_open_on_a_phone_as_short_summaries(browser, lab: str) -> None:
+    # At 375 x 740 each panel, opened and run, is at most two screens tall until its sections
+    # are expanded; every section opens from its own summary.
+    screen = {"width": 375, "height": 740}
+    pg = new_page(browser, lab, screen)
+    try:
+        open_lab(pg, lab)
+        commit_prediction(pg)
+        for panel in GO_FURTHER:
+            open_panel_and_run(pg, panel)
+            height = pg.locator(f"#{panel}").bounding_box()["height"]
+            assert height <= 2 * screen["height"], (panel, height)
+            sections = pg.locator(f"#{panel} details.more")
+            if panel not in ("audit", "fit-panel"):  # short enough without sections
+                assert sections.count() >= 1, panel
+            for more in sections.all():
+                more.locator("> summary").click()
+                assert more.get_attribute("open") is not None
+            pg.locator(f"#{panel} > summary").click()  # closed again: the next one starts in view
+        assert pg.evaluate("document.documentElement.scrollWidth") <= screen["width"]
+        assert pg.console_errors == []
+    finally:
+        pg.context.close()
+
+
 # ---- accessibility --------------------------------------------------------------------------------
 
 
@@ -263,12 +319,7 @@ def test_axe_finds_no_violations_locked_and_open(browser, lab: str, viewport: di
         commit_prediction(pg)
         click_and_wait(pg, "#tolerance")
         click_and_wait(pg, "#corrected")
-        for d in ("audit", "blame-panel", "impact", "if-fails"):
-            pg.locator(f"#{d} > summary").click()
-        pg.locator("#descent > summary").click()
-        pg.locator("#descent-run").click()
-        expect(pg.locator("#descent-rows tr")).to_have_count(7, timeout=60_000)
-        settle(pg)
+        open_every_panel(pg)
         assert axe_violations(pg) == []
         assert pg.evaluate("[...document.querySelectorAll('[id]')].length === new Set([...document.querySelectorAll('[id]')].map(n => n.id)).size")
     finally:
@@ -285,6 +336,9 @@ def test_axe_finds_no_violations_locked_and_open(browser, lab: str, viewport: di
 SETTINGS = {0.1, 0.5, 0.8, 1.0, 2.0, 5.0, 4.0, 10.0, 100.0, 41.0}
 SETTINGS |= {float(n) for n in range(0, 11)}
 SETTINGS |= {10.0**e for e in range(-14, 9)}
+# The fit panel's settings: the drop's default damping ratio (read from the core), the
+# sampling interval (20 ms), the intervals' level (95%) and the three-bounce horizon (1.5 s).
+SETTINGS |= {round(fm.Drop().zeta, 4), 20.0, 95.0, 1.5}
 
 PROSE = ["#challenge", "#predict", ".now", "#practice", "#handout", "#quiz", "#further", "header", "#readouts"]
 
@@ -338,8 +392,6 @@ def test_the_prose_quotes_no_number_the_core_did_not_just_compute(page: Page, la
 
 def core(log10k: float, divisor: int = 1, rtol: float | None = None) -> dict:
     """The native core's readout at a setting (the Python package: a second build of the core)."""
-    import ferromotion as fm
-
     bench = fm.Workbench(fm.Drop(), dt=1e-4, dt_divisor=divisor, tolerance=rtol, events=False)
     bench.set_log10_k(log10k)
     return bench.readout()

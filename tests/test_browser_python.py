@@ -140,6 +140,15 @@ def test_python_panel(browser, lab):  # noqa: F811
         assert gradient.locator("rect.band").count() == 1 and forward.locator("rect.band").count() == 1
         assert not all(s.right_sign) and s.right_sign.sum() == 1
         assert int(gradient.get_attribute("width")) > 200
+        # The next run starts without the last run's plot.
+        out, err = run(page, "print(1)")
+        assert out.strip() == "1" and not err
+        assert not plot.is_visible()
+        # An error names the learner's own line with its source, and no line of the panel's runner.
+        out, err = run(page, "import ferromotion as fm\nfm.fixed(fm.Drop(), k=-1.0)\n")
+        lines = err.rstrip().splitlines()
+        assert lines[0] == "  line 2: fm.fixed(fm.Drop(), k=-1.0)", err
+        assert len(lines) == 2 and lines[1].startswith("InvalidParameter:"), err
 
         # One presentation: the result classes are the native package's own file, so their
         # reprs print the same digits.
@@ -211,6 +220,22 @@ def test_python_panel(browser, lab):  # noqa: F811
                                               native_w.to_dict()["report"], native_r.summary())
         assert native_r.verdict == "verified" and native_w.verdict == "not-verified"
         assert ast.literal_eval(lines[1]) == ("raised", "mine")
+
+        # The browser package's small differences from the native one, closed: no typing
+        # helpers in dir(fm), a str for a number refused as natively, native-only names said so.
+        leaked = printed(page, "sorted(set(dir(fm)) & {'Any', 'Dict', 'List', 'Optional', 'Union', 'annotations', "
+                               "'dataclasses', 'floats', 'frozen', 'tolerance_rtol'})")
+        assert leaked == sorted(set(dir(fm)) & {"Any", "Dict", "List", "Optional", "Union", "dataclasses", "floats",
+                                                "frozen", "tolerance_rtol"}), leaked
+        with pytest.raises(TypeError) as native_type:
+            fm.fixed(fm.Drop(), k="1e6")
+        out, err = run(page, "import ferromotion as fm\ntry:\n    fm.fixed(fm.Drop(), k='1e6')\n"
+                             "except TypeError as e:\n    print(repr(str(e)))\n"
+                             "try:\n    fm.descent\nexcept AttributeError as e:\n    print(repr(str(e)))\n")
+        assert not err, err
+        type_message, native_only = (ast.literal_eval(x) for x in out.strip().splitlines())
+        assert type_message == str(native_type.value)
+        assert "fm.descent is native only" in native_only and hasattr(fm, "descent")
 
         # One public API: names, argument kinds, defaults, fields, error classes, sweep columns.
         out, err = run(page, SIGNATURES)

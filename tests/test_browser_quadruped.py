@@ -139,6 +139,10 @@ def open_panel(page: Page, lab: str, config: dict | None = None) -> None:
     expect(page.locator("#quad-note")).to_contain_text("Computing")
     page.wait_for_function("window.ferromotionLab.quadruped.report !== null", timeout=REPORT_TIMEOUT_MS)
     expect(page.locator("#quad-result")).to_be_visible()
+    # The panel opens on its table and conclusion; the gait and the longer sections open on demand.
+    for more in page.locator("#quadruped details.more").all():
+        if more.get_attribute("open") is None:
+            more.locator("> summary").click()
 
 
 def check_cell(text: str, value: float | None, what: str) -> None:
@@ -294,6 +298,16 @@ def test_panel_equals_the_core_and_steps_by_keyboard(page: Page, lab: str, defau
     # The two-axis table and its conclusion.
     check_table(page, report)
     check_verdict(page, report)
+    # The core's refusals inside the verdict read as the rest of the page does: three-figure
+    # numbers, and a blown-up velocity named by its coordinate, not by a bare index.
+    words = page.locator("#quad-verdict-gradient").inner_text() + page.locator("#quad-rows").inner_text()
+    assert not re.search(r"\d\.\d{5,}", words), words
+    assert not re.search(r"(?<!\()component \d+ reached", words), words
+    # The table's "failed" cells and the verdict quote the same refusals (the default report has some).
+    failures = [f for f in (law.get("failure") for law in report["penalty"]) if f] + [
+        law["gradient"]["reference"][0]["failure"] for law in report["penalty"]
+        if law.get("gradient") and law["gradient"]["reference"][0].get("failure")]
+    assert all("component" not in f or "velocity of" in f for f in failures), failures
     # The two facts the issue asks the lab to show, as this report has them.
     assert forward_win(report)
     assert gradient_verdicts(report) == {"tangent_error": "tie", "typical_probe_error": "win", "converged_error": "not computed"}

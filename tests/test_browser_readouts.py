@@ -9,6 +9,7 @@ the hints and the quiz. Fixtures and helpers: tests/labkit.py.
 
 from __future__ import annotations
 
+import math
 import re
 
 import ferromotion as fm
@@ -23,6 +24,7 @@ from labkit import (  # noqa: F401  (fixtures are used by name)
     commit_prediction,
     dt_button,
     lab,
+    new_page,
     numbers,
     open_lab,
     page,
@@ -196,6 +198,7 @@ def test_descent_panel_runs_in_the_background_and_shows_every_arm(page: Page, la
     # The heat map has one cell per grid point and the selected arm's four paths.
     assert page.locator("#descent-map rect:not(.frame)").count() >= 41 * 41
     expect(page.locator("#descent-map polyline.path")).to_have_count(4)
+    page.locator("#descent summary", has_text="Choose the paths").click()  # the path picker opens on demand
     page.locator('#descent-arms input[value="0"]').check()
     expect(page.locator("#descent-map polyline.converged")).to_have_count(4)
     assert status(page)[0] == "ok"
@@ -270,6 +273,11 @@ def test_hints_show_up_for_the_three_confusions(page: Page, lab: str) -> None:
 
 def test_the_quiz_grades_typed_and_multiple_choice_answers(page: Page, lab: str) -> None:
     open_lab(page, lab)
+    # The quiz would give the prediction away: it opens with the workbench.
+    expect(page.locator("#quiz-grid")).to_be_hidden()
+    expect(page.locator("#quiz-locked")).to_be_visible()
+    commit_prediction(page)
+    expect(page.locator("#quiz-locked")).to_be_hidden()
 
     def check(q: str) -> str:
         form = page.locator(f'.quiz-q[data-q="{q}"]')
@@ -297,3 +305,98 @@ def test_the_quiz_grades_typed_and_multiple_choice_answers(page: Page, lab: str)
     page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
     expect(page.locator('.quiz-q[data-q="blame"] .feedback')).to_have_text("You got this one right; it comes back tomorrow.")
     expect(page.locator('.quiz-q[data-q="refine"] .feedback')).to_have_text("Last time this one was wrong: try it again.")
+
+
+def same_number(lab_printed: str, cli_printed: str) -> bool:
+    """Two printings of one number: equal within half a unit in the last digit of each."""
+    def half_ulp(s: str) -> float:
+        s = s.replace(",", "").replace("−", "-")
+        mantissa, _, exponent = s.partition("e")
+        return 0.5 * 10.0 ** (-len(mantissa.partition(".")[2]) + (int(exponent) if exponent else 0))
+    a, b = (float(x.replace(",", "").replace("−", "-")) for x in (lab_printed, cli_printed))
+    return abs(a - b) <= (half_ulp(lab_printed) + half_ulp(cli_printed)) * (1 + 1e-9)
+
+
+def test_the_lab_and_the_cli_print_the_same_readouts_at_the_same_settings(page: Page, lab: str) -> None:
+    # `ferromotion audit` and the workbench, each at its own defaults, then the same stiffnesses:
+    # one rtol, one three-state sign, |dy| in metres and the gradient errors agree to the digits shown.
+    from test_cli import audit_rows, run
+
+    open_lab(page, lab)
+    commit_prediction(page)
+    click_and_wait(page, "#tolerance")
+    header = run("audit", "--k-min", "1e2", "--k-max", "1e2").stdout
+    assert f"tolerance route rtol = {float(page.locator('#rtol').input_value()):g} without" in header
+    rows = {round(math.log10(float(r["k"])), 1): r for r in audit_rows()}
+    for log10k in (2.0, 4.0, 6.0, 8.0):
+        slide_to(page, log10k)
+        cli = rows[log10k]
+        lab_dy = numbers(readout(page, "forward"))[0]
+        assert same_number(lab_dy, cli["dy"]), (log10k, lab_dy, cli["dy"])
+        assert same_number(numbers(readout(page, "forward-parts"))[0], cli["dv"])
+        assert same_number(readout(page, "gradient"), cli["grad"]), (log10k, readout(page, "gradient"), cli["grad"])
+        assert readout(page, "sign") == cli["sign"], log10k
+        tol = route_row(page, "tolerance")
+        assert same_number(numbers(tol[2])[0], cli["tol"]), (log10k, tol[2], cli["tol"])
+        assert ("PROBE-DEPENDENT" in tol[2]) == (cli["probe"] is not None)
+        lab_ratio = numbers(tol[5])[0]
+        assert same_number(lab_ratio, cli["ratio"]), (log10k, lab_ratio, cli["ratio"])
+
+
+MULTIPLE_CHOICE = ("refine", "blame", "cost")
+
+
+def option_order(page: Page) -> dict[str, list[str]]:
+    return {q: page.locator(f'.quiz-q[data-q="{q}"] input[type=radio]').evaluate_all("els => els.map(e => e.value)")
+            for q in MULTIPLE_CHOICE}
+
+
+def test_the_quiz_options_are_alike_in_a_per_learner_order_and_every_key_is_what_the_lab_shows(
+        page: Page, lab: str, browser) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    keys = {"refine": "b", "blame": "b", "cost": "b"}
+    for q in MULTIPLE_CHOICE:
+        texts = {v: page.locator(f'.quiz-q[data-q="{q}"] input[value="{v}"]').locator("xpath=..").inner_text().strip()
+                 for v in "abc"}
+        lengths = sorted(len(t) for t in texts.values())
+        # No option stands out by its length: the right one is never the single longest, and
+        # the longest is at most a third longer than the shortest.
+        assert lengths[-1] <= 1.34 * lengths[0], texts
+        assert len(texts[keys[q]]) < lengths[-1] or lengths.count(lengths[-1]) > 1 or \
+            lengths[-1] - lengths[0] <= 6, texts
+    # The order is this learner's: kept across a reload, another learner (a fresh browser
+    # profile) gets another one at least once in a few tries.
+    mine = option_order(page)
+    page.reload()
+    page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
+    assert option_order(page) == mine
+    others = []
+    for _ in range(4):
+        other = new_page(browser, lab)
+        try:
+            open_lab(other, lab)
+            commit_prediction(other)
+            others.append(option_order(other))
+        finally:
+            other.context.close()
+    assert any(o != mine for o in others), (mine, others)
+
+    # Each key is what the workbench shows. "Two directions": from 1e2 to 1e4 N/m at dt = 1e-4 s
+    # |dy| falls and the gradient error rises (and |dy| then turns: it is larger at 1e6 than at
+    # its smallest, which step B names from the core).
+    soft, mid, stiff = (core_readout(lk, 1, None, False)["fixed"]["errors"] for lk in (2.0, 4.0, 6.0))
+    assert mid["dy"] < soft["dy"] and mid["gradient"] > soft["gradient"]
+    step_b = page.locator('.steps li[data-step="B"]').inner_text()
+    grid = [core_readout(lk, 1, None, False) for lk in (2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6)]
+    best = min(grid, key=lambda r: r["fixed"]["errors"]["dy"])
+    assert best["k"] < 1e6 and stiff["dy"] > best["fixed"]["errors"]["dy"]
+    assert f"smallest near k = {best['k']:.1e}".replace("e+0", "e") in step_b, step_b
+    # "Whose fault": the integrator, by about four orders of magnitude at 1e6.
+    blame = fm.blame(DROP, 1e6, 1e-4)
+    assert 10 ** 3.5 < blame.integrator_share / blame.contact_share < 10 ** 4.5
+    # "The price": at the page's default rtol, central differences, no events, at 1e6: more
+    # force evaluations than the fixed route at dt.
+    rtol = float(page.locator("#rtol").input_value())
+    assert core_readout(6.0, 1, rtol, False)["tolerance"]["cost_ratio"] > 1
+    assert f"rtol = {rtol:.0e}" in page.locator('.quiz-q[data-q="cost"]').inner_text()

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import List
 
+import ferromotion as fm
+import numpy as np
 import pytest
 
 
@@ -32,7 +34,7 @@ def test_json_has_thirteen_rows_and_the_exponent(audit_json: dict) -> None:
         assert row["tolerance"] is not None and row["corrected"] is not None and row["blame"] is not None
     exponent = audit_json["exponent"]
     assert exponent["points"] == 9 and set(exponent) == {"slope", "intercept", "r2", "points"}
-    assert audit_json["tolerance"] == {"rtol": 1e-11, "events": False, "jacobian": "richardson"}
+    assert audit_json["tolerance"] == {"rtol": fm.defaults()["tolerance"]["rtol"], "events": False, "jacobian": "richardson"}
     assert audit_json["dt"] == 1e-4
 
 
@@ -45,6 +47,74 @@ def test_table(audit_json: dict) -> None:
     assert any(line.startswith("divergence exponent:") and "points" in line and "R^2" in line for line in lines)
     # The table shows the fitted slope the JSON carries.
     assert f"{audit_json['exponent']['slope']:.3f}" in p.stdout
+
+
+#: One row of the audit's text table: k, |dy| (m), |dv| (m/s), gradient error, the fixed
+#: route's sign, its cost, then the tolerance route's error, flags, cost and cost ratio.
+ROW = re.compile(
+    r"^\s*(?P<k>\S+)(?: !)?\s+(?P<dy>\S+)\s+(?P<dv>\S+)\s+(?P<grad>\S+)\s+"
+    r"(?P<sign>RIGHT SIGN, FAR OFF|RIGHT SIGN|WRONG SIGN)\s+(?P<fixed_cost>[\d,]+ in [\d.]+ (?:us|ms|s))\s+"
+    r"(?P<tol>\S+)(?P<probe> \*)?(?P<tol_sign> WRONG SIGN| FAR OFF)?\s+(?P<tol_cost>[\d,]+ in [\d.]+ (?:us|ms|s))\s+"
+    r"(?P<ratio>\S+)x\s")
+
+
+def audit_rows(*args: str) -> list:
+    p = run("audit", *args)
+    assert p.returncode == 0, p.stderr
+    rows = [ROW.match(line) for line in p.stdout.splitlines() if "SIGN" in line and not line.strip().startswith("k (N/m)")]
+    assert rows and all(rows), p.stdout
+    return rows
+
+
+def sign_state(route, exact) -> str:
+    """The three-state sign, from two routes' Jacobians, independently of the core's verdict."""
+    got, want = route.jacobian[1, 0], exact.jacobian[1, 0]
+    error = np.abs(route.jacobian - exact.jacobian).max() / np.abs(exact.jacobian).max()
+    if np.sign(got) != np.sign(want):
+        return "WRONG SIGN"
+    return "RIGHT SIGN, FAR OFF" if error >= 1.0 else "RIGHT SIGN"
+
+
+def test_audit_prints_dy_in_metres_in_its_own_column_and_the_three_state_sign() -> None:
+    p = run("audit")
+    header = next(line for line in p.stdout.splitlines() if line.strip().startswith("k (N/m)"))
+    assert "|dy| at T (m)" in header and "|dv| at T (m/s)" in header and "forward error" not in header
+    exact = fm.exact(fm.Drop())
+    states = set()
+    rows = audit_rows()
+    ks = fm.log_grid(2, 8, 2)  # the audit's default grid, in its order
+    assert len(rows) == len(ks)
+    for row, k in zip(rows, ks):
+        assert float(row["k"]) == pytest.approx(k, rel=5e-3)
+        fixed = fm.fixed(fm.Drop(), k=k, dt=1e-4)
+        # |dy| and |dv| as the closed form and the fixed route give them, never mixed in one column.
+        assert float(row["dy"]) == pytest.approx(abs(fixed.state[0] - exact.state[0]), rel=6e-4)
+        assert float(row["dv"]) == pytest.approx(abs(fixed.state[1] - exact.state[1]), rel=6e-4)
+        assert row["sign"] == sign_state(fixed, exact), (k, row["sign"])
+        states.add(row["sign"])
+    # The default grid reaches all three states (1e8 N/m is right-signed by accident at dt = 1e-4).
+    assert states == {"RIGHT SIGN", "WRONG SIGN", "RIGHT SIGN, FAR OFF"}
+
+
+def test_audit_takes_the_one_default_rtol_and_it_is_not_probe_dependent_at_1e6() -> None:
+    # One default for every door: the core's (fm.defaults()), which the lab's workbench opens on too.
+    rtol = fm.defaults()["tolerance"]["rtol"]
+    assert fm.Workbench(fm.Drop()).config()["rtol"] == rtol
+    p = run("audit", "--k-min", "1e6", "--k-max", "1e6")
+    assert f"tolerance route rtol = {rtol:g} without event location" in p.stdout
+    (row,) = audit_rows("--k-min", "1e6", "--k-max", "1e6")
+    # At that rtol the route's two probe sizes agree at 1e6 (no "*") and it has the right sign.
+    assert not fm.tolerance(fm.Drop(), k=1e6).probe_dependent
+    assert row["probe"] is None and row["tol_sign"] is None, row.group(0)
+
+
+def test_audit_wall_times_print_in_one_unit_per_magnitude() -> None:
+    for row in audit_rows("--k-min", "1e2", "--k-max", "1e3"):
+        for cost in (row["fixed_cost"], row["tol_cost"]):
+            number, unit = cost.split(" in ")[1].split(" ")
+            # Two figures in the unit that keeps the number between 0.1 and 1,000: never "0.024 ms".
+            assert (unit == "us" and 0.1 <= float(number) < 1000) or (unit == "ms" and float(number) >= 0.1) \
+                or unit == "s", cost
 
 
 def test_budget_table_is_the_cores() -> None:
@@ -250,7 +320,8 @@ def test_check_exit_status_is_the_verdict(fixture: str, status: int, verdict: st
 def test_check_help_documents_the_exit_statuses() -> None:
     p = run("check", "--help")
     text = " ".join(p.stdout.split())
-    assert "0 verified; 3 not verified" in text and "4 refused" in text and "2 on bad arguments" in text
+    assert "0 verified (or verified within evaluation noise); 3 not verified" in text and "4 refused" in text
+    assert "5 verified in absolute terms only" in text and "2 on bad arguments" in text
 
 
 def test_check_json_and_out(tmp_path: Path) -> None:

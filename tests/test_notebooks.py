@@ -27,16 +27,19 @@ TIMEOUT_S = 120
 EXPECTED_TEXT = {
     # A user's simulator checked three ways, and the receipt it writes validated.
     "03_qualify_your_gradient.ipynb": [": verified", ": not-verified", ": refused", "event-crossing",
-                                       "the receipt follows ferromotion.receipt/1"],
+                                       "the receipt follows ferromotion.receipt/2"],
     # The prose reads the uniform-step rows as wrong-signed and the probe table as moving.
     "06_equal_budget.ipynb": ["Euler uniform", "WRONG", "moves by"],
+    # The fit's report validates; the fixed-step fit is shown as a misfit beside the baselines; a weak direction.
+    "07_fit_a_bounce.ipynb": ["the report follows ferromotion.fit/1", "MISFIT", "CMA-ES", "Nelder-Mead",
+                              "WEAK", "mass +20%"],
 }
 
 
 def test_the_notebooks_exist() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01_stiffness_sweep.ipynb", "02_blame_split.ipynb",
                                            "03_qualify_your_gradient.ipynb", "05_study_at_scale.ipynb",
-                                           "06_equal_budget.ipynb"]
+                                           "06_equal_budget.ipynb", "07_fit_a_bounce.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

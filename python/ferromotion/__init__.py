@@ -24,6 +24,8 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (the ``ferromotion-quadruped`` crate)
+- ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
+  :func:`fit_schema` (``experiments/fit/``)
 
 Every default a signature shows comes from the core: :func:`defaults`.
 
@@ -70,8 +72,10 @@ from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
 from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
     WarmStartedDrop, hybrid_jacobian)
-from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, Receipt, check_fixture, check_gradient,
-    conditioning, environment, receipt_schema)
+from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
+    check_gradient, conditioning, environment, load_receipt, receipt_schema)
+from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
+    fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
     quadruped_rollout)
 
@@ -106,6 +110,13 @@ __all__ = [
     "exact",
     "FerroError",
     "Fit",
+    "fit",
+    "fit_demo",
+    "fit_predict",
+    "fit_schema",
+    "FIT_SCHEMA",
+    "FitObjective",
+    "FitResult",
     "fixed",
     "FIXTURES",
     "flow",
@@ -133,7 +144,9 @@ __all__ = [
     "realised_restitution",
     "Receipt",
     "receipt_schema",
+    "load_receipt",
     "RECEIPT_SCHEMA",
+    "RECEIPT_SCHEMA_V1",
     "Refinement",
     "rk4",
     "Route",
@@ -160,6 +173,7 @@ __all__ = [
     "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",
+    "WeakDirection",
     "Workbench",
 ]
 

@@ -74,12 +74,18 @@ __all__ = [
     "Receipt",
     "RouteAnswer",
     "QuadrupedRun",
+    "FIT_SCHEMA",
+    "fit",
+    "fit_predict",
+    "FitReport",
+    "FitObjective",
 ]
 
 __version__: str
 DEFAULTS: dict[str, Any]
 FIXTURES: list[str]  # the core's fixtures::FIXTURES
-RECEIPT_SCHEMA: str  # "ferromotion.receipt/1"
+RECEIPT_SCHEMA: str  # "ferromotion.receipt/2"
+FIT_SCHEMA: str  # "ferromotion.fit/1"
 MODE_NAMES: list[str]  # contact-mode names by code (0 separated, 1 sticking, 2/3 sliding forward/backward)
 FOOT_NAMES: list[str]  # FL, FR, HL, HR
 
@@ -347,6 +353,32 @@ def conditioning(jacobian: Any, rel: float = 1e-8) -> _Conditioning: ...
 class Receipt:
     def to_json(self) -> str: ...
     def summary(self) -> str: ...
+
+# --- forward matching (experiments/fit/) -----------------------------------------------
+# `options`: the core's FitOptions (missing keys take DEFAULTS["fit"]); unknown keys raise ScenarioError.
+
+# `observations`: {"t", "y", "v", "sigma_y", "sigma_v", "mask_y", "mask_v"} (missing keys: None).
+def fit(drop: _DropLike, observations: dict[str, Any], options: Optional[dict[str, Any]] = None) -> FitReport: ...
+def fit_predict(drop: _DropLike, t: Any, options: Optional[dict[str, Any]] = None) -> dict[str, Any]: ...
+
+@final
+class FitReport:
+    def document(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+@final
+class FitObjective:
+    def __new__(
+        cls, drop: _DropLike, observations: dict[str, Any], options: Optional[dict[str, Any]] = None
+    ) -> FitObjective: ...
+    def __call__(self, z: Any) -> Optional[float]: ...
+    @property
+    def evaluations(self) -> int: ...
+    @property
+    def names(self) -> list[str]: ...
+    def start(self) -> list[float]: ...
+    def coordinates(self, theta: Sequence[float]) -> list[float]: ...
+    def theta(self, z: Sequence[float]) -> list[float]: ...
 
 # --- the quadruped ----------------------------------------------------------------------
 # `config`: the core's QuadrupedExperiment as JSON (missing fields take its defaults,

@@ -414,7 +414,7 @@ class Blame(Json):
 #: A sweep route's columns, one entry per stiffness (``SweepRoute``'s attributes).
 ROUTE_COLUMNS: Tuple[str, ...] = (
     "state", "jacobian", "dy", "dv", "forward_error", "forward_unit", "gradient_error", "dv_dy0", "right_sign",
-    "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "wall_s", "probe_dependent")
+    "sign", "steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts", "wall_s", "probe_dependent")
 #: The blame split's columns (``SweepBlame``'s attributes).
 BLAME_COLUMNS: Tuple[str, ...] = (
     "integrator_share", "contact_share", "ratio", "noise_floor", "integrator_below_floor", "contact_below_floor")
@@ -439,6 +439,9 @@ class SweepRoute:
         The route's dv(T)/dy0.
     right_sign : numpy.ndarray
         bool: dv(T)/dy0 has the sign of the exact answer's.
+    sign : list of str
+        The core's three-state sign line per stiffness: ``"right"``, ``"wrong"`` or
+        ``"right_far_off"`` (right-signed with a gradient error of at least 1, by accident).
     steps, rejected_steps, force_evals, state_force_evals, rollouts : numpy.ndarray
         Cost counters (uint64).
     wall_s : numpy.ndarray
@@ -458,6 +461,7 @@ class SweepRoute:
     gradient_error: Any
     dv_dy0: Any
     right_sign: Any
+    sign: Any
     steps: Any
     rejected_steps: Any
     force_evals: Any
@@ -485,6 +489,7 @@ class SweepRoute:
             "gradient_error": floats([x["gradient"] for x in e]),
             "dv_dy0": floats([x["dv_dy0"] for x in e]),
             "right_sign": [bool(x["right_sign"]) for x in e],
+            "sign": [str(x["sign"]) for x in e],
         }
         for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
             cols[name] = [int(x[name]) for x in c]
@@ -710,50 +715,73 @@ class SweepResult(Json):
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class CheckDirection(Json):
-    """The check along one direction d.
+    """The check along one direction p (``docs/checking.md`` states the rules).
+
+    Read from a receipt of either schema version: fields a version-1 receipt does not carry
+    are NaN (arrays) or None.
 
     Attributes
     ----------
     label : str
         ``"random 0"``, ``"coordinate 1"``, ...
     direction : numpy.ndarray
-        The unit direction, shape (n,).
+        The displacement per unit probe size, p = scale * d (d a unit vector), shape (n,).
     claimed : float
-        The claimed directional derivative g . d.
+        The claimed directional derivative g . p.
+    verdict : str
+        This direction's verdict (the check's words; see :class:`Receipt`).
     eps : numpy.ndarray
-        The probe sizes of the central-difference sweep, largest first, shape (m,).
+        The probe sizes the walk took, largest first, shape (m,).
     fd : numpy.ndarray
-        (f(x + eps d) - f(x - eps d)) / (2 eps) per probe (NaN where an evaluation failed).
+        (f(x + eps p) - f(x - eps p)) / (2 eps) per probe (NaN where an evaluation failed).
     error : numpy.ndarray
-        |g . d - fd| / max(1, |g . d|, |fd|) per probe: the V of truncation and round-off.
+        Relative discrepancy |g . p - fd| / |fd| per probe (version 1: the normalized error
+        |g . p - fd| / max(1, |g . p|, |fd|)).
+    abs_error : numpy.ndarray
+        Absolute discrepancy |g . p - fd| per probe.
+    resolution : numpy.ndarray
+        The differences' own error estimate per probe (round-off plus truncation; NaN where
+        it cannot be read).
     probe_classification : tuple of str
-        Per probe: ``"smooth"``, ``"event-crossing"`` (the event sequence differs between
-        +eps and -eps) or ``"grazing"``.
-    best_error, best_eps : float or None
-        The smallest error over smooth probes and its probe size.
+        Per probe: ``"smooth"`` (measured smooth), ``"non-smooth"`` (the curve shows a kink
+        or jump within +-eps), ``"unmeasured"``, ``"event-crossing"`` (the event sequence
+        differs between +eps and -eps) or ``"grazing"``.
+    best_eps : float or None
+        The probe the verdict is read at (smallest resolution among probes measured smooth).
+    best_error, best_abs_error : float or None
+        Relative and absolute discrepancy there (version 1: the normalized error, None).
+    best_resolution, floor : float or None
+        The differences' resolution E there, and the floor 3 E below which a discrepancy
+        cannot be told from noise and truncation.
     smooth_below : float or None
-        The largest probe below which every probe is smooth (None: not even the smallest).
+        The largest probe measured smooth (None: none was).
     taylor_slope : float or None
         Fitted slope of the Taylor remainder on log-log axes: ~1 for a right gradient, ~0
-        for a wrong one (~2 when ``taylor_second_order``); None when the remainder is
-        below round-off throughout.
+        for a wrong one (~2 when ``taylor_second_order``); None when nothing clears the noise.
     taylor_second_order : bool
         A Hessian-vector product was claimed and the second-order remainder is reported.
     classification : str
-        The direction's: ``"smooth"``, ``"event-crossing"`` or ``"grazing"``.
+        The direction's: ``"smooth"``, ``"non-smooth"``, ``"unmeasured"``,
+        ``"event-crossing"`` or ``"grazing"``.
     certified : bool
-        Smooth, agrees to tolerance at its best probe, and the Taylor slope confirms it.
+        The direction agrees (verified, within noise, or in absolute terms).
     """
 
     label: str
     direction: Any
     claimed: float
+    verdict: str
     eps: Any
     fd: Any
     error: Any
+    abs_error: Any
+    resolution: Any
     probe_classification: Tuple[str, ...]
-    best_error: Optional[float]
     best_eps: Optional[float]
+    best_error: Optional[float]
+    best_abs_error: Optional[float]
+    best_resolution: Optional[float]
+    floor: Optional[float]
     smooth_below: Optional[float]
     taylor_slope: Optional[float]
     taylor_second_order: bool
@@ -762,19 +790,29 @@ class CheckDirection(Json):
 
     @classmethod
     def _from_core(cls, d: Mapping[str, Any]) -> "CheckDirection":
-        """From one direction of the core's receipt document."""
+        """From one direction of the core's receipt document (schema version 1 or 2)."""
         def column(key: str) -> Any:
-            return frozen([math.nan if p[key] is None else float(p[key]) for p in d["probes"]], "float64")
+            return frozen([math.nan if p.get(key) is None else float(p[key]) for p in d["probes"]], "float64")
 
         def number(key: str) -> Optional[float]:
-            return None if d[key] is None else float(d[key])
+            return None if d.get(key) is None else float(d[key])
 
+        v1 = "verdict" not in d
+        certified = bool(d["certified"])
+        if v1:
+            verdict = "verified" if certified else ("not-verified" if d["classification"] == "smooth" else "refused")
+        else:
+            verdict = d["verdict"]
         return cls(label=d["label"], direction=frozen(floats(list(d["direction"])), "float64"),
-                   claimed=float(d["claimed"]), eps=column("eps"), fd=column("fd"), error=column("error"),
+                   claimed=float(d["claimed"]), verdict=verdict, eps=column("eps"), fd=column("fd"),
+                   error=column("error" if v1 else "rel_error"), abs_error=column("abs_error"),
+                   resolution=column("resolution"),
                    probe_classification=tuple(p["classification"] for p in d["probes"]),
-                   best_error=number("best_error"), best_eps=number("best_eps"), smooth_below=number("smooth_below"),
+                   best_eps=number("best_eps"), best_error=number("best_error" if v1 else "rel_error"),
+                   best_abs_error=number("abs_error"), best_resolution=number("resolution"),
+                   floor=number("floor"), smooth_below=number("smooth_below"),
                    taylor_slope=number("taylor_slope"), taylor_second_order=bool(d["taylor_second_order"]),
-                   classification=d["classification"], certified=bool(d["certified"]))
+                   classification=d["classification"], certified=certified)
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types (arrays as lists, NaN as None)."""
@@ -782,10 +820,10 @@ class CheckDirection(Json):
         return out
 
     def __repr__(self) -> str:
-        best = ("no smooth probe" if self.best_error is None
-                else f"best error {self.best_error:.2e} at eps {self.best_eps:.1e}")
+        best = ("no probe measured smooth" if self.best_error is None
+                else f"relative error {self.best_error:.2e} at eps {self.best_eps:.1e}")
         slope = "-" if self.taylor_slope is None else f"{self.taylor_slope:.2f}"
-        return (f"CheckDirection({self.label}: {self.classification}, {best}, Taylor slope {slope}, "
+        return (f"CheckDirection({self.label}: {self.verdict}, {self.classification}, {best}, Taylor slope {slope}, "
                 f"{'certified' if self.certified else 'not certified'})")
 
 
@@ -799,9 +837,13 @@ class Receipt(Json):
     Attributes
     ----------
     verdict : str
-        ``"verified"`` (every direction smooth, agreeing to tolerance, Taylor slope
-        confirming), ``"not-verified"`` (some smooth direction disagrees) or ``"refused"``
-        (some direction crosses an event or grazes: smooth differences cannot judge it).
+        ``"verified"`` (right to relative accuracy ``tol`` in every direction where the
+        differences resolve the derivative), ``"verified-within-noise"`` (agrees within the
+        floor f's evaluation noise allows, coarser than ``tol``: see ``noise``),
+        ``"verified-absolute"`` (every directional derivative is below what differences
+        resolve: agreement in absolute terms only), ``"not-verified"`` (a discrepancy beyond
+        both the floor and ``tol``) or ``"refused"`` (a direction crosses an event, grazes,
+        or has no probe measured smooth). ``docs/checking.md`` states the rules.
     why : str
         The verdict's reason, in words.
     objective : dict
@@ -813,7 +855,13 @@ class Receipt(Json):
     directions : tuple of CheckDirection
         Per direction: the probe sweep, the classification and the Taylor slope.
     max_error, median_error : float
-        Over the directions' best errors (NaN when no direction had a smooth probe).
+        Over the directions' relative errors at their best probes (NaN when no direction had
+        a probe measured smooth; version 1: normalized errors).
+    max_abs_error : float
+        The largest absolute error at a best probe (NaN for version 1).
+    noise : dict or None
+        f's measured evaluation noise: ``sigma`` (f's units), ``f_scale``, ``relative``,
+        ``step``, ``evaluations`` and ``cause`` (None for version 1).
     evaluations : int
         Objective evaluations spent.
     options : dict
@@ -838,14 +886,21 @@ class Receipt(Json):
         self.directions: Tuple[CheckDirection, ...] = tuple(CheckDirection._from_core(r) for r in report["directions"])
         self.max_error: float = math.nan if report["max_error"] is None else report["max_error"]
         self.median_error: float = math.nan if report["median_error"] is None else report["median_error"]
+        self.max_abs_error: float = math.nan if report.get("max_abs_error") is None else report["max_abs_error"]
+        self.noise: Optional[Dict[str, Any]] = report.get("noise")
         self.evaluations: int = report["evaluations"]
         self.options: Dict[str, Any] = report["options"]
         self.environment: Dict[str, Any] = d["environment"]
 
     @property
     def verified(self) -> bool:
-        """The verdict is ``"verified"``."""
+        """The verdict is plain ``"verified"`` (not within noise, not absolute)."""
         return self.verdict == "verified"
+
+    @property
+    def agrees(self) -> bool:
+        """The gradient agrees: ``"verified"``, ``"verified-within-noise"`` or ``"verified-absolute"``."""
+        return self.verdict.startswith("verified")
 
     def summary(self) -> str:
         """One line: the objective, the verdict, why, and the errors (the core's text)."""
@@ -863,4 +918,4 @@ class Receipt(Json):
     def __repr__(self) -> str:
         name = self.objective["name"] or "unnamed objective"
         return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
-                f"max error {self.max_error:.2e})")
+                f"max relative error {self.max_error:.2e})")

@@ -40,8 +40,8 @@ K_FORMAT_JS = "return Math.pow(10, tick).toExponential(1).replace('e+', 'e') + '
 PLOT_HEIGHT = 380
 # Stiffnesses of the plot's curve: 4 per decade over the slider's range.
 CURVE_PER_DECADE = 4
-# The tolerance route's rtol choices; the default is the core's (the anchor's 1e-11).
-RTOL_CHOICES = [1e-4, 1e-6, 1e-8, 1e-11]
+# The tolerance route's rtol choices, as the lab's select; the default is the core's (1e-12).
+RTOL_CHOICES = [1e-4, 1e-6, 1e-8, 1e-11, 1e-12]
 DIVISORS = (1, 10, 100)
 # The tolerance route's Jacobian methods (the core's names) as the select shows them.
 JACOBIAN_CHOICES = {"Richardson: central differences of 8 rollouts": "richardson",

@@ -87,14 +87,24 @@ class Receipt(_results.Receipt):
     --------
     >>> import ferromotion as fm
     >>> r = fm.check_fixture("drop-exact")
-    >>> r.verdict, r.verified, len(r.directions), r.directions[0].error.shape
-    ('verified', True, 6, (19,))
+    >>> r.verdict, r.verified, len(r.directions), r.directions[0].error.shape == r.directions[0].eps.shape
+    ('verified', True, 6, True)
     >>> r.to_dict()["schema"]
-    'ferromotion.receipt/1'
+    'ferromotion.receipt/2'
     """
 
     def __init__(self, receipt: _core.Receipt) -> None:
         super().__init__(receipt.to_json(), receipt.summary())
+
+    @classmethod
+    def _from_document(cls, text: str, doc: Dict[str, Any]) -> "Receipt":
+        """A receipt read back from its JSON (the summary rebuilt from the document)."""
+        r = cls.__new__(cls)
+        report = doc["report"]
+        summary = (f"{doc['objective']['name']}: {report['verdict']} — {report['why']} "
+                   f"({report['evaluations']} evaluations; read back from {doc['schema']})")
+        _results.Receipt.__init__(r, text, summary)
+        return r
 
     def write(self, path: Union[str, "os.PathLike[str]"]) -> Path:
         """Write the receipt's JSON to ``path`` (UTF-8, indented); returns the path."""
@@ -103,10 +113,10 @@ class Receipt(_results.Receipt):
         return p
 
     def plot(self, *, title: Optional[str] = None, width: int = 720, height: int = 480) -> Any:
-        """A Bokeh figure: each direction's normalized error against the probe size, log-log.
+        """A Bokeh figure: each direction's relative error against the probe size, log-log.
 
-        A right gradient shows a V (truncation error falling with eps, round-off rising);
-        probes that cross an event are drawn as crosses. Needs bokeh
+        With ``full_sweep=True`` a right gradient shows a V (truncation error falling with
+        eps, round-off rising); probes across a kink, jump or event are drawn as crosses. Needs bokeh
         (``pip install 'ferromotion[plot]'``).
         """
         from .plot import receipt_figure
@@ -114,24 +124,67 @@ class Receipt(_results.Receipt):
         return receipt_figure(self, title=title, width=width, height=height)
 
 
-def receipt_schema() -> Dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of a receipt document, shipped with the package.
+#: The ``schema`` field of version-1 receipts, which :func:`load_receipt` still reads.
+RECEIPT_SCHEMA_V1: str = "ferromotion.receipt/1"
+
+
+def receipt_schema(version: int = 2) -> Dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a receipt document, shipped with the package:
+    ``version=2`` (what this package writes, :data:`RECEIPT_SCHEMA`) or ``version=1`` (the
+    earlier receipts, still read by :func:`load_receipt`).
 
     Examples
     --------
     >>> import ferromotion as fm
     >>> fm.receipt_schema()["properties"]["schema"]["const"] == fm.RECEIPT_SCHEMA
     True
+    >>> fm.receipt_schema(1)["properties"]["schema"]["const"]
+    'ferromotion.receipt/1'
     """
-    text = (Path(__file__).resolve().parent / "receipt.schema.json").read_text(encoding="utf-8")
+    names = {1: "receipt.v1.schema.json", 2: "receipt.schema.json"}
+    if version not in names:
+        raise InvalidParameter(f"invalid parameter `version`: {version!r} (known receipt schema versions: 1, 2)")
+    text = (Path(__file__).resolve().parent / names[version]).read_text(encoding="utf-8")
     schema: Dict[str, Any] = json.loads(text)
     return schema
 
 
-def _check_options(eps: Optional[ArrayLike], taylor_h: Optional[ArrayLike], **rest: Any) -> Dict[str, Any]:
-    """The core's ``CheckOptions`` as a dict (``eps`` and ``taylor_h`` left out when None)."""
+def load_receipt(source: Union[str, "os.PathLike[str]"]) -> Receipt:
+    """A receipt read back from its JSON: a path to a file :meth:`Receipt.write` wrote, or
+    the JSON text itself. Version-1 receipts (``ferromotion.receipt/1``) load too: the fields
+    they lack are NaN or None (see :class:`CheckDirection`).
+
+    Raises
+    ------
+    InvalidParameter
+        The document is not a receipt of a known schema version.
+
+    Examples
+    --------
+    >>> import ferromotion as fm
+    >>> r = fm.check_fixture("scalar", directions=1)
+    >>> fm.load_receipt(r.to_json()).verdict == r.verdict
+    True
+    """
+    text = str(source)
+    if not text.lstrip().startswith("{"):
+        text = Path(source).read_text(encoding="utf-8")
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise InvalidParameter(f"invalid parameter `source`: not JSON ({e})") from None
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema not in (RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1):
+        raise InvalidParameter(f"invalid parameter `source`: schema {schema!r} is not a receipt "
+                               f"({RECEIPT_SCHEMA} or {RECEIPT_SCHEMA_V1})")
+    return Receipt._from_document(text, doc)
+
+
+def _check_options(eps: Optional[ArrayLike], taylor_h: Optional[ArrayLike], scale: Optional[ArrayLike] = None,
+                   **rest: Any) -> Dict[str, Any]:
+    """The core's ``CheckOptions`` as a dict (``eps``, ``taylor_h`` and ``scale`` left out when None)."""
     out: Dict[str, Any] = dict(rest)
-    for name, value in (("eps", eps), ("taylor_h", taylor_h)):
+    for name, value in (("eps", eps), ("taylor_h", taylor_h), ("scale", scale)):
         if value is not None:
             a = float_array(value, name)
             if a.ndim != 1:
@@ -149,24 +202,32 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
                    hvp: Optional[Callable[[np.ndarray], Any]] = None, eps: Optional[ArrayLike] = None,
                    taylor_h: Optional[ArrayLike] = None, directions: int = _CHECK["random_directions"],
                    coordinates: bool = _CHECK["coordinates"], seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
-                   graze_speed: float = _CHECK["graze_speed"], objective: Optional[str] = None, units: str = "",
+                   graze_speed: float = _CHECK["graze_speed"], scale: Optional[ArrayLike] = None,
+                   full_sweep: bool = _CHECK["full_sweep"], objective: Optional[str] = None, units: str = "",
                    description: str = "", route: str = "", integrator: str = "",
                    tolerances: Optional[Mapping[str, float]] = None) -> Receipt:
     """Is this gradient real? Check a claimed gradient of any scalar function, with evidence.
 
-    Along seeded random unit directions (and every coordinate axis) the core compares
-    g . d with centered differences over a logarithmic sweep of probe sizes (the whole
-    curve is kept, never one epsilon), runs the Taylor remainder test, and, when
-    ``events`` is given, classifies each probe and direction: a probe whose two sides see
-    different event sequences is event-crossing and never certifies anything. The numerics
-    run in the core; ``f``, ``events`` and ``hvp`` are called back from it.
+    The core (``docs/checking.md`` states its rules) measures f's evaluation noise, then
+    along seeded random unit directions (and every coordinate axis) walks a ladder of probe
+    sizes with centered differences, stopping once the verdict is resolved. It measures
+    where f is smooth from the probe curve itself (a kink or jump breaks the eps^2 pattern of
+    the differences), and compares g . p with the differences at the best probe measured
+    smooth, absolute and relative, beside the differences' own resolution there. ``f``,
+    ``events`` and ``hvp`` are called back from the core.
+
+    Verdicts: ``"verified"`` (right to relative accuracy ``tol``), ``"verified-within-noise"``
+    (as right as f's evaluation noise, e.g. float32, lets differences tell: the receipt names
+    the noise, the floor and the likely cause), ``"verified-absolute"`` (the derivative is
+    below what differences resolve: agreement in absolute terms only), ``"not-verified"``,
+    ``"refused"`` (an event crossed or grazed, or no probe measured smooth).
 
     Parameters
     ----------
     f : callable
         ``f(x) -> float`` for x a float64 array of shape (n,). Return NaN where the model
         is undefined (that probe then certifies nothing); an exception ``f`` raises stops
-        the check and propagates unchanged.
+        the check and propagates unchanged. f(x) itself must be finite.
     grad : array_like
         The claimed gradient at x, shape (n,).
     x : array_like
@@ -179,9 +240,11 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
         ``hvp(d)`` -> the claimed Hessian-vector product H d at x, shape (n,): the Taylor
         test then expects slope ~2.
     eps : array_like, optional
-        Probe sizes; default 19 from 1e-1 down to 1e-10, half a decade apart.
+        The ladder of probe sizes the walk moves on; default 19 from 1e-1 down to 1e-10,
+        half a decade apart. At least three are needed to measure smoothness.
     taylor_h : array_like, optional
-        Step sizes of the Taylor remainder test; default 1e-2 down to 1e-6.
+        Step sizes of an explicit Taylor remainder test (extra evaluations); default: the
+        remainder is read on the probes themselves.
     directions : int
         Seeded random unit directions (besides the coordinates).
     coordinates : bool
@@ -189,9 +252,15 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
     seed : int
         Seed of the random directions (the same seed gives the same directions everywhere).
     tol : float
-        Largest normalized error that certifies a direction.
+        Relative accuracy a ``"verified"`` verdict certifies.
     graze_speed : float
         Events slower than this make a direction grazing.
+    scale : array_like, optional
+        Typical magnitude of each coordinate of x, shape (n,): probes move x_i by
+        eps * scale_i * d_i (for badly scaled x). Recorded in the receipt's options.
+    full_sweep : bool
+        Walk the whole ladder in every direction (the full V, for plots) instead of stopping
+        once the verdict is resolved.
     objective, units, description, route, integrator : str
         What is certified against and how the gradient was produced, for the receipt.
         ``objective`` defaults to ``f``'s name.
@@ -202,6 +271,13 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
     -------
     Receipt
         Its ``environment.extra`` carries :func:`environment`.
+
+    Raises
+    ------
+    InvalidParameter
+        A gradient of the wrong shape or not finite, x not finite, a bad option.
+    NonFinite
+        f(x) is not finite.
 
     Examples
     --------
@@ -215,13 +291,18 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
     >>> r = fm.check_gradient(f, [right[0], 0.0], x)   # forgot the b term
     >>> r.verdict, [d.label for d in r.directions if not d.certified][-1]
     ('not-verified', 'coordinate 1')
+    >>> def f32(x):   # the same function in float32
+    ...     a, b = np.float32(x[0]), np.float32(x[1])
+    ...     return float(np.sin(a) * b * b)
+    >>> fm.check_gradient(f32, right, x).verdict
+    'verified-within-noise'
     """
     if objective is None:
         objective = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
     info = {"name": objective, "units": units, "description": description, "route": route,
             "integrator": integrator, "tolerances": [(str(k), float(v)) for k, v in (tolerances or {}).items()]}
-    options = _check_options(eps, taylor_h, random_directions=directions, coordinates=coordinates, seed=seed,
-                             tol=tol, graze_speed=graze_speed)
+    options = _check_options(eps, taylor_h, scale, random_directions=directions, coordinates=coordinates, seed=seed,
+                             tol=tol, graze_speed=graze_speed, full_sweep=bool(full_sweep))
     receipt = _core.check_gradient(f, float_array(grad, "grad"), float_array(x, "x"), info, events=events, hvp=hvp,
                                    options=options, extra=_extra())
     return Receipt(receipt)

@@ -72,7 +72,8 @@ ITEM_TITLES = {"wrongSign": "wrong sign", "refined": "refined dt", "exponent": "
 #: The route each item is about, and the readout path and core verdict it claims (None: any value).
 CLAIMS: Dict[str, Tuple[str, str, Any]] = {
     "wrongSign": ("fixed", "fixed.errors.sign", "wrong"),
-    "refined": ("fixed", "refinement.ratio_100", None),
+    # item 2 ticks on the wrong sign at the base dt (the refinement's first sign), whatever dt is pressed
+    "refined": ("fixed", "refinement.signs.0", "wrong"),
     "exponent": ("fixed", "exponent.slope", None),
     "tolerance": ("tolerance", "tolerance.lands", True),
 }

@@ -154,10 +154,11 @@ def grid_figure(g: "SweepGrid", *, mark_k: Optional[float] = None, title: Option
 
 
 def receipt_figure(r: "Receipt", *, title: Optional[str] = None, width: int = 720, height: int = 480) -> Any:
-    """Normalized error against probe size, one line per direction (see ``Receipt.plot``).
+    """Relative error against probe size, one line per direction (see ``Receipt.plot``;
+    a version-1 receipt's normalized error).
 
-    Smooth probes are joined by the line; probes whose two sides see different event
-    sequences (or graze) are drawn as crosses and certify nothing. The tolerance is the
+    Probes measured smooth are joined by the line; probes that straddle a kink, a jump or an
+    event (or graze) are drawn as crosses and certify nothing. The tolerance is the
     dotted horizontal line.
     """
     plotting = _bokeh()
@@ -170,7 +171,8 @@ def receipt_figure(r: "Receipt", *, title: Optional[str] = None, width: int = 72
         width=width,
         height=height,
         x_axis_label="probe size eps",
-        y_axis_label="normalized error |g.d - fd| / max(1, |g.d|, |fd|)",
+        y_axis_label=("relative error |g.p - fd| / |fd|" if r.schema.endswith("/2")
+                      else "normalized error |g.d - fd| / max(1, |g.d|, |fd|)"),
         tools="pan,wheel_zoom,box_zoom,reset,save,hover",
         tooltips=[("eps", "@x{0.0e}"), ("error", "@y{0.00e}")],
     )

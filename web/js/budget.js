@@ -31,7 +31,6 @@ const answered = (row) => !Number.isNaN(row.gradient_error);
 export class BudgetPanel {
   #bench;
   #background;
-  #report;
   #ready = false;
   #locked = true;
   #busy = false;
@@ -39,10 +38,9 @@ export class BudgetPanel {
   #tick = null; // the page's clock resolution, s (the workbench readout's wall_resolution_s)
   #shown = null; // the core's EqualBudget on screen
 
-  constructor({ bench, background, report }) {
+  constructor({ bench, background }) {
     this.#bench = bench;
     this.#background = background;
-    this.#report = report;
     this.plot = new LogPlot($("budget-plot"), {
       title: "The probe-size trap: dv(T)/dy₀ from central differences of uniform-step rollouts against the probe size",
       xLabel: "probe size (m for y₀, m/s for v₀)", yLabel: "dv(T)/dy₀ (1/s)", xDomain: [-8.25, -1.75], yScale: "linear",
@@ -106,8 +104,16 @@ export class BudgetPanel {
     const config = this.#bench.config();
     if (!config) return; // the status line says why
     const typed = $("budget-evals").value.trim();
-    // An empty or unreadable field goes to the core as NaN, which it refuses in words.
-    const budget = typed === "" ? NaN : Number(typed);
+    // An empty field (the browser also empties one holding letters) is asked for in the
+    // learner's words; a number goes to the core, which refuses a bad one in its own.
+    if (typed === "") {
+      this.#shown = null;
+      $("budget-result").hidden = true;
+      $("budget-stale").textContent = "";
+      this.#note("Type a budget first: a whole number of force evaluations per Jacobian, a multiple of 4, at least 8.", "error");
+      return;
+    }
+    const budget = Number(typed);
     this.#busy = true;
     this.#sync();
     const what = Number.isFinite(budget) ? `${int(budget).replace(/^-/, "−")} force evaluations` : typed === "" ? "an empty budget" : `“${typed}”`;
@@ -120,8 +126,8 @@ export class BudgetPanel {
         this.#shown = null;
         $("budget-result").hidden = true;
         $("budget-stale").textContent = "";
+        // The panel's own refusal stays in the panel: the workbench's status line is the workbench's.
         this.#note(`No table at ${what}: ${res.message}`, "error");
-        this.#report(res.message, "error");
         return;
       }
       this.#note("");

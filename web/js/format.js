@@ -35,12 +35,13 @@ export const signText = (sign) =>
 /** A blame share, or "< floor" when the core says it is below the noise floor. */
 export const share = (x, below) => (below ? `< floor (${num(x)})` : num(x));
 /**
- * A duration in s with two figures, in the unit that reads best: 3.1 µs, 0.31 ms, 1.9 ms,
+ * A duration in s with two figures, in the unit that reads best: 3.1 µs, 24 µs, 0.31 ms, 1.9 ms,
  * 12 ms, 1.2 s (a no-break space before the unit, so a line never ends between them).
  */
 export function duration(seconds) {
   const ms = seconds * 1e3;
-  if (ms < 0.01) return `${(ms * 1e3).toPrecision(2)}\u00a0µs`;
+  // Below 99.5 µs in µs (two figures never round up to 1.0e+2 there), from there in ms.
+  if (ms * 1e3 < 99.5) return `${(ms * 1e3).toPrecision(2)}\u00a0µs`;
   if (ms < 10) return `${ms.toPrecision(2)}\u00a0ms`;
   if (ms < 1000) return `${Math.round(ms)}\u00a0ms`;
   return `${seconds.toPrecision(2)}\u00a0s`;

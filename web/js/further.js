@@ -54,7 +54,7 @@ export class Further {
     // The quadruped's report takes seconds, its slow columns minutes: it gets a worker of
     // its own (quadruped.js), so the bench's curves never queue behind it.
     this.quadruped = new QuadrupedPanel({ report });
-    this.budget = new BudgetPanel({ bench, background, report });
+    this.budget = new BudgetPanel({ bench, background });
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());

@@ -34,7 +34,10 @@ export async function readFacts({ report = () => {} } = {}) {
     const top = at({ log10k: TOP, divisor: 1, tolerance: off });
     const fit10 = at({ log10k: STIFF, divisor: 10, tolerance: off });
     const fit100 = at({ log10k: STIFF, divisor: 100, tolerance: off });
-    if (![soft, stiff, top, fit10, fit100].every(Boolean)) return null;
+    // Where |dy| bottoms out at dt, on the full audit's half-decade grid from 10^2 to 10^6.
+    const grid = [2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6].map((lk) => at({ log10k: lk, divisor: 1, tolerance: off }));
+    if (![soft, stiff, top, fit10, fit100, ...grid].every(Boolean)) return null;
+    const best = grid.reduce((a, b) => (b.fixed.errors.dy < a.fixed.errors.dy ? b : a));
     const s = soft.fixed.errors;
     const x = stiff.fixed.errors;
     const t = stiff.tolerance;
@@ -51,6 +54,9 @@ export async function readFacts({ report = () => {} } = {}) {
       "stiff.dv_dy0": num(x.dv_dy0),
       "stiff.dv_dy0_exact": num(x.dv_dy0_exact),
       fall: times(s.dy / x.dy),
+      "dymin.k": exp(best.k, 1),
+      "dymin.dy": num(best.fixed.errors.dy),
+      "dymin.rise": times(x.dy / best.fixed.errors.dy),
       "exp1.slope": slope(stiff.exponent.slope),
       "exp1.r2": stiff.exponent.r2.toFixed(3),
       "exp1.points": String(stiff.exponent.points),

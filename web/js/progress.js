@@ -34,7 +34,8 @@ const ITEMS = ["wrongSign", "refined", "exponent", "tolerance"];
 const READINGS = {
   wrongSign: ["fixed", [["fixed.errors.sign"], ["fixed.errors.gradient", num], ["fixed.errors.dy", num],
     ["fixed.errors.dv_dy0", num], ["fixed.errors.dv_dy0_exact", num]]],
-  refined: ["fixed", [["fixed.errors.sign"], ["refinement.ratio_10", num], ["refinement.ratio_100", num]]],
+  refined: ["fixed", [["refinement.signs.0"], ["fixed.errors.sign"], ["refinement.ratio_10", num],
+    ["refinement.ratio_100", num]]],
   exponent: ["fixed", [["exponent.slope", slope], ["exponent.r2", (x) => x.toFixed(3)]]],
   tolerance: ["tolerance", [["tolerance.errors.sign"], ["tolerance.lands"], ["tolerance.errors.gradient", num],
     ["tolerance.cost.force_evals", int]]],
@@ -80,9 +81,24 @@ function measuredChoice(ratio100) {
 const MEASURED = {
   "falls-fast": "it fell about tenfold or more",
   "falls-some": "it fell somewhat",
-  flat: "it stayed within about 25% of where it was",
+  flat: "it ended within a factor of 1.25 of where it was",
   grows: "it got larger",
 };
+
+/** A small seeded generator (mulberry32): the same learner seed gives the same quiz order. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A fresh learner seed (orders the quiz's options for this learner). */
+const newSeed = () => Math.floor(Math.random() * 2 ** 32);
 
 function load() {
   try {
@@ -106,7 +122,7 @@ const QUIZ = {
   directions: {
     grade: (f) => FALLS.test(words(f.a1.value)) && RISES.test(words(f.a2.value)),
     answer: "falls · rises",
-    why: "A stiffer floor makes the trajectory look more like a rigid bounce while its fixed-step derivative drifts further from the rigid one. The two errors part ways, so no single stiffness makes the fixed-step rollout both faithful and differentiable.",
+    why: "From 10² to 10⁴ N/m a stiffer floor makes the trajectory look more like a rigid bounce while its fixed-step derivative drifts further from the rigid one. Stiffer still, |dy| stops falling at this dt (step B says where it bottoms out) and the gradient error keeps growing, so no stiffness makes the fixed-step rollout both faithful and differentiable.",
   },
   exponent: {
     grade: (f) => {
@@ -121,7 +137,7 @@ const QUIZ = {
   refine: {
     grade: (f) => f.a1.value === "b",
     answer: "not on its own",
-    why: "Uniform refinement barely moves the error (the dt card shows it). An integrator with error control, or a step that locates the contact switch, spends its effort where the force switches on, and that is what lands on the exact answer.",
+    why: "Uniform refinement barely moves the error (the dt card shows it): equal steps never aim at the moment the force switches on. An integrator with error control, or a step that locates the contact switch, spends its effort where the force switches on, and that is what lands on the exact answer.",
   },
   blame: {
     grade: (f) => f.a1.value === "b",
@@ -136,7 +152,7 @@ const QUIZ = {
   cost: {
     grade: (f) => f.a1.value === "b",
     answer: "more force evaluations",
-    why: "One adaptive rollout takes few steps, but central differences need a rollout per probe, so the total force evaluations exceed the fixed route's at dt (the cost card prints the ratio). The extra work pays for correctness; it is no saving.",
+    why: "One adaptive rollout takes few steps, but central differences need a rollout per probe (eight), so the total force evaluations exceed the fixed route's at dt (the cost card prints the ratio). The extra work pays for correctness; it is no saving.",
   },
 };
 
@@ -144,7 +160,9 @@ const QUIZ = {
 export class Progress {
   #s = load();
   #r = null;
-  #track = { log10k: null, seen: new Set(), wrongAtBase: null };
+  #track = { log10k: null, seen: new Set() };
+  /** The guided step the learner's last action belongs to (the next-step panel follows it). */
+  #focus = null;
   #onLock;
   #announce;
 
@@ -157,8 +175,9 @@ export class Progress {
     this.#announce = announce;
     this.#wirePrediction();
     this.#wireExponent();
+    this.#shuffleQuiz();
     this.#wireQuiz();
-    $("reset-progress").addEventListener("click", () => this.reset());
+    this.#wireReset();
     $("export-progress").addEventListener("click", () => this.download());
     const name = $("learner-name");
     name.value = this.learner;
@@ -209,10 +228,34 @@ export class Progress {
     }
   }
 
-  /** Forget everything: prediction, checklist, steps and quiz. */
+  /** "Start over…" asks first: one click must not wipe a whole session's work. */
+  #wireReset() {
+    const ask = $("reset-progress");
+    const box = $("reset-confirm");
+    const show = (open) => {
+      box.hidden = !open;
+      ask.setAttribute("aria-expanded", String(open));
+    };
+    ask.addEventListener("click", () => {
+      show(true);
+      $("reset-no").focus();
+    });
+    $("reset-no").addEventListener("click", () => {
+      show(false);
+      ask.focus();
+    });
+    $("reset-yes").addEventListener("click", () => {
+      show(false);
+      this.reset();
+      ask.focus();
+    });
+  }
+
+  /** Forget everything: prediction, checklist, steps and quiz (the quiz order stays). */
   reset() {
-    this.#s = { prediction: null, checklist: {}, steps: {}, quiz: {} };
-    this.#track = { log10k: null, seen: new Set(), wrongAtBase: null };
+    this.#s = { prediction: null, checklist: {}, steps: {}, quiz: {}, seed: this.#s.seed };
+    this.#track = { log10k: null, seen: new Set() };
+    this.#focus = null;
     try {
       localStorage.removeItem(STORE);
     } catch {
@@ -316,6 +359,9 @@ export class Progress {
     form.hidden = Boolean(p);
     shown.hidden = !p;
     $("predict-note").hidden = Boolean(p);
+    // The quiz would give the prediction's answer away: it opens with the workbench.
+    $("quiz-grid").hidden = !p;
+    $("quiz-locked").hidden = Boolean(p);
     if (p) shown.textContent = `Your prediction, committed ${new Date(p.at).toLocaleString()}: ${PREDICTIONS[p.choice]}.`;
     this.#onLock(!p);
   }
@@ -345,11 +391,12 @@ export class Progress {
     if (t.log10k !== lk) {
       t.log10k = lk;
       t.seen = new Set();
-      t.wrongAtBase = null;
     }
-    if (divisor === 1) t.wrongAtBase = wrong;
+    // The sign at the base step, from the core's refinement (whichever dt button is pressed).
+    const wrongAtBase = r.refinement.signs[0] === "wrong";
     if (learner && !this.locked) {
       if (source === "dt") t.seen.add(divisor);
+      this.#follow(source, wrongAtBase);
       // Graded on committed values only: a released slider or a key step ("slider"), or the
       // view the workbench opened on ("open"); never on a value passed through mid-drag.
       if (source === "slider" || source === "open") {
@@ -359,8 +406,7 @@ export class Progress {
         if (wrong && lk >= 3 && lk <= 7) this.#step("C");
       }
       const ref = r.refinement;
-      if (this.refinedHere(r) && t.wrongAtBase
-          && ref.ratio_10 > NOT_FALLING && ref.ratio_100 > NOT_FALLING) {
+      if (this.#refinedAtWrongSign(r)) {
         this.#tick("refined", { k: r.k, ratio_10: ref.ratio_10, ratio_100: ref.ratio_100 });
         this.#step("D");
       }
@@ -381,6 +427,23 @@ export class Progress {
   refinedHere(r) {
     const t = this.#track;
     return t.log10k === log10k(r.k) && t.seen.has(10) && t.seen.has(100);
+  }
+
+  /** Point the next-step panel at the step the learner's action belongs to. */
+  #follow(source, wrongAtBase) {
+    const step = { dt: "D", tolerance: "F", exponent: "E" }[source]
+      ?? (source === "slider" && wrongAtBase ? "C" : null);
+    if (step) this.#focus = step;
+  }
+
+  /**
+   * Both dt buttons pressed at this stiffness, the base step's sign wrong (the core's
+   * refinement says, whichever button is pressed now) and the error not falling: item 2.
+   */
+  #refinedAtWrongSign(r) {
+    const ref = r.refinement;
+    return this.refinedHere(r) && ref.signs[0] === "wrong"
+      && ref.ratio_10 > NOT_FALLING && ref.ratio_100 > NOT_FALLING;
   }
 
   #tick(item, detail) {
@@ -406,17 +469,22 @@ export class Progress {
       const out = $("exponent-feedback");
       const r = this.#r;
       if (!r || this.locked) return;
-      const typed = Number($("exponent-answer").value.trim().replace(",", ".").replace("−", "-"));
+      this.#focus = "E";
+      const text = $("exponent-answer").value.trim().replace(",", ".").replace("−", "-");
+      const typed = Number(text);
       const fit = r.exponent.slope;
-      if (!Number.isFinite(typed)) {
+      // One rule at every dt: the card's number to at least two decimals, as printed.
+      const decimals = (text.split(".")[1] ?? "").length;
+      const asPrinted = decimals >= 2 && Math.abs(typed - Number(fit.toFixed(Math.min(decimals, 6)))) < 1e-9;
+      if (!text || !Number.isFinite(typed)) {
         out.textContent = "Type a number, such as the one printed above.";
-      } else if (Math.abs(typed - fit) <= 0.006) {
+      } else if (asPrinted) {
         out.textContent = `Yes: ${slope(fit)} at ${dtText(r.dt)}, close to the √k law's 0.5.`;
         this.#tick("exponent", { value: typed, slope: fit, dt: r.dt });
         this.#step("E");
         this.#paintSteps();
       } else if (Math.abs(typed - 0.5) < 1e-9) {
-        out.textContent = "0.5 is the law; the checklist asks for what this workbench measured. Read the card and type its number.";
+        out.textContent = `0.5 is the law; the checklist asks for what this workbench measured: type the card's number to at least two decimals (it prints ${slope(fit)} at ${dtText(r.dt)}).`;
       } else {
         out.textContent = `Not quite: the card prints ${slope(fit)} at ${dtText(r.dt)}.`;
       }
@@ -511,7 +579,10 @@ export class Progress {
       liveText.textContent = "";
       return;
     }
-    const next = STEPS.find((id) => !this.#s.steps[id]);
+    // The step the learner is working on if it is not done yet, else the first one not done.
+    const next = this.#focus && !this.#s.steps[this.#focus]
+      ? this.#focus
+      : STEPS.find((id) => !this.#s.steps[id]);
     if (!next) {
       const all = ITEMS.every((i) => this.#s.checklist[i]);
       stepText.textContent = all
@@ -542,7 +613,7 @@ export class Progress {
       if (lk <= 2.4 && e.right_sign) {
         hints.push(["soft", `You are at the soft end, where the fixed-step sign happens to agree with the exact one. Check the trajectory, though: at T the ball is ${num(e.dy)} m from where a rigid bounce puts it, and its velocity is off by ${num(e.dv)} m/s. A floor this soft swallows the bounce. Move right until the sign line turns red.`]);
       }
-      if (this.refinedHere(r) && !e.right_sign && r.refinement.ratio_100 > NOT_FALLING) {
+      if (this.#refinedAtWrongSign(r)) {
         const p = this.#s.prediction;
         const tie = p && (p.choice === "falls-fast" || p.choice === "falls-some")
           ? "You expected it to fall. "
@@ -555,7 +626,9 @@ export class Progress {
         // button is pressed: the tolerance route does not use the fixed step at all.
         const y = r.yardstick;
         const cost = `${int(t.cost.steps)} steps summed over ${t.cost.rollouts} rollout${t.cost.rollouts === 1 ? "" : "s"}, ${int(t.cost.force_evals)} force evaluations against the fixed route's ${int(y.cost.force_evals)} at the base ${dtText(y.dt)}: ${times(t.cost_ratio)}`;
-        const why = t.events
+        const why = t.jacobian_method === "forward"
+          ? `Most of the saving is the single rollout: forward sensitivities carry the gradient along ${t.cost.rollouts === 1 ? "one rollout" : `${t.cost.rollouts} rollouts`}, where central differences need eight. Event location, which comes on with them, lets that rollout stop exactly at the contact switches.`
+          : t.events
           ? "Event location is why: each rollout stops exactly at the contact switches, so the steps need not shrink to find them."
           : `The reason is the loose tolerance (rtol = ${exp(t.rtol, 0)}), not event location, which is off.`;
         const many = t.jacobian_method === "forward"
@@ -596,6 +669,27 @@ export class Progress {
   }
 
   // ---- the quiz ---------------------------------------------------------------------------
+
+  /**
+   * Put each multiple-choice question's options in this learner's order (seeded, so a
+   * reload keeps it; another learner gets another order): the right answer's place says
+   * nothing.
+   */
+  #shuffleQuiz() {
+    if (!Number.isInteger(this.#s.seed)) {
+      this.#s.seed = newSeed();
+      this.#save();
+    }
+    const random = seeded(this.#s.seed);
+    for (const fieldset of document.querySelectorAll(".quiz-q fieldset")) {
+      const options = [...fieldset.querySelectorAll("label.choice")];
+      for (let i = options.length - 1; i > 0; i -= 1) {
+        const j = Math.floor(random() * (i + 1));
+        [options[i], options[j]] = [options[j], options[i]];
+      }
+      fieldset.append(...options);
+    }
+  }
 
   #wireQuiz() {
     for (const form of document.querySelectorAll(".quiz-q")) {

@@ -101,18 +101,25 @@ async function boot(progress) {
 import sys, traceback
 from pyodide.code import eval_code
 
+# The learner's code runs under its own file name, so its frames are told apart from this
+# runner's (which pyodide names <exec>), and each is printed with its own source line.
+_PANEL_FILE = "<your code>"
+
 def _panel_run(src, ns):
+    lines = src.splitlines()
     try:
-        value = eval_code(src, ns, return_mode="last_expr")
+        value = eval_code(src, ns, return_mode="last_expr", filename=_PANEL_FILE)
         if value is not None:
             print(repr(value))
-    except SyntaxError:
-        traceback.print_exc(limit=0)
+    except SyntaxError as e:
+        where = f"line {e.lineno}: " if e.lineno else ""
+        print(f"  {where}{(e.text or '').strip()}", file=sys.stderr)
+        print(f"SyntaxError: {e.msg}", file=sys.stderr)
     except BaseException as e:
         tb = traceback.extract_tb(e.__traceback__)
-        user = [f for f in tb if f.filename == "<exec>"]
-        for f in user:
-            print(f'  line {f.lineno}: {f.line}', file=sys.stderr)
+        for f in tb:
+            if f.filename == _PANEL_FILE and f.lineno and 0 < f.lineno <= len(lines):
+                print(f"  line {f.lineno}: {lines[f.lineno - 1].strip()}", file=sys.stderr)
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
 
 _panel_ns = {"__name__": "__main__"}
@@ -223,6 +230,8 @@ function setup() {
     const s = await session;
     runButton.disabled = true;
     output.replaceChildren();
+    // A plot belongs to the run that drew it: the next run starts without it.
+    $("py-plot").hidden = true;
     panel.dataset.running = "true";
     // Let the page paint "running" before Python takes the thread.
     await new Promise((r) => setTimeout(r, 0));

@@ -4,7 +4,7 @@
 // the core (`quadruped_experiment`, through sim.js in a background worker). Here they are
 // placed on screen, formatted, and compared with each other (which is smaller, which is
 // positive) to word the conclusion; nothing is simulated or differentiated.
-import { exp, num, signed } from "./format.js";
+import { exp, num, signed, tidy } from "./format.js";
 import { Background } from "./sim.js";
 
 const $ = (id) => document.getElementById(id);
@@ -72,7 +72,7 @@ export function assess(report) {
   const out = { forward: null, gradient: [], sentences: {} };
   if (v.incomparable !== null && v.incomparable !== undefined) {
     out.sentences.overall = rigid.failure
-      ? `The rigid run failed (${rigid.failure}), so there is nothing to compare.`
+      ? `The rigid run failed (${tidy(rigid.failure)}), so there is nothing to compare.`
       : "No penalty run finished, so there is nothing to compare.";
     return out;
   }
@@ -137,7 +137,7 @@ export function assess(report) {
     grad.push(`${text}.`);
   }
   if (uncert.length) {
-    const why = uncert.map((l) => `at ${exp(l.contact.stiffness, 0)} N/m, input ${report.inputs[0]}: ${l.gradient.reference[0].failure}`);
+    const why = uncert.map((l) => `at ${exp(l.contact.stiffness, 0)} N/m, input ${report.inputs[0]}: ${tidy(l.gradient.reference[0].failure)}`);
     grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative (the core's reason ${andList(why)}).`);
   }
   if (report.config.converged_gradient) {
@@ -367,7 +367,7 @@ export class QuadrupedPanel {
       input.checked = start.has(i) && !!law.trajectory;
       input.disabled = !law.trajectory;
       input.addEventListener("change", () => this.#stage());
-      label.append(input, ` ${lawLabel(law)}${law.trajectory ? "" : ` (failed: ${law.failure})`}`);
+      label.append(input, ` ${lawLabel(law)}${law.trajectory ? "" : ` (failed: ${tidy(law.failure)})`}`);
       return label;
     });
     box.replaceChildren(legend, ...items);
@@ -489,7 +489,7 @@ export class QuadrupedPanel {
       const th = html("th", { scope: "row" }, lawLabel(law));
       tr.append(th);
       if (!law.forward || !law.gradient) {
-        tr.append(html("td", { colspan: 11, class: "failed" }, `failed: ${law.failure}`));
+        tr.append(html("td", { colspan: 11, class: "failed" }, `failed: ${tidy(law.failure)}`));
         return tr;
       }
       const f = law.forward;

@@ -160,6 +160,18 @@ export class Workbench {
  * The jobs the worker runs, by name; each takes the loaded package and plain arguments and
  * returns plain data (or throws the core's error).
  */
+/** A seeded standard normal generator (mulberry32 and Box–Muller): the lab's simulated measurement noise. */
+function gaussian(seed) {
+  let a = seed >>> 0;
+  const uniform = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(a ^ (a >>> 15), 1 | a);
+    r ^= r + Math.imul(r ^ (r >>> 7), 61 | r);
+    return (((r ^ (r >>> 14)) >>> 0) + 0.5) / 4294967296;
+  };
+  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+}
+
 export const jobs = {
   /**
    * {config (a WorkbenchConfig, from Workbench.config()), ks (N/m), corrected, blame} ->
@@ -193,6 +205,25 @@ export const jobs = {
    * QuadrupedReport, every law's run included, as {report, seconds}: seconds is the time
    * the core took in the thread that ran it.
    */
+  /**
+   * {drop (the true drop), horizon (s), guess (the starting drop), routes, noise: {sigma_y, sigma_v,
+   * seed}} -> {data: the core's predictions with noise added, fits: one core FitReport per route}:
+   * the "Fit a bounce" panel (fitpanel.js). The data are the flow route's closed form (the core's
+   * fitPredict) every 20 ms plus seeded Gaussian noise; each fit is the core's fit of height and zeta.
+   */
+  fitBounce(pkg, { drop, horizon, guess, routes, noise }) {
+    const n = Math.round(horizon / 0.02);
+    const t = Array.from({ length: n }, (_, i) => Math.round((i + 1) * 0.02 * 1e10) / 1e10);
+    const options = { route: "flow", k: 1e6, dt: 1e-4 };
+    const truth = pkg.fitPredict({ ...drop, t_final: horizon }, t, options);
+    const normal = gaussian(noise.seed);
+    const y = truth.y.map((x) => x + noise.sigma_y * normal());
+    const v = truth.v.map((x) => x + noise.sigma_v * normal());
+    const observations = { t, y, v, sigma_y: noise.sigma_y, sigma_v: noise.sigma_v };
+    const fits = routes.map((route) =>
+      pkg.fit({ ...guess, t_final: horizon }, observations, { ...options, route, params: ["height", "zeta"] }));
+    return { data: { t, y, v, y_true: truth.y }, fits };
+  },
   quadruped(pkg, { config = {} } = {}) {
     const t0 = performance.now();
     const report = pkg.quadruped(config);

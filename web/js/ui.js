@@ -58,7 +58,7 @@ const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
 // What `make bench-lab` and the browser tests read: update timings (ms, from the input
 // event's timestamp to every readout and plot updated) and how many background jobs run.
 // `core` holds the part of each update spent in the core (from the event to the readout).
-const hook = (window.ferromotionLab = { timings: [], core: [], background: 0, ready: false, updates: 0 });
+const hook = (window.ferromotionLab = { timings: [], core: [], parts: [], background: 0, ready: false, updates: 0 });
 
 // ---- status line -------------------------------------------------------------------------
 
@@ -73,8 +73,14 @@ addEventListener("unhandledrejection", (event) => failed(event.reason && event.r
 
 // ---- readouts ----------------------------------------------------------------------------
 
+/** The readout nodes by name, looked up once (a slider move writes about thirty of them). */
+const readoutNodes = new Map();
 function put(name, text) {
-  const n = el.readouts.querySelector(`[data-r="${name}"]`);
+  let n = readoutNodes.get(name);
+  if (!n) {
+    n = el.readouts.querySelector(`[data-r="${name}"]`);
+    readoutNodes.set(name, n);
+  }
   if (n.textContent !== text) n.textContent = text;
   return n;
 }
@@ -91,26 +97,43 @@ function costText(row, tick, word = "evals") {
   return `${evals}\u00a0· ${wall(row.wall_s, tick)}`;
 }
 
-function routeRow(name, row, ratio, tick) {
-  const tr = document.createElement("tr");
+/** A route table row's cells: name, |dy|, gradient error, sign, cost, cost ratio. */
+function routeCells(name, row, ratio, tick) {
   const e = row.errors;
-  const cells = [
+  return [
     name,
     `${num(e.dy)} m`,
     num(e.gradient) + (row.probe_dependent ? " (PROBE-DEPENDENT)" : ""),
     signText(e.sign),
     costText(row, tick),
     ratio === null ? "—" : times(ratio),
-  ];
-  for (const [i, text] of cells.entries()) {
-    const td = document.createElement(i === 0 ? "th" : "td");
-    if (i === 0) td.scope = "row";
-    td.textContent = text;
-    if (i === 3) td.className = e.sign;
-    if (i === 4) td.className = "cost";
-    tr.append(td);
-  }
-  return tr;
+  ].map((text, i) => ({ text, cls: i === 3 ? e.sign : i === 4 ? "cost" : "" }));
+}
+
+/**
+ * Write the route table. Rows are rewritten in place (only the cells whose text changed), so
+ * a slider move creates no elements; a row is built only when the set of routes changes.
+ */
+function paintRoutes(rows) {
+  const body = el.routeRows;
+  while (body.rows.length > rows.length) body.lastElementChild.remove();
+  rows.forEach((cells, r) => {
+    let tr = body.rows[r];
+    if (!tr) {
+      tr = document.createElement("tr");
+      cells.forEach((_, i) => {
+        const td = document.createElement(i === 0 ? "th" : "td");
+        if (i === 0) td.scope = "row";
+        tr.append(td);
+      });
+      body.append(tr);
+    }
+    cells.forEach(({ text, cls }, i) => {
+      const td = tr.cells[i];
+      if (td.textContent !== text) td.textContent = text;
+      if (td.className !== cls) td.className = cls;
+    });
+  });
 }
 
 function render(r) {
@@ -168,11 +191,11 @@ function render(r) {
   put("impact", `(1+e)·g/|v| at this drop's impact speed, ${num(x.impact_speed)} m/s: the entry of the exact Jacobian that no spring carries.`);
   put("restitution", `e = ${num(x.restitution)}, the push-only law's stiff limit (used by the exact bounce); ${r.restitution_at_k === null ? "at this k the ball never leaves the floor" : `the law realises ${num(r.restitution_at_k)} at this k`}.`);
 
-  const rows = [routeRow("fixed", r.fixed, r.fixed_cost_ratio, tick)];
-  if (view.corrected) rows.push(routeRow("corrected", r.corrected, r.corrected_cost_ratio, tick));
-  if (t) rows.push(routeRow(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio, tick));
-  rows.push(routeRow("flow (reference)", r.flow, null, tick));
-  el.routeRows.replaceChildren(...rows);
+  const rows = [routeCells("fixed", r.fixed, r.fixed_cost_ratio, tick)];
+  if (view.corrected) rows.push(routeCells("corrected", r.corrected, r.corrected_cost_ratio, tick));
+  if (t) rows.push(routeCells(`tolerance${t.lands ? " (lands)" : ""}`, t, t.cost_ratio, tick));
+  rows.push(routeCells("flow (reference)", r.flow, null, tick));
+  paintRoutes(rows);
   const how = !t ? ""
     : t.jacobian_method === "forward"
       ? "Its derivative comes from forward sensitivities: the variational equation rides along one rollout and jumps by the saltation matrix at each located contact switch, so there is no probe size to depend on."
@@ -182,7 +205,7 @@ function render(r) {
     : "The flow row is the exact derivative of the same spring-damper with no time stepping: the blame split's reference.");
 }
 
-/** The phone's sticky strip: stiffness, sign and gradient error, always beside the slider. */
+/** The phone's sticky strip: stiffness, sign, gradient error and the tolerance route's verdict. */
 function paintStrip(r) {
   const e = r.fixed.errors;
   const set = (name, text) => {
@@ -193,6 +216,11 @@ function paintStrip(r) {
   set("k", kText(r.k));
   set("sign", signText(e.sign)).dataset.sign = e.sign;
   set("gradient", `gradient error ${num(e.gradient)}`);
+  // Step F's answer too, so a phone need not scroll to the route table for it.
+  const t = r.tolerance;
+  const tol = set("tolerance", t ? `tolerance route ${t.lands ? "lands" : "misses"} (${num(t.errors.gradient)})` : "");
+  tol.hidden = !t;
+  if (t) tol.dataset.lands = String(t.lands);
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
@@ -314,7 +342,7 @@ function drawCurves(r) {
 
 // ---- URL state ---------------------------------------------------------------------------
 
-/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-11). */
+/** The tolerances a link may ask for (the rtol select offers 1e-4 to 1e-12). */
 const RTOL_RANGE = [1e-14, 1e-2];
 /** The URL parameters a link may carry (README "For instructors" documents them). */
 const URL_KEYS = ["k", "dt", "tol", "ev", "jac", "cor"];
@@ -323,7 +351,7 @@ const URL_KEYS = ["k", "dt", "tol", "ev", "jac", "cor"];
 const quoted = (v) => `“${v.length > 12 ? `${v.slice(0, 12)}…` : v}”`;
 
 /**
- * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-11&ev=0&jac=richardson&cor=1) as a
+ * The view named in the URL (?k=1e6&dt=1e-4&tol=1e-12&ev=0&jac=richardson&cor=1) as a
  * workbench change.
  * Every value is checked here, before it reaches the core; what cannot be followed is left
  * at its default and named in `refused`, in the learner's terms.
@@ -335,8 +363,10 @@ function changeFromUrl(r0) {
   const [lo, hi] = [Number(el.stiffness.min), Number(el.stiffness.max)];
   if (q.has("k")) {
     const k = Number(q.get("k"));
-    if (!(Number.isFinite(k) && k > 0) || q.get("k").trim() === "") {
+    if (!Number.isFinite(k) || q.get("k").trim() === "") {
       refused.push(`the stiffness k = ${quoted(q.get("k"))} is not a number of N/m`);
+    } else if (k <= 0) {
+      refused.push(`the stiffness k = ${quoted(q.get("k"))} N/m must be positive`);
     } else {
       const lk = Math.log10(k);
       const inside = Math.min(hi, Math.max(lo, lk));
@@ -477,16 +507,32 @@ function update(change, { learner = false, source = "init", t0 = performance.now
     taken = false;
   }
   if (!r) return;
-  hook.core.push(performance.now() - t0);
+  const t1 = performance.now();
+  hook.core.push(t1 - t0);
   last = r;
+  // Where the page's own time goes, per part (ms), for the benchmark's breakdown.
+  const parts = {};
+  let mark = t1;
+  const step = (name) => {
+    const now = performance.now();
+    parts[name] = now - mark;
+    mark = now;
+  };
   progress.observe(r, { learner, source });
+  step("progress");
   render(r);
+  step("readouts");
   paintStrip(r);
   syncControls(r);
+  step("strip+controls");
   drawCurves(r);
+  step("plots");
   further.onReadout(r);
+  step("further");
   // The benchmark also counts style and layout, which the browser would do before painting.
   if (hook.forceLayout) void document.body.offsetHeight;
+  step("layout");
+  hook.parts.push(parts);
   hook.timings.push(performance.now() - t0);
   hook.updates += 1;
   writeUrl();
@@ -565,7 +611,14 @@ async function main() {
   if (!r0) return;
   const { change, refused } = changeFromUrl(r0);
   update(change, { source: "init" });
-  if (refused.length) report(refusal(refused), "error");
+  if (refused.length) {
+    // Said twice: at the top, where a learner opening the link looks first, and in the
+    // status line beside the controls.
+    report(refusal(refused), "error");
+    const notice = $("link-notice");
+    notice.textContent = refusal(refused);
+    notice.hidden = false;
+  }
   progress.coreVersion = bench.version();
   hook.timings.length = 0;
   hook.core.length = 0;

@@ -2,7 +2,7 @@
 //! the `ferromotion` package, which wraps these functions and carries the docstrings.
 //!
 //! One file per topic of the core (`routes`, `readouts`, `sweep`, `workbench`, `descent`,
-//! `hybrid`, `check`, `quadruped`), as the package's modules are; `convert.rs` holds the
+//! `hybrid`, `check`, `fit`, `quadruped`), as the package's modules are; `convert.rs` holds the
 //! conversions, `errors.rs` the exception tree. Every function converts its input, calls
 //! the core with the GIL released (`py.detach`), and converts the output.
 
@@ -10,6 +10,7 @@ mod check;
 mod convert;
 mod descent;
 mod errors;
+mod fit;
 mod hybrid;
 mod hybrid_step;
 mod quadruped;
@@ -40,6 +41,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         "exponent_range": fm::lab::sweep::EXPONENT_RANGE,
         "lands_below": fm::lab::workbench::LANDS_BELOW,
         "descent": errors::py_result(descent)?,
+        "fit": ferromotion_core::experiments::fit::FitOptions::default(),
         "quadruped": QuadrupedExperiment::default(),
         "hybrid": HybridOptions::default(),
         "hybrid_step": StepOptions::default(),
@@ -63,5 +65,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hybrid::register(m)?;
     hybrid_step::register(m)?;
     check::register(m)?;
+    fit::register(m)?;
     quadruped::register(m)
 }

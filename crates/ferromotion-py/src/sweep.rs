@@ -98,6 +98,8 @@ fn route_columns<'py>(py: Python<'py>, rows: &[&RouteRow]) -> PyResult<Bound<'py
     out.set_item("gradient_error", col(&|r| r.errors.gradient))?;
     let units: Vec<&str> = rows.iter().map(|r| r.errors.forward_unit).collect();
     out.set_item("forward_unit", units)?;
+    let signs: Vec<&str> = rows.iter().map(|r| r.errors.sign.as_str()).collect();
+    out.set_item("sign", signs)?;
     let states: Vec<f64> = rows.iter().flat_map(|r| r.flat.state).collect();
     let jacobians: Vec<f64> = rows.iter().flat_map(|r| r.flat.jacobian).collect();
     out.set_item("state", PyArray1::from_vec(py, states).reshape([n, 2])?)?;

@@ -43,6 +43,12 @@ pub const NDOF: usize = 11;
 pub const NFEET: usize = 4;
 /// Foot names, in the order of the joint pairs in `q`.
 pub const FOOT_NAMES: [&str; NFEET] = ["FL", "FR", "HL", "HR"];
+/// The generalised coordinates' names, in the order of `q` (and of `v`): what a refusal
+/// names instead of a bare index.
+pub const COORDINATE_NAMES: [&str; NDOF] = [
+    "x", "z", "pitch", "hip_FL", "knee_FL", "hip_FR", "knee_FR", "hip_HL", "knee_HL", "hip_HR",
+    "knee_HR",
+];
 
 const NONE: usize = usize::MAX;
 /// Parent of each joint's body in the tree: x-slider, z-slider, trunk, then thigh/shank

@@ -33,7 +33,9 @@
 //! constraints of the contacts that push, sticking or sliding; Werling et al., RSS 2021).
 
 use super::lcp::{self, LcpResiduals};
-use super::model::{arr, crba, dual_arr, foot_jacobian, rnea, QuadState, Quadruped, NDOF, NFEET};
+use super::model::{
+    arr, crba, dual_arr, foot_jacobian, rnea, QuadState, Quadruped, COORDINATE_NAMES, NDOF, NFEET,
+};
 use ferromotion_core::error::{FerroError, Result};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use serde::{Deserialize, Serialize};
@@ -309,8 +311,8 @@ fn finish(
         return Err(FerroError::Unstable {
             t: x.t,
             detail: format!(
-                "component {i} reached {:e} (beyond {MAX_SPEED:e} m/s or rad/s) in the step from t = {} s: the step is unstable",
-                v_plus[i], x.t
+                "the velocity of {} (component {i}) reached {:e} (beyond {MAX_SPEED:e} m/s or rad/s) in the step from t = {} s: the step is unstable",
+                COORDINATE_NAMES[i], v_plus[i], x.t
             ),
         });
     }

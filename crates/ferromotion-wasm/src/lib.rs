@@ -276,3 +276,26 @@ pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
     let cfg: ferromotion_quadruped::QuadrupedExperiment = from_js(config)?;
     to_js(&ferromotion_quadruped::quadruped_experiment(&cfg).into_js()?)
 }
+
+/// Forward matching (core: `experiments::fit`): fit the drop `drop` (the core's `Drop`, the
+/// guess) to `observations` (the core's `Observations`: `t`, `y` and/or `v`, `sigma_y`,
+/// `sigma_v`, masks) with `options` (the core's `FitOptions`): the core's `FitReport`, timed by
+/// this thread's clock.
+#[wasm_bindgen]
+pub fn fit(drop: JsValue, observations: JsValue, options: JsValue) -> Result<JsValue, JsError> {
+    use ferromotion_core::experiments::fit::{fit as run_fit, FitOptions, Observations};
+    let drop: Drop = from_js(drop)?;
+    let obs: Observations = from_js(observations)?;
+    let opts: FitOptions = from_js(options)?;
+    to_js(&run_fit(&drop, &obs, &opts, Some(&clock())).into_js()?)
+}
+
+/// The predictions a fit compares with data, at the drop `drop` and sample times `t` (s) by
+/// the route of `options` (the core's `FitOptions`): `{y, v, events}`.
+#[wasm_bindgen(js_name = fitPredict)]
+pub fn fit_predict(drop: JsValue, t: Vec<f64>, options: JsValue) -> Result<JsValue, JsError> {
+    use ferromotion_core::experiments::fit::{predictions, FitOptions};
+    let drop: Drop = from_js(drop)?;
+    let opts: FitOptions = from_js(options)?;
+    to_js(&predictions(&drop, &t, &opts).into_js()?)
+}

@@ -321,29 +321,6 @@ extern "C" {
     fn call(this: &Callback, ctx: &JsValue, x: Vec<f64>) -> JsValue;
 }
 
-/// What a check certifies against (the native binding's `ObjectiveArg`).
-#[derive(Deserialize)]
-struct ObjectiveFields {
-    name: String,
-    units: String,
-    description: String,
-    route: String,
-    integrator: String,
-    tolerances: Vec<(String, f64)>,
-}
-
-/// The check's options, every key given (the package fills in the core's defaults).
-#[derive(Deserialize)]
-struct CheckFields {
-    eps: Vec<f64>,
-    taylor_h: Vec<f64>,
-    random_directions: usize,
-    coordinates: bool,
-    seed: u64,
-    tol: f64,
-    graze_speed: f64,
-}
-
 /// An `events` callback's answer.
 #[derive(Deserialize)]
 struct EventFields {
@@ -363,8 +340,8 @@ fn raised() -> FerroError {
 
 /// `check::check_gradient` on Python callbacks, then the receipt: `{json, summary}`, the
 /// receipt's JSON text as the native binding writes it and the core's one-line summary.
-/// `options` is the core's `CheckOptions` with every key given; `extra` the environment's
-/// `[key, value]` pairs.
+/// `objective` and `options` are the core's `ObjectiveInfo` and `CheckOptions` (missing keys
+/// take the core's defaults); `extra` the environment's `[key, value]` pairs.
 #[wasm_bindgen(js_name = checkGradient)]
 #[allow(clippy::too_many_arguments)]
 pub fn check_gradient(
@@ -378,17 +355,9 @@ pub fn check_gradient(
     extra: JsValue,
 ) -> Result<JsValue, JsError> {
     let bad = |e: serde_wasm_bindgen::Error| js_error(FerroError::Scenario(e.to_string()));
-    let objective: ObjectiveFields = serde_wasm_bindgen::from_value(objective).map_err(bad)?;
-    let o: CheckFields = serde_wasm_bindgen::from_value(options).map_err(bad)?;
-    let opts = fm::check::CheckOptions {
-        eps: o.eps,
-        taylor_h: o.taylor_h,
-        random_directions: o.random_directions,
-        coordinates: o.coordinates,
-        seed: o.seed,
-        tol: o.tol,
-        graze_speed: o.graze_speed,
-    };
+    let info: fm::check::ObjectiveInfo = serde_wasm_bindgen::from_value(objective).map_err(bad)?;
+    // The core's own options type: a key the package leaves out takes the core's default.
+    let opts: fm::check::CheckOptions = serde_wasm_bindgen::from_value(options).map_err(bad)?;
     let extra: Vec<(String, String)> = serde_wasm_bindgen::from_value(extra).map_err(bad)?;
     let this = JsValue::UNDEFINED;
     let mut fv = |p: &[f64]| f.call(&this, p.to_vec()).as_f64().ok_or_else(raised);
@@ -426,14 +395,6 @@ pub fn check_gradient(
         &opts,
     )
     .into_js()?;
-    let info = fm::check::ObjectiveInfo {
-        name: objective.name,
-        units: objective.units,
-        description: objective.description,
-        route: objective.route,
-        integrator: objective.integrator,
-        tolerances: objective.tolerances,
-    };
     let mut receipt = fm::check::Receipt::new(info, x, grad, report);
     receipt.environment.extra.extend(extra);
     #[derive(Serialize)]

@@ -61,6 +61,13 @@ def _nulls(v: Any) -> Any:
     return None if type(v).__name__ == "JsNull" else v
 
 
+def _real(x: Any) -> float:
+    """A number argument as the native binding takes it: a str is refused, as PyO3 does."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    return float(x)
+
+
 def _call(name: str, *args: Any) -> Any:
     """Call the wasm export ``name``; the core's refusal becomes its FerroError subclass."""
     from pyodide.ffi import to_js
@@ -135,25 +142,25 @@ class Drop(Json):
 def exact(drop: Drop, *, restitution: Optional[float] = None,
           graze_speed: float = _DEFAULTS["graze_speed"]) -> Route:
     """The rigid reference: flight maps composed with the saltation matrices of the impacts."""
-    return Route._from_core("exact", _call("routeExact", drop.to_dict(), restitution, float(graze_speed)))
+    return Route._from_core("exact", _call("routeExact", drop.to_dict(), restitution, _real(graze_speed)))
 
 
 def fixed(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """Semi-implicit Euler on the push-only penalty law, Jacobian by forward-mode tangent."""
-    return Route._from_core("fixed", _call("routeFixed", drop.to_dict(), float(k), float(dt), max_steps))
+    return Route._from_core("fixed", _call("routeFixed", drop.to_dict(), _real(k), _real(dt), max_steps))
 
 
 def corrected(drop: Drop, k: float, dt: float = _DT, *, locate: bool = _DEFAULTS["locate"],
               max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """The fixed step with the missing event term restored, at the fixed route's cost."""
-    return Route._from_core("corrected", _call("routeCorrected", drop.to_dict(), float(k), float(dt),
+    return Route._from_core("corrected", _call("routeCorrected", drop.to_dict(), _real(k), _real(dt),
                                                bool(locate), max_steps))
 
 
 def flow(drop: Drop, k: float, *, root_rtol: float = _DEFAULTS["root_rtol"],
          max_events: int = _DEFAULTS["max_events"]) -> Route:
     """The exact derivative of the continuous penalty ODE (closed form per phase)."""
-    return Route._from_core("flow", _call("routeFlow", drop.to_dict(), float(k), float(root_rtol), max_events))
+    return Route._from_core("flow", _call("routeFlow", drop.to_dict(), _real(k), _real(root_rtol), max_events))
 
 
 def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optional[float] = _TOL["atol"],
@@ -163,24 +170,24 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
     """Dormand-Prince 5(4) with error control; J by central differences of 8 rollouts
     (``jacobian="richardson"``) or forward sensitivities of one event-located rollout
     (``jacobian="forward"``, needs ``events=True``)."""
-    return Route._from_core("tolerance", _call("routeTolerance", drop.to_dict(), float(k), float(rtol),
-                                               None if atol is None else float(atol), bool(events),
-                                               float(eps), max_steps, str(jacobian), float(min_step)))
+    return Route._from_core("tolerance", _call("routeTolerance", drop.to_dict(), _real(k), _real(rtol),
+                                               None if atol is None else _real(atol), bool(events),
+                                               _real(eps), max_steps, str(jacobian), _real(min_step)))
 
 
 def rk4(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """Classical fourth-order Runge-Kutta at a fixed step on the penalty law, tangent by forward mode."""
-    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), float(k), float(dt), max_steps))
+    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), _real(k), _real(dt), max_steps))
 
 
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
     """Split the fixed route's Jacobian error into integrator and contact-model shares."""
-    return Blame._from_core(_call("blameSplit", drop.to_dict(), float(k), float(dt)))
+    return Blame._from_core(_call("blameSplit", drop.to_dict(), _real(k), _real(dt)))
 
 
 def divergence_exponent(drop: Drop, dt: float = _DT) -> Fit:
     """Slope of log(gradient error) on log(k) over k = 10^4, 10^4.5, ..., 10^8 at step dt."""
-    return Fit._from_core(_call("divergenceExponent", drop.to_dict(), float(dt)))
+    return Fit._from_core(_call("divergenceExponent", drop.to_dict(), _real(dt)))
 
 
 def time_of_impact_term(drop: Drop, speed: Any = None) -> Any:
@@ -289,8 +296,8 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
     ks = _numbers(k, "k")
     rtol = tolerance_rtol(tolerance, _TOL["rtol"])
     events = events if rtol is not None else False
-    answer = _call("sweepRows", drop.to_dict(), ks, float(dt), rtol, bool(events), bool(corrected), bool(blame),
-                   str(jacobian), float(min_step))
+    answer = _call("sweepRows", drop.to_dict(), ks, _real(dt), rtol, bool(events), bool(corrected), bool(blame),
+                   str(jacobian), _real(min_step))
     ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
     return Sweep(answer, drop, rtol, events, ran, str(jacobian))
 
@@ -313,7 +320,7 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
             return value
         return int(value) if key in ("force_evals", "budget") else float(value)
 
-    return typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), float(k), float(budget)), "")
+    return typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), _real(k), _real(budget)), "")
 
 
 def environment() -> Dict[str, str]:
@@ -359,13 +366,16 @@ def _event_signature(value: Any) -> Dict[str, Any]:
 def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = None, eps: Any = None,
                    taylor_h: Any = None, directions: int = _CHECK["random_directions"],
                    coordinates: bool = _CHECK["coordinates"], seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
-                   graze_speed: float = _CHECK["graze_speed"], objective: Optional[str] = None, units: str = "",
+                   graze_speed: float = _CHECK["graze_speed"], scale: Any = None,
+                   full_sweep: bool = _CHECK["full_sweep"], objective: Optional[str] = None, units: str = "",
                    description: str = "", route: str = "", integrator: str = "",
                    tolerances: Optional[Dict[str, float]] = None) -> Receipt:
     """Is this gradient real? The core's check (in this page's wasm core) of a claimed
-    gradient of ``f`` at ``x``; ``f``, ``events`` and ``hvp`` are called back from the core
-    with ``x`` as a list (a numpy array when numpy imports). An exception one of them raises
-    stops the check and propagates unchanged."""
+    gradient of ``f`` at ``x``, with the native package's arguments and verdicts
+    (``verified``, ``verified-within-noise``, ``verified-absolute``, ``not-verified``,
+    ``refused``); ``f``, ``events`` and ``hvp`` are called back from the core with ``x`` as
+    a list (a numpy array when numpy imports). An exception one of them raises stops the
+    check and propagates unchanged."""
     from pyodide.ffi import create_proxy, to_js
     from js import Object
 
@@ -376,7 +386,8 @@ def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = 
     options = {"eps": _numbers(eps, "eps") if eps is not None else _CHECK["eps"],
                "taylor_h": _numbers(taylor_h, "taylor_h") if taylor_h is not None else _CHECK["taylor_h"],
                "random_directions": int(directions), "coordinates": bool(coordinates), "seed": int(seed),
-               "tol": float(tol), "graze_speed": float(graze_speed)}
+               "tol": float(tol), "graze_speed": float(graze_speed),
+               "scale": None if scale is None else _numbers(scale, "scale"), "full_sweep": bool(full_sweep)}
     kept: List[BaseException] = []
 
     def callback(fn: Any, convert: Any) -> Any:
@@ -415,3 +426,23 @@ def check_gradient(f: Any, grad: Any, x: Any, *, events: Any = None, hvp: Any = 
 def log_grid(lo: float, hi: float, per_decade: int) -> Any:
     """Stiffnesses 10^lo .. 10^hi (N/m), ``per_decade`` points per decade, inclusive (the core's grid)."""
     return frozen(floats(_call("logGrid", float(lo), float(hi), int(per_decade))))
+
+
+# What only the native package has: named as such, not a bare AttributeError.
+_NATIVE_ONLY = ("descent", "hybrid_jacobian", "quadruped", "study", "audit_engine", "Workbench", "check_fixture",
+                "step_stability")
+#: The public names (``dir(fm)``): not the typing helpers this module imports.
+_PUBLIC = sorted(n for n in list(globals()) if not n.startswith("_")
+                 and n not in {"Any", "Dict", "List", "Optional", "Union", "annotations", "dataclasses", "floats",
+                               "frozen", "tolerance_rtol"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NATIVE_ONLY:
+        raise AttributeError(f"fm.{name} is native only: it is not in the lab's browser package; "
+                             "run it with the installed package (pip install ferromotion)")
+    raise AttributeError(f"module 'ferromotion' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return list(_PUBLIC)

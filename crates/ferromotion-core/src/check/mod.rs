@@ -1,37 +1,57 @@
-//! Gradient checks with an evidence ladder, for any scalar objective.
+//! Gradient checks with honest verdicts, for any scalar objective. `docs/checking.md` states
+//! the rules for a reader; this is where they live (every binding calls this module).
 //!
-//! A claimed gradient g of f at x is checked along seeded random unit directions plus
-//! the coordinate axes. Along each direction d:
+//! A claimed gradient g of f at x is checked along seeded random unit directions plus the
+//! coordinate axes (each scaled by the optional per-coordinate `scale`). Along each
+//! direction p the claim is `g·p` and the measurement is a central difference
+//! `D(ε) = (f(x + ε·p) - f(x - ε·p)) / (2ε)`, taken on a walk over a ladder of probe sizes:
 //!
-//! - **central differences over a logarithmic probe sweep** (never one epsilon):
-//!   `g_fd(eps) = (f(x + eps·d) - f(x - eps·d)) / (2·eps)`, with the normalized error
-//!   `|g·d - g_fd| / max(1, |g·d|, |g_fd|)` at every probe; the best probe is reported
-//!   with the whole curve (truncation error falls with eps, round-off rises: a V);
-//! - **the Taylor remainder test**: `R(h) = |f(x + h·d) - f(x) - h·g·d| / h` falls like
-//!   h¹ when g is right and stays flat when it is wrong (slope ~1 vs ~0); when a
-//!   Hessian-vector product is claimed, the second-order remainder falls like h²;
-//! - **event classification** (when the objective reports its event sequence): a probe
-//!   whose +eps and -eps sides see different event sequences is *event-crossing* and is
-//!   never used to certify; a direction is event-crossing when even its smallest probe
-//!   crosses, grazing when any event is slower than the grazing speed, smooth otherwise
-//!   (with the probe size below which it stays smooth).
+//! 1. **Noise first.** f's evaluation noise σ is measured once, on two tiny stencils
+//!    ([`noise`]): round-off, float32 arithmetic or a solver's tolerance, in f's units.
+//! 2. **A walk, not a sweep.** Each direction starts near the probe size where truncation
+//!    and round-off balance for that σ and walks down the ladder until the smallest probes
+//!    see only noise; up, while a larger probe would resolve the derivative better. It
+//!    stops as soon as the verdict is resolved (`full_sweep` walks the whole ladder).
+//! 3. **Smoothness is measured** ([`curve`]): three neighbouring probes must fit the ε²
+//!    model within noise; a kink or jump inside ±ε breaks it. Only the contiguous run of
+//!    probes measured smooth from the bottom of the walk is used; its top is reported as
+//!    `smooth_below`, and nothing larger is claimed smooth. When the objective reports its
+//!    events, a probe whose two sides see different event sequences is event-crossing.
+//! 4. **Scale-honest verdicts.** At the best probe the discrepancy `|g·p - D|` is reported
+//!    absolute and relative to |D|, beside the differences' own resolution E (round-off
+//!    2σ/ε plus the truncation read from the next probe):
+//!    - `verified`: |D| is resolvable (> 3E) and both the discrepancy and E are within
+//!      `tol`·|D|: the claim is right to relative accuracy `tol`;
+//!    - `verified-within-noise`: the discrepancy is within the floor 3E but E exceeds
+//!      `tol`·|D|: as right as f's evaluation noise lets anyone tell (the noise, the floor
+//!      and the likely cause are named);
+//!    - `verified-absolute`: |D| itself is below the floor (a stationary point, or a
+//!      derivative under the noise): the claim agrees in absolute terms only, its relative
+//!      accuracy is not measured;
+//!    - `not-verified`: the discrepancy exceeds both the floor and `tol`·|D|;
+//!    - `refused`: no probe could be measured smooth (event-crossing, grazing, a kink or
+//!      jump at x, or fewer than three probe sizes).
 //!
-//! The Taylor slope is read where the test means it, at small h: on the 1.5 decades above
-//! the smallest h whose remainder stands clear of the evaluation noise (estimated from the
-//! smallest central-difference probes), never on the large steps, which on a fixed-step
-//! contact rollout straddle the kinks of the map (see `taylor_window_slope`).
-//!
-//! A check is `Verified` when every direction is smooth, agrees to `tol` at its best
-//! smooth probe and shows a Taylor slope of at least 0.75; `Refused` when a direction is
-//! event-crossing or grazing (smooth differences cannot speak for it); `NotVerified`
-//! otherwise. The report carries every number behind that verdict.
+//!    The check's verdict is the worst over directions (refused by events, then
+//!    not-verified, then refused for a kink, then within-noise); it is `verified-absolute`
+//!    only when every direction is, and `verified` when every direction is verified or
+//!    verified-absolute.
+//! 5. **The Taylor remainder** `R(h) = |f(x + h·p) - f(x) - h·g·p| / h` is reported as
+//!    corroboration (slope ~1 right, ~0 wrong), read on the probes measured smooth (see
+//!    [`taylor_window_slope`]). When a Hessian-vector product is claimed the second-order
+//!    remainder must fall like h² (slope >= 1.75), or the direction is not verified.
 
+pub mod curve;
 pub mod fd;
 pub mod fixtures;
+pub mod noise;
 
 use crate::error::{positive, FerroError, Result};
+use curve::{judge, Point, MARGIN};
 use nalgebra::DMatrix;
+pub use noise::Noise;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What an objective reports about the events its evaluation went through.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,9 +67,10 @@ pub struct EventSignature {
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CheckOptions {
-    /// Probe sizes of the central-difference sweep.
+    /// The ladder of probe sizes the walk moves on (sorted largest first before use).
     pub eps: Vec<f64>,
-    /// Step sizes of the Taylor remainder test.
+    /// Step sizes of an explicit Taylor remainder test; empty: read the remainder on the
+    /// probes themselves (no extra evaluations).
     pub taylor_h: Vec<f64>,
     /// Number of seeded random unit directions.
     pub random_directions: usize,
@@ -57,10 +78,16 @@ pub struct CheckOptions {
     pub coordinates: bool,
     /// Seed of the random directions.
     pub seed: u64,
-    /// Largest normalized error that certifies a direction.
+    /// Relative accuracy that a `verified` verdict certifies.
     pub tol: f64,
     /// Events slower than this make a direction grazing.
     pub graze_speed: f64,
+    /// Typical magnitude of each coordinate of x (probes move coordinate i by ε·scale_i·d_i);
+    /// None: 1 for every coordinate.
+    pub scale: Option<Vec<f64>>,
+    /// Walk the whole ladder in every direction (the full V, for plots) instead of stopping
+    /// once the verdict is resolved.
+    pub full_sweep: bool,
 }
 
 impl Default for CheckOptions {
@@ -69,41 +96,49 @@ impl Default for CheckOptions {
             eps: (0..=18)
                 .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
                 .collect(),
-            // Small enough for the asymptotic regime, large enough to stay above round-off.
-            taylor_h: (0..=8)
-                .map(|i| libm::pow(10.0, -2.0 - 0.5 * i as f64))
-                .collect(),
+            taylor_h: Vec::new(),
             random_directions: 4,
             coordinates: true,
             seed: 0,
             tol: 1e-6,
             graze_speed: crate::physics::contact::rigid::DEFAULT_GRAZE_SPEED,
+            scale: None,
+            full_sweep: false,
         }
     }
 }
 
-/// How a probe or a direction relates to the objective's events.
+/// How a probe or a direction relates to the objective's events and to smoothness.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Classification {
-    /// Same event sequence on both sides.
+    /// Measured smooth (and the same event sequence on both sides, when events are given).
     Smooth,
-    /// The event sequence differs between +eps and -eps.
+    /// The event sequence differs between +eps and -eps (or an evaluation failed).
     EventCrossing,
     /// An event slower than the grazing speed.
     Grazing,
+    /// The probe curve contradicts a smooth f within ±eps: a kink or jump.
+    NonSmooth,
+    /// Too few smaller probes to tell.
+    Unmeasured,
 }
 
-/// One probe of the central-difference sweep.
+/// One probe of the walk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Probe {
     /// Probe size.
     pub eps: f64,
     /// Central difference (NaN when an evaluation failed).
     pub fd: f64,
-    /// Normalized error against the claim.
-    pub error: f64,
-    /// How this probe relates to the events.
+    /// |g·p - fd|.
+    pub abs_error: f64,
+    /// |g·p - fd| / |fd| (infinite when fd is 0).
+    pub rel_error: f64,
+    /// The differences' own error estimate at this probe (round-off plus truncation);
+    /// None where it cannot be read (the smallest probe, unusable neighbours).
+    pub resolution: Option<f64>,
+    /// How this probe relates to the events and to smoothness.
     pub classification: Classification,
 }
 
@@ -112,17 +147,25 @@ pub struct Probe {
 pub struct DirectionReport {
     /// "random 0", "coordinate 1", ...
     pub label: String,
-    /// The unit direction.
+    /// The displacement per unit probe size, p = scale ⊙ d (d a unit vector).
     pub direction: Vec<f64>,
-    /// The claimed directional derivative g·d.
+    /// The claimed directional derivative g·p.
     pub claimed: f64,
-    /// The whole sweep.
+    /// The walk, largest probe first.
     pub probes: Vec<Probe>,
-    /// Best normalized error over smooth probes.
-    pub best_error: Option<f64>,
-    /// The probe size that gave it.
+    /// The probe size the verdict is read at (smallest resolution among probes measured smooth).
     pub best_eps: Option<f64>,
-    /// Largest probe below which every probe is smooth.
+    /// The central difference there.
+    pub best_fd: Option<f64>,
+    /// |g·p - fd| there.
+    pub abs_error: Option<f64>,
+    /// |g·p - fd| / |fd| there.
+    pub rel_error: Option<f64>,
+    /// The differences' resolution E there.
+    pub resolution: Option<f64>,
+    /// The floor `MARGIN`·E: discrepancies below it cannot be told from noise and truncation.
+    pub floor: Option<f64>,
+    /// Largest probe measured smooth (every probe of the walk below it is too).
     pub smooth_below: Option<f64>,
     /// Fitted slope of log R(h) on log h (~1 right, ~0 wrong; ~2 for the second-order
     /// remainder when a Hessian-vector product is claimed).
@@ -131,30 +174,46 @@ pub struct DirectionReport {
     pub taylor_second_order: bool,
     /// The direction's classification.
     pub classification: Classification,
-    /// Whether this direction is certified.
+    /// The verdict along this direction.
+    pub verdict: Verdict,
+    /// Whether this direction agrees (verified, within noise, or in absolute terms).
     pub certified: bool,
 }
 
-/// The check's verdict.
+/// A check's verdict (and each direction's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Every direction smooth and in agreement.
+    /// Right to relative accuracy `tol`, where the differences resolve the derivative.
     Verified,
-    /// Some smooth direction disagrees.
+    /// Agrees to within the floor f's evaluation noise allows, which is coarser than `tol`.
+    VerifiedWithinNoise,
+    /// Agrees only in absolute terms: the derivative is below what differences resolve.
+    VerifiedAbsolute,
+    /// Disagrees by more than the floor and than `tol`.
     NotVerified,
-    /// Some direction cannot be judged by smooth differences (event-crossing, grazing).
+    /// Cannot be judged by smooth differences (event-crossing, grazing, a kink at x).
     Refused,
 }
 
-impl std::fmt::Display for Verdict {
-    /// The same words the JSON uses: verified / not-verified / refused.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl Verdict {
+    /// The same words the JSON uses.
+    pub fn as_str(&self) -> &'static str {
+        match self {
             Verdict::Verified => "verified",
+            Verdict::VerifiedWithinNoise => "verified-within-noise",
+            Verdict::VerifiedAbsolute => "verified-absolute",
             Verdict::NotVerified => "not-verified",
             Verdict::Refused => "refused",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    /// The same words the JSON uses: verified / verified-within-noise / verified-absolute /
+    /// not-verified / refused.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -163,16 +222,20 @@ impl std::fmt::Display for Verdict {
 pub struct CheckReport {
     /// Per direction.
     pub directions: Vec<DirectionReport>,
-    /// Largest best-probe error over directions.
+    /// Largest relative error at the best probe over directions.
     pub max_error: f64,
-    /// Median best-probe error over directions.
+    /// Median relative error at the best probe over directions.
     pub median_error: f64,
+    /// Largest absolute error at the best probe over directions.
+    pub max_abs_error: f64,
     /// The verdict.
     pub verdict: Verdict,
     /// Why, in words.
     pub why: String,
     /// Objective evaluations spent.
     pub evaluations: u64,
+    /// f's measured evaluation noise.
+    pub noise: Noise,
     /// The options used.
     pub options: CheckOptions,
 }
@@ -213,65 +276,33 @@ pub fn random_directions(n: usize, count: usize, seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// How far (in f's units) an evaluation of f may wander at a fixed point: estimated from the
-/// smallest smooth central-difference probes, whose differences are pure evaluation noise
-/// (round-off, or an iterative solver's tolerance) and carry no truncation. Two neighbouring
-/// probes `eps_a > eps_b` differ by about `σ/eps_b`, so `σ ≈ |fd_a - fd_b|·eps_b`; the median
-/// over the four smallest pairs keeps one unlucky pair from setting it. Independent of the
-/// claimed gradient. Zero when there are fewer than two smooth probes.
-fn noise_of_f(probes: &[Probe]) -> f64 {
-    let smooth: Vec<&Probe> = probes
-        .iter()
-        .filter(|p| p.classification == Classification::Smooth && p.fd.is_finite())
-        .collect();
-    // `probes` runs from the largest eps to the smallest.
-    let mut est: Vec<f64> = smooth
-        .windows(2)
-        .rev()
-        .take(NOISE_PAIRS)
-        .map(|w| (w[0].fd - w[1].fd).abs() * w[0].eps.min(w[1].eps))
-        .collect();
-    if est.is_empty() {
-        return 0.0;
-    }
-    est.sort_by(f64::total_cmp);
-    est[est.len() / 2]
-}
-
-/// Floor of the noise estimate, relative to |f(x)|: a few units of round-off, so
-/// that a sweep whose differences happen to round identically still has a floor.
-const ROUND_OFF: f64 = 4.0 * f64::EPSILON;
-/// Probe pairs behind the noise estimate (the smallest ones).
-const NOISE_PAIRS: usize = 4;
 /// A Taylor remainder `R(h)` counts only when it stands this many times above the noise it
 /// can carry, `2σ/h` (f(x + h·d) and f(x) each off by up to σ).
 const NOISE_MARGIN: f64 = 10.0;
 /// The Taylor slope is fitted on the remainders within this many decades above the
 /// smallest h that clears the noise: the asymptotic end of the sweep.
 const TAYLOR_WINDOW_DECADES: f64 = 1.5;
+/// The probe size the walk starts at is this many times the balance point (σ/|g|)^(1/3)
+/// of truncation and round-off for an f whose derivatives are of the size of its gradient.
+const START_FACTOR: f64 = 3.0;
+/// Ladders this short are probed whole.
+const SHORT_LADDER: usize = 4;
 
 /// Slope of log R(h) on log h in the asymptotic window (`None` when fewer than three
 /// remainders clear the noise: nothing to fit, consistent with a right gradient).
 ///
 /// A remainder *clears* when it stands above the noise and above `tol_floor` =
-/// `tol·max(1, |g·d|)`, the discrepancy the central-difference rung already accepts: a
-/// gradient that is right to within `tol` (a finite-difference gradient such as MuJoCo's
-/// chained `mjd_transitionFD`, off by ~1e-7) leaves a flat remainder below that floor and is
-/// not failed by this rung for it.
+/// `tol·|g·d|`, the discrepancy the difference rung already accepts: a gradient that is
+/// right to within `tol` (a finite-difference gradient such as MuJoCo's chained
+/// `mjd_transitionFD`, off by ~1e-7) leaves a flat remainder below that floor.
 ///
-/// The Taylor test is a statement about h → 0, so the slope is read at the small end of
-/// the sweep, just above the noise: remainders below `NOISE_MARGIN·2σ/h` are round-off or
-/// solver noise (they rise like 1/h) and are dropped, and the window is the
+/// The slope is read at the small end, just above the noise: remainders below
+/// `NOISE_MARGIN·2σ/h` are round-off and are dropped, and the window is the
 /// `TAYLOR_WINDOW_DECADES` above the smallest surviving h. The large-h end is not used: a
-/// fixed-step contact rollout (MuJoCo, MJX, our fixed route) is piecewise smooth with kinks
-/// wherever the contact's first or last step moves on the grid, about `|v|·dt` apart in the
-/// initial height (4.4e-4 m for the drop at dt = 1e-4 s). Steps larger than that measure
-/// the map's average slope across the kinks, not its derivative, so R(h) there is flat at
-/// |average − derivative| for a right gradient too; fitting the sweep from the large end
-/// read that plateau as a slope ~0 (issue 14). A wrong gradient stays flat down to the
-/// noise, so the window still shows its slope ~0. Inside one smooth piece a linear contact
-/// law makes the map affine (our fixed route): the remainder then drops from the plateau
-/// straight into round-off, and no slope is fitted (`None`).
+/// fixed-step contact rollout is piecewise smooth with kinks about `|v|·dt` apart, and
+/// steps larger than that measure the map's average slope across the kinks, not its
+/// derivative. Inside one smooth piece a linear contact law makes the map affine: the
+/// remainder then drops straight into round-off, and no slope is fitted (`None`).
 fn taylor_window_slope(hs: &[f64], rs: &[f64], noise: f64, tol_floor: f64) -> Option<f64> {
     // `hs` runs from the largest h to the smallest.
     let clear = |h: f64, r: f64| {
@@ -281,11 +312,9 @@ fn taylor_window_slope(hs: &[f64], rs: &[f64], noise: f64, tol_floor: f64) -> Op
     // Below the window the remainder is noise. If it got there by falling faster than any
     // Taylor order allows (more than (h/h')³ in one step), the remainder *vanished*: the
     // first-order term is right to within the noise, and the points above were the kinks'
-    // plateau, not the asymptotic regime. Nothing to fit. (A wrong gradient's plateau never
-    // falls: it leaves the window only because the noise band 2σ/h rises over it.)
+    // plateau, not the asymptotic regime. Nothing to fit.
     if let Some(next) = hs.get(last + 1) {
-        let fell = rs[last + 1] < rs[last] * libm::pow(next / hs[last], 3.0);
-        if fell {
+        if rs[last + 1] < rs[last] * libm::pow(next / hs[last], 3.0) {
             return None;
         }
     }
@@ -307,6 +336,228 @@ fn taylor_window_slope(hs: &[f64], rs: &[f64], noise: f64, tol_floor: f64) -> Op
 type Objective<'a> = dyn FnMut(&[f64]) -> Result<f64> + 'a;
 type Events<'a> = dyn FnMut(&[f64]) -> Result<EventSignature> + 'a;
 type Hvp<'a> = dyn FnMut(&[f64]) -> Result<Vec<f64>> + 'a;
+
+/// `x + s·p`.
+fn displaced(x: &[f64], p: &[f64], s: f64) -> Vec<f64> {
+    x.iter().zip(p).map(|(a, b)| a + s * b).collect()
+}
+
+/// Measure f's evaluation noise on stencils along the first two directions.
+fn measure_noise(
+    f: &mut Objective,
+    x: &[f64],
+    f0: f64,
+    dirs: &[&[f64]],
+    evaluations: &mut u64,
+) -> Noise {
+    let mut differences = Vec::new();
+    let mut f_scale = f0.abs();
+    let mut step = noise::FIRST_STEP;
+    let spent = *evaluations;
+    for (j, p) in dirs.iter().enumerate() {
+        let mut h = noise::FIRST_STEP;
+        // Off-centre, on either side of x: a kink or jump at x itself is in neither stencil.
+        let centre = if j % 2 == 0 {
+            noise::OFFSET
+        } else {
+            -noise::OFFSET
+        };
+        for attempt in 0..3 {
+            let values: Vec<f64> = (-noise::HALF..=noise::HALF)
+                .map(|i| {
+                    *evaluations += 1;
+                    f(&displaced(x, p, (centre + i as f64) * h)).unwrap_or(f64::NAN)
+                })
+                .collect();
+            if values.iter().all(|v| v.is_finite()) {
+                f_scale = values.iter().fold(f_scale, |m, v| m.max(v.abs()));
+            }
+            if noise::quantised(&values) && attempt < 2 {
+                h *= 100.0;
+                continue;
+            }
+            if let Some(d) = noise::stencil_differences(&values) {
+                differences.extend(d);
+                step = step.max(h);
+            }
+            break;
+        }
+    }
+    let floor = noise::ROUND_OFF * f_scale;
+    let sigma = noise::sigma(&differences).unwrap_or(0.0).max(floor);
+    let relative = if f_scale > 0.0 {
+        sigma / f_scale
+    } else {
+        f64::NAN
+    };
+    Noise {
+        sigma,
+        f_scale,
+        relative,
+        step,
+        evaluations: *evaluations - spent,
+        cause: noise::cause(relative),
+    }
+}
+
+/// One probe: the central difference, f(x + ε·p) for the Taylor remainder, and what the
+/// events say.
+struct Raw {
+    point: Point,
+    f_plus: f64,
+}
+
+/// Everything [`check_gradient`] needs to walk one direction.
+struct Walker<'w, 'f, 'e> {
+    f: &'w mut Objective<'f>,
+    events: Option<&'w mut Events<'e>>,
+    x: &'w [f64],
+    graze_speed: f64,
+    evaluations: u64,
+}
+
+impl Walker<'_, '_, '_> {
+    fn probe(&mut self, p: &[f64], eps: f64) -> Raw {
+        let (xp, xm) = (displaced(self.x, p, eps), displaced(self.x, p, -eps));
+        let (fp, fm) = ((self.f)(&xp), (self.f)(&xm));
+        self.evaluations += 2;
+        let mut class = Classification::Smooth;
+        let graze = self.graze_speed;
+        let grazing = |s: &EventSignature| s.min_event_speed.is_some_and(|v| v < graze);
+        if let Some(ev) = self.events.as_mut() {
+            match (ev(&xp), ev(&xm)) {
+                (Ok(a), Ok(b)) => {
+                    if grazing(&a) || grazing(&b) {
+                        class = Classification::Grazing;
+                    } else if a.sequence != b.sequence {
+                        class = Classification::EventCrossing;
+                    }
+                }
+                _ => class = Classification::EventCrossing,
+            }
+        }
+        let f_plus = fp.as_ref().copied().unwrap_or(f64::NAN);
+        let fd = match (fp, fm) {
+            (Ok(a), Ok(b)) => fd::quotient(a, b, eps),
+            _ => f64::NAN,
+        };
+        if !fd.is_finite() && class == Classification::Smooth {
+            // One side could not be evaluated: the probe left the model's domain.
+            class = Classification::EventCrossing;
+        }
+        Raw {
+            point: Point {
+                eps,
+                fd,
+                events: class,
+            },
+            f_plus,
+        }
+    }
+}
+
+/// The index of the ladder (largest first) nearest, in log, to `eps`.
+fn nearest(ladder: &[f64], eps: f64) -> usize {
+    let d = |e: f64| libm::fabs(libm::log(e / eps));
+    (0..ladder.len())
+        .min_by(|&a, &b| d(ladder[a]).total_cmp(&d(ladder[b])))
+        .unwrap_or(0)
+}
+
+/// A walk's outcome along one direction.
+struct Walked {
+    probes: BTreeMap<usize, Raw>,
+    top: usize,
+    bottom: usize,
+    curve: curve::Curve,
+}
+
+/// Walk one direction (see the module docs): start at ladder index `start`, go down until
+/// the smallest probes see only noise, up while that resolves the derivative better.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    walker: &mut Walker,
+    ladder: &[f64],
+    p: &[f64],
+    claimed: f64,
+    sigma: f64,
+    tol: f64,
+    start: usize,
+    stop_early: bool,
+) -> Walked {
+    let m = ladder.len();
+    let mut got: BTreeMap<usize, Raw> = BTreeMap::new();
+    let (mut top, mut bottom) = if m <= SHORT_LADDER || !stop_early {
+        (0, m - 1)
+    } else {
+        let s = start.min(m - 3);
+        (s, s + 2)
+    };
+    for (i, &eps) in ladder.iter().enumerate().take(bottom + 1).skip(top) {
+        got.insert(i, walker.probe(p, eps));
+    }
+    loop {
+        let run: Vec<Point> = (top..=bottom).map(|i| got[&i].point).collect();
+        let c = curve::analyse(&run, sigma);
+        let grazing = got
+            .values()
+            .any(|r| r.point.events == Classification::Grazing);
+        let verdict = c
+            .best
+            .and_then(|b| run[b].fd.is_finite().then_some(b))
+            .and_then(|b| c.resolution[b].map(|e| judge(claimed, run[b].fd, e, tol)));
+        if grazing || verdict == Some(Verdict::Verified) {
+            return Walked {
+                probes: got,
+                top,
+                bottom,
+                curve: c,
+            };
+        }
+        if bottom + 1 < m && !c.bottom_in_noise {
+            // Every probe crossing an event: try the smallest probe first; if even it
+            // crosses, no probe of the ladder can be smooth.
+            if run[run.len() - 1].events == Classification::EventCrossing
+                && !got.contains_key(&(m - 1))
+            {
+                let last = walker.probe(p, ladder[m - 1]);
+                let crosses = last.point.events == Classification::EventCrossing;
+                got.insert(m - 1, last);
+                if crosses {
+                    return Walked {
+                        probes: got,
+                        top,
+                        bottom,
+                        curve: c,
+                    };
+                }
+            }
+            bottom += 1;
+            got.entry(bottom)
+                .or_insert_with(|| walker.probe(p, ladder[bottom]));
+            continue;
+        }
+        let resolve_up = matches!(
+            verdict,
+            Some(Verdict::VerifiedWithinNoise | Verdict::VerifiedAbsolute)
+        );
+        if let (Some(0), Some(0), true) = (c.best, c.smooth_top, resolve_up && top > 0) {
+            let e = c.resolution[0].unwrap_or(f64::INFINITY);
+            // Only while round-off dominates the top probe: a larger one then resolves better.
+            if c.noise_part[0] >= 0.5 * e {
+                top -= 1;
+                got.insert(top, walker.probe(p, ladder[top]));
+                continue;
+            }
+        }
+        return Walked {
+            probes: got,
+            top,
+            bottom,
+            curve: c,
+        };
+    }
+}
 
 /// Check a claimed gradient `grad` of `f` at `x` (see the module docs). `events`, when
 /// given, reports the event sequence at a point; `hvp`, when given, claims H·d.
@@ -334,9 +585,37 @@ pub fn check_gradient(
     for &e in opts.eps.iter().chain(&opts.taylor_h) {
         positive("eps", e)?;
     }
-    let mut evaluations = 0u64;
+    if opts.eps.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "eps",
+            value: 0.0,
+            limit: "needs at least one probe size (three to measure smoothness)".into(),
+        });
+    }
+    let scale = match &opts.scale {
+        None => vec![1.0; n],
+        Some(s) => {
+            if s.len() != n {
+                return Err(FerroError::InvalidParameter {
+                    name: "scale",
+                    value: s.len() as f64,
+                    limit: format!("expected one typical magnitude per coordinate of x ({n})"),
+                });
+            }
+            for &v in s {
+                positive("scale", v)?;
+            }
+            s.clone()
+        }
+    };
     let f0 = f(x)?;
-    evaluations += 1;
+    if !f0.is_finite() {
+        return Err(FerroError::NonFinite {
+            what: "objective at x",
+            detail: format!("f(x) = {f0}: the point itself must be evaluable"),
+        });
+    }
+    let mut evaluations = 1u64;
     let sig0 = match events.as_mut() {
         Some(ev) => Some(ev(x)?),
         None => None,
@@ -353,122 +632,76 @@ pub fn check_gradient(
             dirs.push((format!("coordinate {i}"), d));
         }
     }
-    let at = |d: &[f64], s: f64| -> Vec<f64> { x.iter().zip(d).map(|(a, b)| a + s * b).collect() };
-    let grazing = |s: &EventSignature| s.min_event_speed.is_some_and(|v| v < opts.graze_speed);
-    let mut eps_sorted = opts.eps.clone();
-    eps_sorted.sort_by(|a, b| b.total_cmp(a));
-    let mut reports = Vec::with_capacity(dirs.len());
-    for (label, d) in dirs {
-        let claimed: f64 = grad.iter().zip(&d).map(|(a, b)| a * b).sum();
-        let mut probes = Vec::with_capacity(eps_sorted.len());
-        for &eps in &eps_sorted {
-            let (xp, xm) = (at(&d, eps), at(&d, -eps));
-            let (fp, fm) = (f(&xp), f(&xm));
-            evaluations += 2;
-            let mut class = Classification::Smooth;
-            if let Some(ev) = events.as_mut() {
-                match (ev(&xp), ev(&xm)) {
-                    (Ok(a), Ok(b)) => {
-                        if grazing(&a) || grazing(&b) {
-                            class = Classification::Grazing;
-                        } else if a.sequence != b.sequence {
-                            class = Classification::EventCrossing;
-                        }
-                    }
-                    _ => class = Classification::EventCrossing,
-                }
-            }
-            let fd = match (fp, fm) {
-                (Ok(a), Ok(b)) => fd::quotient(a, b, eps),
-                _ => f64::NAN,
-            };
-            if fd.is_nan() && class == Classification::Smooth {
-                // One side could not be evaluated: the probe left the model's domain.
-                class = Classification::EventCrossing;
-            }
-            let error = (claimed - fd).abs() / 1f64.max(claimed.abs()).max(fd.abs());
-            probes.push(Probe {
-                eps,
-                fd,
-                error,
-                classification: class,
-            });
+    // Directions in x's units: p = scale ⊙ d.
+    for (_, d) in dirs.iter_mut() {
+        for (di, si) in d.iter_mut().zip(&scale) {
+            *di *= si;
         }
-        let best = probes
-            .iter()
-            .filter(|p| p.classification == Classification::Smooth && p.error.is_finite())
-            .min_by(|a, b| a.error.total_cmp(&b.error));
-        // Smallest probes first: how far up does the smooth range reach?
-        let mut smooth_below = None;
-        for p in probes.iter().rev() {
-            if p.classification != Classification::Smooth {
-                break;
-            }
-            smooth_below = Some(p.eps);
-        }
-        let any_grazing = probes
-            .iter()
-            .any(|p| p.classification == Classification::Grazing)
-            || sig0.as_ref().is_some_and(grazing);
-        let classification = if any_grazing {
-            Classification::Grazing
-        } else if smooth_below.is_none() {
-            Classification::EventCrossing
-        } else {
-            Classification::Smooth
-        };
-        // Taylor remainder on the smooth side of x.
-        let second = hvp.as_mut().map(|h| h(&d)).transpose()?;
-        let curvature = second.map(|hd| hd.iter().zip(&d).map(|(a, b)| a * b).sum::<f64>());
-        let mut taylor_h = opts.taylor_h.clone();
-        taylor_h.sort_by(|a, b| b.total_cmp(a));
-        let (mut hs, mut rs) = (Vec::new(), Vec::new());
-        for &h in &taylor_h {
-            let xh = at(&d, h);
-            if let (Some(ev), Some(s0)) = (events.as_mut(), sig0.as_ref()) {
-                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
-                    continue;
-                }
-            }
-            let Ok(fh) = f(&xh) else { continue };
-            evaluations += 1;
-            let mut r = fh - f0 - h * claimed;
-            if let Some(c) = curvature {
-                r -= 0.5 * h * h * c;
-            }
-            hs.push(h);
-            rs.push(r.abs() / h);
-        }
-        let taylor_slope = taylor_window_slope(
-            &hs,
-            &rs,
-            noise_of_f(&probes).max(ROUND_OFF * f0.abs()),
-            // The second-order remainder checks H·d, which `tol` says nothing about.
-            if curvature.is_some() {
-                0.0
-            } else {
-                opts.tol * claimed.abs().max(1.0)
-            },
-        );
-        let agrees = best.is_some_and(|b| b.error <= opts.tol);
-        let expected = if curvature.is_some() { 1.75 } else { 0.75 };
-        // A remainder entirely below round-off (no slope to fit) is consistent with a right gradient.
-        let slope_ok = taylor_slope.is_none_or(|s| s >= expected);
-        reports.push(DirectionReport {
-            label,
-            direction: d,
-            claimed,
-            best_error: best.map(|b| b.error),
-            best_eps: best.map(|b| b.eps),
-            probes,
-            smooth_below,
-            taylor_slope,
-            taylor_second_order: curvature.is_some(),
-            classification,
-            certified: classification == Classification::Smooth && agrees && slope_ok,
-        });
     }
-    let mut errs: Vec<f64> = reports.iter().filter_map(|r| r.best_error).collect();
+    let stencil_dirs: Vec<&[f64]> = dirs.iter().take(2).map(|(_, d)| d.as_slice()).collect();
+    let noise = measure_noise(f, x, f0, &stencil_dirs, &mut evaluations);
+    let sigma = noise.sigma;
+    let grazing_at_x = sig0
+        .as_ref()
+        .is_some_and(|s| s.min_event_speed.is_some_and(|v| v < opts.graze_speed));
+    let mut ladder = opts.eps.clone();
+    ladder.sort_by(|a, b| b.total_cmp(a));
+    let g_scale = libm::sqrt(
+        grad.iter()
+            .zip(&scale)
+            .map(|(g, s)| (g * s) * (g * s))
+            .sum::<f64>(),
+    );
+    let reference = if g_scale > 0.0 {
+        g_scale
+    } else {
+        noise.f_scale
+    };
+    let mut start = if reference > 0.0 {
+        nearest(&ladder, START_FACTOR * libm::cbrt(sigma / reference))
+    } else {
+        0
+    };
+    let mut walker = Walker {
+        f,
+        events,
+        x,
+        graze_speed: opts.graze_speed,
+        evaluations,
+    };
+    let mut reports = Vec::with_capacity(dirs.len());
+    for (label, p) in dirs {
+        let claimed: f64 = grad.iter().zip(&p).map(|(a, b)| a * b).sum();
+        let w = walk(
+            &mut walker,
+            &ladder,
+            &p,
+            claimed,
+            sigma,
+            opts.tol,
+            start,
+            !opts.full_sweep,
+        );
+        let report = direction_report(
+            &mut walker,
+            &mut hvp,
+            opts,
+            sig0.as_ref(),
+            grazing_at_x,
+            f0,
+            sigma,
+            label,
+            p,
+            claimed,
+            &w,
+        )?;
+        if let Some(b) = w.curve.best {
+            start = w.top + b;
+        }
+        reports.push(report);
+    }
+    let evaluations = walker.evaluations;
+    let mut errs: Vec<f64> = reports.iter().filter_map(|r| r.rel_error).collect();
     errs.sort_by(f64::total_cmp);
     let max_error = errs.last().copied().unwrap_or(f64::NAN);
     let median_error = if errs.is_empty() {
@@ -478,63 +711,325 @@ pub fn check_gradient(
     } else {
         0.5 * (errs[errs.len() / 2 - 1] + errs[errs.len() / 2])
     };
-    let refused: Vec<&DirectionReport> = reports
+    let max_abs_error = reports
         .iter()
-        .filter(|r| r.classification != Classification::Smooth)
-        .collect();
-    let failed: Vec<&DirectionReport> = reports.iter().filter(|r| !r.certified).collect();
-    let (verdict, why) = if let Some(r) = refused.first() {
-        (
-            Verdict::Refused,
-            match r.classification {
-                Classification::Grazing => format!(
-                    "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
-                    r.label, opts.graze_speed
-                ),
-                _ => format!(
-                    "{}: the event sequence differs between +eps and -eps down to the smallest probe ({:e}); smooth differences cannot certify a gradient across an event",
-                    r.label,
-                    eps_sorted.last().copied().unwrap_or(0.0)
-                ),
-            },
-        )
-    } else if let Some(r) = failed.first() {
-        (
-            Verdict::NotVerified,
-            format!(
-                "{}: best normalized error {:.3e} at eps {:.1e} (tolerance {:e}), Taylor slope {}",
-                r.label,
-                r.best_error.unwrap_or(f64::NAN),
-                r.best_eps.unwrap_or(f64::NAN),
-                opts.tol,
-                r.taylor_slope
-                    .map_or("not measurable".into(), |s| format!("{s:.2}"))
-            ),
-        )
-    } else {
-        let below = reports
-            .iter()
-            .filter_map(|r| r.smooth_below)
-            .fold(f64::INFINITY, f64::min);
-        (
-            Verdict::Verified,
-            format!(
-                "all {} directions agree to {:.1e} or better with smooth probes (every probe up to {:.1e} smooth)",
-                reports.len(),
-                max_error,
-                below
-            ),
-        )
-    };
+        .filter_map(|r| r.abs_error)
+        .fold(f64::NAN, f64::max);
+    let (verdict, why) = overall(&reports, &noise, opts, &ladder);
     Ok(CheckReport {
         directions: reports,
         max_error,
         median_error,
+        max_abs_error,
         verdict,
         why,
         evaluations,
+        noise,
         options: opts.clone(),
     })
+}
+
+/// One direction's report from its walk: classification, best probe, Taylor slope, verdict.
+#[allow(clippy::too_many_arguments)]
+fn direction_report(
+    walker: &mut Walker,
+    hvp: &mut Option<&mut Hvp>,
+    opts: &CheckOptions,
+    sig0: Option<&EventSignature>,
+    grazing_at_x: bool,
+    f0: f64,
+    sigma: f64,
+    label: String,
+    p: Vec<f64>,
+    claimed: f64,
+    w: &Walked,
+) -> Result<DirectionReport> {
+    let c = &w.curve;
+    let mut probes = Vec::with_capacity(w.probes.len());
+    for (&i, raw) in &w.probes {
+        let in_run = i >= w.top && i <= w.bottom;
+        let (class, resolution) = if in_run {
+            (c.class[i - w.top], c.resolution[i - w.top])
+        } else if raw.point.events != Classification::Smooth {
+            (raw.point.events, None)
+        } else {
+            (Classification::Unmeasured, None)
+        };
+        let abs_error = (claimed - raw.point.fd).abs();
+        probes.push(Probe {
+            eps: raw.point.eps,
+            fd: raw.point.fd,
+            abs_error,
+            rel_error: abs_error / raw.point.fd.abs(),
+            resolution,
+            classification: class,
+        });
+    }
+    let best = c
+        .best
+        .map(|b| (w.top + b, c.resolution[b].unwrap_or(f64::NAN)));
+    let any = |k: Classification| probes.iter().any(|q| q.classification == k);
+    let classification = if any(Classification::Grazing) || grazing_at_x {
+        Classification::Grazing
+    } else if best.is_some() {
+        Classification::Smooth
+    } else if any(Classification::EventCrossing) {
+        Classification::EventCrossing
+    } else if probes.len() < 3 {
+        Classification::Unmeasured
+    } else {
+        Classification::NonSmooth
+    };
+    // The Taylor remainder: on an explicit ladder (or a default one when H·d is claimed,
+    // whose remainder must stay above round-off), else on the probes measured smooth.
+    let second = hvp.as_mut().map(|h| h(&p)).transpose()?;
+    let curvature = second.map(|hd| hd.iter().zip(&p).map(|(a, b)| a * b).sum::<f64>());
+    let remainder = |fh: f64, h: f64| {
+        let mut r = fh - f0 - h * claimed;
+        if let Some(cv) = curvature {
+            r -= 0.5 * h * h * cv;
+        }
+        r.abs() / h
+    };
+    let (mut hs, mut rs) = (Vec::new(), Vec::new());
+    let mut explicit = opts.taylor_h.clone();
+    if explicit.is_empty() && curvature.is_some() {
+        explicit = (0..=6)
+            .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
+            .collect();
+    }
+    if explicit.is_empty() {
+        if let Some(t) = c.smooth_top {
+            for i in (w.top + t)..=w.bottom {
+                let raw = &w.probes[&i];
+                hs.push(raw.point.eps);
+                rs.push(remainder(raw.f_plus, raw.point.eps));
+            }
+        }
+    } else {
+        explicit.sort_by(|a, b| b.total_cmp(a));
+        for &h in &explicit {
+            let xh = displaced(walker.x, &p, h);
+            if let (Some(ev), Some(s0)) = (walker.events.as_mut(), sig0) {
+                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
+                    continue;
+                }
+            }
+            walker.evaluations += 1;
+            let Ok(fh) = (walker.f)(&xh) else { continue };
+            hs.push(h);
+            rs.push(remainder(fh, h));
+        }
+    }
+    let taylor_slope = taylor_window_slope(
+        &hs,
+        &rs,
+        sigma,
+        // The second-order remainder checks H·d, which `tol` says nothing about.
+        if curvature.is_some() {
+            0.0
+        } else {
+            opts.tol * claimed.abs()
+        },
+    );
+    let (best_eps, best_fd, e) = match best {
+        Some((i, e)) => (
+            Some(w.probes[&i].point.eps),
+            Some(w.probes[&i].point.fd),
+            Some(e),
+        ),
+        None => (None, None, None),
+    };
+    let mut verdict = match (classification, best_fd, e) {
+        (Classification::Smooth, Some(d), Some(e)) => judge(claimed, d, e, opts.tol),
+        _ => Verdict::Refused,
+    };
+    if curvature.is_some() && verdict != Verdict::Refused && taylor_slope.is_some_and(|s| s < 1.75)
+    {
+        verdict = Verdict::NotVerified;
+    }
+    let abs_error = best_fd.map(|d| (claimed - d).abs());
+    Ok(DirectionReport {
+        label,
+        direction: p,
+        claimed,
+        probes,
+        best_eps,
+        best_fd,
+        abs_error,
+        rel_error: best_fd.zip(abs_error).map(|(d, a)| a / d.abs()),
+        resolution: e,
+        floor: e.map(|e| MARGIN * e),
+        smooth_below: c.smooth_top.map(|t| w.probes[&(w.top + t)].point.eps),
+        taylor_slope,
+        taylor_second_order: curvature.is_some(),
+        classification,
+        verdict,
+        certified: matches!(
+            verdict,
+            Verdict::Verified | Verdict::VerifiedWithinNoise | Verdict::VerifiedAbsolute
+        ),
+    })
+}
+
+/// The check's verdict and why, from its directions.
+fn overall(
+    reports: &[DirectionReport],
+    noise: &Noise,
+    opts: &CheckOptions,
+    ladder: &[f64],
+) -> (Verdict, String) {
+    let first = |pred: &dyn Fn(&DirectionReport) -> bool| reports.iter().find(|r| pred(r));
+    let smallest = ladder.last().copied().unwrap_or(0.0);
+    let smooth_below = reports
+        .iter()
+        .filter_map(|r| r.smooth_below)
+        .fold(f64::INFINITY, f64::min);
+    let noise_words = format!(
+        "f's evaluations wander by σ = {:.1e} ({:.1e} of |f|, likely {})",
+        noise.sigma, noise.relative, noise.cause
+    );
+    let g = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    if let Some(r) = first(&|r| {
+        matches!(
+            r.classification,
+            Classification::Grazing | Classification::EventCrossing
+        )
+    }) {
+        let why = if r.classification == Classification::Grazing {
+            format!(
+                "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
+                r.label, opts.graze_speed
+            )
+        } else {
+            format!(
+                "{}: the event sequence differs between +eps and -eps down to the smallest probe ({smallest:e}); smooth differences cannot certify a gradient across an event",
+                r.label
+            )
+        };
+        return (Verdict::Refused, why);
+    }
+    if let Some(r) = first(&|r| r.verdict == Verdict::NotVerified) {
+        let taylor = r
+            .taylor_slope
+            .map_or("not measurable".into(), |s| format!("{s:.2}"));
+        let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f)
+        {
+            format!(
+                "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
+                r.label
+            )
+        } else {
+            format!(
+                "{}: g·p = {:.6e} but the differences give {:.6e} at eps {:.1e}: relative error {:.2e}, absolute {:.2e}, \
+                 beyond both the tolerance {:e} and the floor {:.2e} the differences' resolution allows (Taylor slope {taylor})",
+                r.label,
+                r.claimed,
+                g(r.best_fd),
+                g(r.best_eps),
+                g(r.rel_error),
+                g(r.abs_error),
+                opts.tol,
+                g(r.floor),
+            )
+        };
+        return (Verdict::NotVerified, why);
+    }
+    if let Some(r) = first(&|r| r.verdict == Verdict::Refused) {
+        let why = if r.classification == Classification::Unmeasured {
+            format!(
+                "{}: at least three probe sizes are needed to measure whether f is smooth (got {})",
+                r.label,
+                r.probes.len()
+            )
+        } else if let Some(p) = r
+            .probes
+            .iter()
+            .rev()
+            .find(|p| p.classification == Classification::NonSmooth)
+            .filter(|_| {
+                r.probes
+                    .last()
+                    .is_some_and(|p| p.classification == Classification::Unmeasured)
+            })
+        {
+            format!(
+                "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
+                 below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
+                 decade apart)",
+                r.label, p.eps
+            )
+        } else {
+            format!(
+                "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
+                 and the eps² model at every size walked (a kink or jump of f at x)",
+                r.label
+            )
+        };
+        return (Verdict::Refused, why);
+    }
+    let worst = |v: Verdict| {
+        reports
+            .iter()
+            .filter(|r| r.verdict == v)
+            .max_by(|a, b| g(a.rel_error).total_cmp(&g(b.rel_error)))
+    };
+    let absolute: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.verdict == Verdict::VerifiedAbsolute)
+        .map(|r| r.label.as_str())
+        .collect();
+    if let Some(r) = worst(Verdict::VerifiedWithinNoise) {
+        let floor_rel = g(r.floor) / g(r.best_fd).abs();
+        return (
+            Verdict::VerifiedWithinNoise,
+            format!(
+                "verified within evaluation noise: {noise_words}; central differences then resolve g·p no better than \
+                 a floor of {floor_rel:.1e} (relative), coarser than the tolerance {:e}; the largest discrepancy, \
+                 {:.2e} relative ({}), is within that floor (probes measured smooth up to {smooth_below:.1e})",
+                opts.tol,
+                g(r.rel_error),
+                r.label
+            ),
+        );
+    }
+    if absolute.len() == reports.len() {
+        let r = &reports[0];
+        return (
+            Verdict::VerifiedAbsolute,
+            format!(
+                "verified in absolute terms only: in every direction the derivative is below what differences resolve here \
+                 (e.g. {}: |differences| = {:.1e} within the floor {:.1e}), and the claim agrees to that floor; its relative \
+                 accuracy is not measured ({noise_words}). Check away from a stationary point, or with a more precise f",
+                r.label,
+                g(r.best_fd).abs(),
+                g(r.floor)
+            ),
+        );
+    }
+    let resolution = reports
+        .iter()
+        .filter(|r| r.verdict == Verdict::Verified)
+        .map(|r| g(r.resolution) / g(r.best_fd).abs())
+        .fold(0.0, f64::max);
+    let mut why = format!(
+        "all {} directions agree: largest relative error {:.1e} (tolerance {:e}; the differences resolve each g·p \
+         to {resolution:.1e} or better); probes measured smooth up to {smooth_below:.1e}",
+        reports.len(),
+        reports
+            .iter()
+            .filter(|r| r.verdict == Verdict::Verified)
+            .filter_map(|r| r.rel_error)
+            .fold(0.0, f64::max),
+        opts.tol
+    );
+    if !absolute.is_empty() {
+        why += &format!(
+            "; along {} the derivative is below resolution and agrees in absolute terms only",
+            absolute.join(", ")
+        );
+    }
+    (Verdict::Verified, why)
 }
 
 /// Singular values of a sensitivity matrix and its weakly observed input combinations.
@@ -644,7 +1139,7 @@ pub struct Receipt {
 }
 
 /// Schema identifier written into every receipt.
-pub const RECEIPT_SCHEMA: &str = "ferromotion.receipt/1";
+pub const RECEIPT_SCHEMA: &str = "ferromotion.receipt/2";
 
 impl Receipt {
     /// A receipt for `report` on `objective` at `x` with claimed `gradient`.
@@ -677,7 +1172,7 @@ impl Receipt {
     /// One line: verdict, why, and the worst error.
     pub fn summary(&self) -> String {
         format!(
-            "{}: {} — {} (max error {:.2e}, median {:.2e}, {} evaluations)",
+            "{}: {} — {} (max relative error {:.2e}, median {:.2e}, {} evaluations)",
             self.objective.name,
             self.report.verdict,
             self.report.why,

@@ -65,6 +65,15 @@ pub enum Sign {
 }
 
 impl Sign {
+    /// The state's name as it serialises: `right`, `wrong` or `right_far_off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sign::Right => "right",
+            Sign::Wrong => "wrong",
+            Sign::RightFarOff => "right_far_off",
+        }
+    }
+
     /// The verdict for a derivative `route` against `exact` with relative gradient error
     /// `gradient`. A NaN error counts as far off; a NaN derivative as wrong.
     pub fn of(route: f64, exact: f64, gradient: f64) -> Sign {
@@ -168,6 +177,9 @@ pub struct Refinement {
     pub divisors: [u32; 3],
     /// The three steps, s: base_dt, base_dt/10, base_dt/100 (the lab's dt buttons).
     pub steps: [f64; 3],
+    /// The sign line at each of the three steps: whether the refinement was made where the
+    /// sign is wrong is read here, not from whichever step the workbench shows.
+    pub signs: [Sign; 3],
 }
 
 /// The divisors of the dt-refinement steps (the lab's three dt buttons).
@@ -181,16 +193,20 @@ pub fn refinement_steps(base_dt: f64) -> [f64; 3] {
 /// The dt-refinement readout at stiffness `k` from `base_dt`.
 pub fn dt_refinement(drop: &Drop, k: f64, base_dt: f64) -> Result<Refinement> {
     let reference = exact(drop, &ExactOptions::default())?;
-    let mut errors = [0.0; 3];
-    for (i, dt) in refinement_steps(base_dt).into_iter().enumerate() {
-        errors[i] = fixed_gradient_error(drop, k, dt, &reference)?;
-    }
-    Ok(Refinement::from_errors(base_dt, errors))
+    let [a, b, c] = refinement_steps(base_dt);
+    let at = |dt: f64| -> Result<Errors> {
+        Ok(compare(
+            &fixed(drop, k, dt, &FixedOptions::default())?,
+            &reference,
+        ))
+    };
+    Ok(Refinement::from_errors(base_dt, [at(a)?, at(b)?, at(c)?]))
 }
 
 impl Refinement {
-    /// The readout from the gradient errors at base_dt, /10 and /100.
-    pub fn from_errors(base_dt: f64, errors: [f64; 3]) -> Refinement {
+    /// The readout from the route's errors at base_dt, /10 and /100.
+    pub fn from_errors(base_dt: f64, compared: [Errors; 3]) -> Refinement {
+        let errors = compared.map(|e| e.gradient);
         Refinement {
             base_dt,
             errors,
@@ -198,6 +214,7 @@ impl Refinement {
             ratio_100: errors[2] / errors[0],
             divisors: DT_DIVISORS,
             steps: refinement_steps(base_dt),
+            signs: compared.map(|e| e.sign),
         }
     }
 }

@@ -35,12 +35,10 @@ use serde::{Deserialize, Serialize};
 /// for the tolerance route, a derivative that does not depend on its probe size).
 pub const LANDS_BELOW: f64 = 1e-2;
 
-/// The bench's default relative tolerance for the tolerance route. At the library's 1e-11
-/// (no event location) the route's central differences are probe-dependent at k = 1e5 ..
-/// 1e6.5 N/m on the default drop, so it could not honestly land there; from 1e-12 down the
-/// two probe sizes agree at every k from 1e5 to 1e8 N/m (tests/workbench_readout.rs), at
-/// about 1.7 times the base-dt fixed route's force evaluations.
-pub const LAB_RTOL: f64 = 1e-12;
+/// The bench's default relative tolerance for the tolerance route: the library's own
+/// default ([`DEFAULT_RTOL`](crate::physics::integrate::DEFAULT_RTOL)), so the lab, the
+/// package and the CLI open on one value.
+pub const LAB_RTOL: f64 = crate::physics::integrate::DEFAULT_RTOL;
 
 /// The lab's controls. Crosses to JS and back as a plain object with these keys (missing
 /// keys take the defaults; unknown keys are refused).
@@ -405,7 +403,7 @@ impl Workbench {
             |cost: &Cost| cost.force_evals as f64 / yardstick.cost.force_evals as f64;
         let refinement = Refinement::from_errors(
             c.base_dt,
-            std::array::from_fn(|i| crate::lab::readout::compare(&rollouts[i], reference).gradient),
+            std::array::from_fn(|i| crate::lab::readout::compare(&rollouts[i], reference)),
         );
         let (flow_route, flow_wall) = timed(clock, || flow(drop, c.k, &FlowOptions::default()));
         let flow_route = flow_route?;

@@ -881,7 +881,7 @@ pub struct ToleranceOptions {
 impl Default for ToleranceOptions {
     fn default() -> Self {
         ToleranceOptions {
-            rtol: 1e-11,
+            rtol: super::DEFAULT_RTOL,
             atol: None,
             events: false,
             eps: 1e-6,

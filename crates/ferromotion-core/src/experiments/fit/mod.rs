@@ -1,0 +1,1466 @@
+//! Forward matching through contact: fit the drop's parameters to measured heights and
+//! velocities, with the gradient's evidence and the fit's identifiability in one report.
+//!
+//! Observations are heights y_i (m) and/or velocities v_i (m/s) at sample times t_i
+//! (s, strictly increasing, the last one the horizon T), with one standard deviation per
+//! channel (σ_y in m, σ_v in m/s) and optional masks (a masked entry is missing: it leaves
+//! the residual and the count). The objective is half the sum of squared whitened residuals
+//!
+//! ```text
+//! Φ(z) = ½ Σ_i [(ŷ(t_i; θ) − y_i)/σ_y]² + [(v̂(t_i; θ) − v_i)/σ_v]²      (dimensionless)
+//! ```
+//!
+//! over any subset θ of {zeta or restitution, k, height, velocity, gravity, mass}, each
+//! positive parameter in log form (`z = ln θ`; velocity as it is). Levenberg–Marquardt
+//! (Marquardt's diagonal scaling) minimises Φ with the Jacobian S = dr/dz of the chosen
+//! route (see [`predict`] for how each route gets it). At the solution:
+//!
+//! - the 95% interval of each parameter is `z ± 1.96·sqrt((F⁻¹)_jj)` with F = SᵀS (the
+//!   residuals are whitened, so W = I), mapped back through exp for log parameters;
+//! - the singular values of S, its condition number, and the weak directions: right
+//!   singular vectors whose singular value is below `weak_rel` of the largest
+//!   (unidentifiable) or whose 95% half-width along that combination exceeds `weak_width`
+//!   (in z: 1.0 is a factor e ≈ 2.7 on a log parameter), named as combinations
+//!   ("log k − 0.98·log zeta");
+//! - the gradient check of Φ at the start and at the solution by [`crate::check::check_gradient`]
+//!   (the checker's verdict, nothing else), with Φ's event sequence for classification;
+//! - the reporting template of a differentiable fit (objective and units, derivative
+//!   route and integrator with tolerances, directions and seeds, epsilon sweep, errors,
+//!   the region tested, event treatment), one document ([`FitReport`]).
+
+pub mod predict;
+
+use crate::check::{check_gradient, CheckOptions, CheckReport, EventSignature, Verdict};
+use crate::error::{positive, FerroError, Result};
+use crate::lab::clock::Clock;
+use crate::physics::integrate::adaptive::ToleranceOptions;
+use crate::physics::model::Drop;
+use nalgebra::{DMatrix, DVector};
+use predict::{Layout, Model, RouteSetup};
+use serde::{Deserialize, Serialize};
+
+/// A parameter the fit can estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Param {
+    /// Damping ratio of the penalty law (rigid route: through its stiff-limit restitution).
+    Zeta,
+    /// Restitution e in (0, 1]: the rigid route's own; the penalty routes take the zeta
+    /// whose stiff-limit restitution it is.
+    Restitution,
+    /// Penalty stiffness k, N/m.
+    K,
+    /// Initial height y0, m.
+    Height,
+    /// Initial velocity v0, m/s (the only parameter not in log form).
+    Velocity,
+    /// Gravity g, m/s².
+    Gravity,
+    /// Mass m, kg.
+    Mass,
+}
+
+impl Param {
+    /// Every parameter.
+    pub const ALL: [Param; 7] = [
+        Param::Zeta,
+        Param::Restitution,
+        Param::K,
+        Param::Height,
+        Param::Velocity,
+        Param::Gravity,
+        Param::Mass,
+    ];
+
+    /// Its name in documents.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Param::Zeta => "zeta",
+            Param::Restitution => "restitution",
+            Param::K => "k",
+            Param::Height => "height",
+            Param::Velocity => "velocity",
+            Param::Gravity => "gravity",
+            Param::Mass => "mass",
+        }
+    }
+
+    /// Its unit.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Param::Zeta | Param::Restitution => "1",
+            Param::K => "N/m",
+            Param::Height => "m",
+            Param::Velocity => "m/s",
+            Param::Gravity => "m/s²",
+            Param::Mass => "kg",
+        }
+    }
+
+    /// The parameter a name (or its short form: e, h, y0, v0, g, m) stands for.
+    pub fn from_name(name: &str) -> Result<Param> {
+        Ok(match name.trim().to_ascii_lowercase().as_str() {
+            "zeta" | "damping_ratio" => Param::Zeta,
+            "restitution" | "e" => Param::Restitution,
+            "k" | "stiffness" => Param::K,
+            "height" | "h" | "y0" => Param::Height,
+            "velocity" | "v0" => Param::Velocity,
+            "gravity" | "g" => Param::Gravity,
+            "mass" | "m" => Param::Mass,
+            _ => {
+                return Err(FerroError::InvalidParameter {
+                    name: "params",
+                    value: f64::NAN,
+                    limit: format!(
+                        "unknown parameter {name:?}: expected one of zeta, restitution, k, height, velocity, gravity, mass"
+                    ),
+                })
+            }
+        })
+    }
+
+    /// Whether the fit works with its logarithm.
+    pub fn is_log(&self) -> bool {
+        !matches!(self, Param::Velocity)
+    }
+
+    /// The parameter's value from a fit coordinate.
+    pub fn from_coordinate(&self, z: f64) -> f64 {
+        if self.is_log() {
+            libm::exp(z)
+        } else {
+            z
+        }
+    }
+
+    /// The fit coordinate of a value.
+    pub fn to_coordinate(&self, v: f64) -> f64 {
+        if self.is_log() {
+            libm::log(v)
+        } else {
+            v
+        }
+    }
+
+    /// d(value)/dz at `value`.
+    pub fn chain(&self, value: f64) -> f64 {
+        if self.is_log() {
+            value
+        } else {
+            1.0
+        }
+    }
+
+    /// Its value in a model.
+    pub fn get(&self, m: &Model) -> f64 {
+        match self {
+            Param::Zeta => m.drop.zeta,
+            Param::Restitution => m.restitution.unwrap_or_else(|| {
+                crate::physics::contact::penalty::limit_restitution_unchecked(m.drop.zeta)
+            }),
+            Param::K => m.k,
+            Param::Height => m.drop.height,
+            Param::Velocity => m.drop.velocity,
+            Param::Gravity => m.drop.gravity,
+            Param::Mass => m.drop.mass,
+        }
+    }
+
+    /// Set its value in a model (restitution also sets the zeta it implies).
+    pub fn set(&self, m: &mut Model, value: f64) -> Result<()> {
+        match self {
+            Param::Zeta => m.drop.zeta = value,
+            Param::Restitution => {
+                m.drop.zeta = predict::zeta_for_restitution(value)?;
+                m.restitution = Some(value);
+            }
+            Param::K => m.k = value,
+            Param::Height => m.drop.height = value,
+            Param::Velocity => m.drop.velocity = value,
+            Param::Gravity => m.drop.gravity = value,
+            Param::Mass => m.drop.mass = value,
+        }
+        Ok(())
+    }
+}
+
+/// Whose Jacobian the fit steps with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// Semi-implicit Euler on the penalty law, autodiff tangent (blind to the entry jump).
+    Fixed,
+    /// The same grid with the switches located, dual-number tangent.
+    Corrected,
+    /// Dormand–Prince 5(4) with event location and forward sensitivities.
+    Tolerance,
+    /// The continuous penalty ODE, closed form per phase.
+    Flow,
+    /// The rigid model (impacts with restitution), saltation matrices.
+    Exact,
+}
+
+impl Route {
+    /// Its name in documents.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::Fixed => "fixed",
+            Route::Corrected => "corrected",
+            Route::Tolerance => "tolerance",
+            Route::Flow => "flow",
+            Route::Exact => "exact",
+        }
+    }
+
+    /// The route a name stands for.
+    pub fn from_name(name: &str) -> Result<Route> {
+        Ok(match name.trim().to_ascii_lowercase().as_str() {
+            "fixed" => Route::Fixed,
+            "corrected" => Route::Corrected,
+            "tolerance" => Route::Tolerance,
+            "flow" => Route::Flow,
+            "exact" => Route::Exact,
+            _ => {
+                return Err(FerroError::InvalidParameter {
+                    name: "route",
+                    value: f64::NAN,
+                    limit: format!(
+                    "unknown route {name:?}: expected fixed, corrected, tolerance, flow or exact"
+                ),
+                })
+            }
+        })
+    }
+
+    fn integrator(&self) -> &'static str {
+        match self {
+            Route::Fixed => "semi-implicit Euler, fixed step dt, push-only penalty law",
+            Route::Corrected => "semi-implicit Euler, fixed step dt, switches located inside the step (quadratic roots)",
+            Route::Tolerance => "Dormand–Prince 5(4), error control, switches located on the dense output",
+            Route::Flow => "none: closed form of each phase of the penalty ODE, force-zero times to adjacent floats",
+            Route::Exact => "none: closed-form flight between rigid impacts",
+        }
+    }
+
+    fn derivative(&self) -> &'static str {
+        match self {
+            Route::Fixed => "forward-mode tangent through every step in height, velocity, zeta, k, gravity, mass; the contact branch is taken as given (what JAX/PyTorch/Warp return for this loop)",
+            Route::Corrected => "height, velocity: the corrected route's dual-number tangent through the located switches; other parameters: Richardson-combined central differences (probes h, h/2) of the same map with probe control",
+            Route::Tolerance => "height, velocity: forward sensitivities with saltation at each located switch; other parameters: Richardson-combined central differences (probes h, h/2) of the same map with probe control",
+            Route::Flow => "height, velocity: the exact Jacobian of the penalty ODE's flow (entry saltation included); other parameters: Richardson-combined central differences (probes h, h/2) of the same closed form with probe control",
+            Route::Exact => "height, velocity: flight matrices and saltation matrices of the rigid impacts; other parameters: Richardson-combined central differences (probes h, h/2) of the same closed form with probe control",
+        }
+    }
+
+    fn event_treatment(&self) -> &'static str {
+        match self {
+            Route::Fixed => "none: the step that first detects contact is differentiated as if the branch were fixed; the jump of the discrete map is not in the tangent",
+            Route::Corrected => "hybrid: each switch is located inside its step and differentiated with its time (discrete saltation)",
+            Route::Tolerance => "hybrid: each switch is located and the tangent jumps by the saltation matrix there",
+            Route::Flow => "hybrid: entry saltation [[1, 0], [-c/m, 1]] at each contact entry; exit time by root-finding",
+            Route::Exact => "hybrid: rigid saltation matrix at each impact; grazing impacts (< 1e-3 m/s) refused",
+        }
+    }
+
+    fn penalty(&self) -> bool {
+        !matches!(self, Route::Exact)
+    }
+}
+
+/// Options of [`fit`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FitOptions {
+    /// Parameters to estimate (names: zeta, restitution, k, height, velocity, gravity, mass).
+    pub params: Vec<String>,
+    /// Whose Jacobian (and whose model) the fit uses.
+    pub route: Route,
+    /// Penalty stiffness k, N/m (the start when k is fitted; unused by `exact`).
+    pub k: f64,
+    /// Step of the grid routes, s (every sample time must be a multiple of it).
+    pub dt: f64,
+    /// Rigid restitution for the `exact` route when neither zeta nor restitution is
+    /// fitted (`None`: the stiff limit of the drop's zeta); the start when restitution is fitted.
+    pub restitution: Option<f64>,
+    /// Tolerances of the `tolerance` route (always event-located, forward sensitivities).
+    pub tolerance: ToleranceOptions,
+    /// Larger probe of the Richardson-combined central-difference columns in the fit's
+    /// coordinates (`None`: 1e-4; 1e-3 for `tolerance`, whose adaptive map carries
+    /// rtol-level noise).
+    pub probe: Option<f64>,
+    /// Iteration cap.
+    pub max_iterations: usize,
+    /// Stop when an accepted step lowers Φ by less than this fraction.
+    pub ftol: f64,
+    /// Stop when the step's largest coordinate is below this.
+    pub xtol: f64,
+    /// Singular values below this fraction of the largest are unidentifiable directions.
+    pub weak_rel: f64,
+    /// 95% half-width (in the fit's coordinates) above which a direction is weakly informed.
+    pub weak_width: f64,
+    /// Run the gradient check of Φ at the start and at the solution.
+    pub check: bool,
+    /// Options of those checks.
+    pub check_options: CheckOptions,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            params: vec!["zeta".into(), "k".into()],
+            route: Route::Flow,
+            k: 1e6,
+            dt: 1e-4,
+            restitution: None,
+            tolerance: ToleranceOptions::default(),
+            probe: None,
+            max_iterations: 100,
+            ftol: 1e-12,
+            xtol: 1e-10,
+            weak_rel: 1e-6,
+            weak_width: 1.0,
+            check: true,
+            check_options: CheckOptions::default(),
+        }
+    }
+}
+
+/// Measured kinematics: heights and/or velocities at sample times.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Observations {
+    /// Sample times, s (strictly increasing, >= 0; the last is the horizon).
+    pub t: Vec<f64>,
+    /// Heights, m (same length as `t`), if measured.
+    pub y: Option<Vec<f64>>,
+    /// Velocities, m/s, if measured.
+    pub v: Option<Vec<f64>>,
+    /// Standard deviation of a height, m.
+    pub sigma_y: Option<f64>,
+    /// Standard deviation of a velocity, m/s.
+    pub sigma_v: Option<f64>,
+    /// Which heights count (true) or are missing (false); `None`: every height.
+    pub mask_y: Option<Vec<bool>>,
+    /// Which velocities count.
+    pub mask_v: Option<Vec<bool>>,
+}
+
+/// One channel, validated: values, σ and which entries count.
+#[derive(Debug, Clone)]
+struct Channel {
+    values: Vec<f64>,
+    sigma: f64,
+    used: Vec<bool>,
+}
+
+fn invalid(name: &'static str, value: f64, limit: String) -> FerroError {
+    FerroError::InvalidParameter { name, value, limit }
+}
+
+impl Observations {
+    /// Validate the sample times.
+    fn times(&self) -> Result<()> {
+        for (i, &t) in self.t.iter().enumerate() {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(invalid(
+                    "t",
+                    t,
+                    format!("sample {i}: times must be finite and >= 0 s"),
+                ));
+            }
+            if i > 0 && !(t > self.t[i - 1]) {
+                return Err(invalid(
+                    "t",
+                    t,
+                    format!(
+                        "sample {i}: times must increase strictly (previous {} s)",
+                        self.t[i - 1]
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validate and return (heights, velocities).
+    fn channels(&self) -> Result<(Option<Channel>, Option<Channel>)> {
+        let n = self.t.len();
+        self.times()?;
+        let chan = |vals: &Option<Vec<f64>>,
+                    sigma: Option<f64>,
+                    mask: &Option<Vec<bool>>,
+                    vname: &'static str,
+                    sname: &'static str,
+                    mname: &'static str|
+         -> Result<Option<Channel>> {
+            let Some(values) = vals else {
+                if mask.is_some() {
+                    return Err(invalid(
+                        mname,
+                        f64::NAN,
+                        format!("a mask without the `{vname}` channel"),
+                    ));
+                }
+                return Ok(None);
+            };
+            if values.len() != n {
+                return Err(invalid(
+                    vname,
+                    values.len() as f64,
+                    format!(
+                        "expected {n} values (one per sample time), got {}",
+                        values.len()
+                    ),
+                ));
+            }
+            let sigma = sigma.ok_or_else(|| {
+                invalid(
+                    sname,
+                    f64::NAN,
+                    format!("the `{vname}` channel needs its standard deviation"),
+                )
+            })?;
+            positive(sname, sigma)?;
+            let used = match mask {
+                Some(m) if m.len() != n => {
+                    return Err(invalid(
+                        mname,
+                        m.len() as f64,
+                        format!(
+                            "expected {n} entries (one per sample time), got {}",
+                            m.len()
+                        ),
+                    ))
+                }
+                Some(m) => m.clone(),
+                None => vec![true; n],
+            };
+            for (i, (&x, &u)) in values.iter().zip(&used).enumerate() {
+                if u && !x.is_finite() {
+                    return Err(invalid(
+                        vname,
+                        x,
+                        format!(
+                            "sample {i} (t = {} s) is not finite; mask it out if it is missing",
+                            self.t[i]
+                        ),
+                    ));
+                }
+            }
+            Ok(Some(Channel {
+                values: values.clone(),
+                sigma,
+                used,
+            }))
+        };
+        let y = chan(
+            &self.y,
+            self.sigma_y,
+            &self.mask_y,
+            "y",
+            "sigma_y",
+            "mask_y",
+        )?;
+        let v = chan(
+            &self.v,
+            self.sigma_v,
+            &self.mask_v,
+            "v",
+            "sigma_v",
+            "mask_v",
+        )?;
+        if y.is_none() && v.is_none() {
+            return Err(invalid(
+                "y",
+                f64::NAN,
+                "no observations: give heights `y` and/or velocities `v`".into(),
+            ));
+        }
+        Ok((y, v))
+    }
+}
+
+/// One iteration of Levenberg–Marquardt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Iteration {
+    /// Iteration number (0: the start).
+    pub iteration: usize,
+    /// Φ after the iteration.
+    pub cost: f64,
+    /// Damping λ used by the accepted step (or the last tried).
+    pub lambda: f64,
+    /// The parameters after the iteration, in `params` order (physical units).
+    pub theta: Vec<f64>,
+    /// |Sᵀr|∞ in the fit's coordinates at the iteration's start.
+    pub gradient_norm: f64,
+    /// Largest coordinate of the accepted step (0 when none was).
+    pub step_norm: f64,
+    /// Whether a step lowered Φ.
+    pub accepted: bool,
+    /// Model evaluations so far (one: the predictions at every sample time).
+    pub evaluations: u64,
+    /// Wall time since the fit began, s, when a clock was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+}
+
+/// How a fit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Φ or the step stopped changing.
+    Converged,
+    /// No step along the route's direction lowered Φ, at any damping: its gradient does not
+    /// point downhill for the map it is evaluated on.
+    Stalled,
+    /// The iteration cap.
+    MaxIterations,
+}
+
+/// A fitted parameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    /// Name.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// Fitted value.
+    pub estimate: f64,
+    /// Start value.
+    pub start: f64,
+    /// 95% interval (lo, hi); unbounded sides are null in JSON.
+    pub interval: (f64, f64),
+    /// Standard deviation in the fit's coordinate (of ln θ for log parameters).
+    pub std_coordinate: f64,
+    /// Whether the fit worked with its logarithm.
+    pub log: bool,
+}
+
+/// A weakly informed combination of parameters.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeakDirection {
+    /// "log k − 0.98·log zeta": the combination, largest coefficient scaled to 1.
+    pub label: String,
+    /// Coefficients on the fit's coordinates (unit vector), in `params` order.
+    pub coefficients: Vec<f64>,
+    /// Its singular value.
+    pub singular_value: f64,
+    /// 95% half-width along it, 1.96/σ (infinite when σ = 0).
+    pub half_width: f64,
+    /// "unidentifiable" (σ below weak_rel of the largest) or "weakly informed".
+    pub kind: String,
+}
+
+/// One term of the reliability table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Term {
+    /// The term.
+    pub term: String,
+    /// smooth/verified, smooth/unverified, piecewise-smooth/event-sensitive, derivative-free, fixed.
+    pub class: String,
+}
+
+/// Seed 000's reporting template for a differentiable fit, filled in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Template {
+    /// Objective definition.
+    pub objective: String,
+    /// Its units.
+    pub units: String,
+    /// Observations: channels, counts, σ, masks.
+    pub observations: String,
+    /// Parameterisation of the optimiser.
+    pub parameterisation: String,
+    /// Derivative method.
+    pub derivative_method: String,
+    /// Software and version.
+    pub software: String,
+    /// Exact discrete integrator.
+    pub integrator: String,
+    /// Tolerances and steps (name, value).
+    pub tolerances: Vec<(String, f64)>,
+    /// Custom derivative rules.
+    pub custom_derivative_rules: String,
+    /// Gradient-check directions and seed.
+    pub check_directions: String,
+    /// Probe sizes of the central-difference sweep.
+    pub epsilon_sweep: Vec<f64>,
+    /// Max and median normalized directional error at the start and the solution.
+    pub errors: Vec<(String, f64)>,
+    /// The parameter and state region the checks cover.
+    pub region_tested: String,
+    /// Event exclusion or hybrid treatment.
+    pub event_treatment: String,
+    /// Whether the checks ran on the same compiled path used in optimisation.
+    pub same_path: String,
+    /// Optimiser's treatment of nondifferentiable parts.
+    pub optimiser: String,
+    /// The reliability table.
+    pub reliability: Vec<Term>,
+}
+
+/// The gradient checks and the template: one receipt per fit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FitReceipt {
+    /// The check of Φ's gradient at the start (`None` when checks were off).
+    pub check_start: Option<CheckReport>,
+    /// The same at the solution.
+    pub check_solution: Option<CheckReport>,
+    /// The checker's verdicts, start and solution ("not-run" when off).
+    pub verdicts: (String, String),
+    /// The template.
+    pub template: Template,
+    /// Central-difference columns whose probe was halved / taken one-sided, over the fit.
+    pub probes_halved: u64,
+    /// Columns taken one-sided.
+    pub one_sided: u64,
+}
+
+/// Schema identifier written into every fit report.
+pub const FIT_SCHEMA: &str = "ferromotion.fit/1";
+
+/// Everything a fit found, one document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FitReport {
+    /// [`FIT_SCHEMA`].
+    pub schema: String,
+    /// The route whose Jacobian stepped.
+    pub route: Route,
+    /// Estimates, in `params` order.
+    pub params: Vec<Estimate>,
+    /// How it ended.
+    pub status: Status,
+    /// Φ at the start.
+    pub cost_start: f64,
+    /// Φ at the solution.
+    pub cost: f64,
+    /// Observations used (unmasked entries).
+    pub observations: usize,
+    /// Degrees of freedom (observations minus parameters).
+    pub dof: i64,
+    /// χ² = 2Φ at the solution.
+    pub chi2: f64,
+    /// The 99.9% quantile of χ² with `dof` degrees of freedom (Wilson–Hilferty), the limit of
+    /// residuals consistent with the stated σ (infinite when dof < 1).
+    pub chi2_limit: f64,
+    /// χ² within its limit: the model explains the data to the stated noise. A fit that
+    /// converged with χ² far above it converged to a misfit (a wrong model, wrong σ, or a
+    /// Jacobian that stopped the optimiser short).
+    pub consistent: bool,
+    /// Singular values of S at the solution, descending.
+    pub singular_values: Vec<f64>,
+    /// Their ratio, largest over smallest (infinite when singular; null in JSON).
+    pub condition: f64,
+    /// Weakly informed or unidentifiable combinations.
+    pub weak_directions: Vec<WeakDirection>,
+    /// No weak direction.
+    pub identifiable: bool,
+    /// The record, one entry per iteration (the first: the start).
+    pub iterations: Vec<Iteration>,
+    /// Model evaluations spent by the optimiser (checks excluded).
+    pub evaluations: u64,
+    /// Model evaluations spent by the two gradient checks.
+    pub check_evaluations: u64,
+    /// Sample times, s.
+    pub t: Vec<f64>,
+    /// Fitted heights at the sample times, m.
+    pub y_fit: Vec<f64>,
+    /// Fitted velocities, m/s.
+    pub v_fit: Vec<f64>,
+    /// Whitened height residuals (ŷ − y)/σ_y (null where masked or not measured).
+    pub residual_y: Vec<f64>,
+    /// Whitened velocity residuals.
+    pub residual_v: Vec<f64>,
+    /// The model at the solution: the drop (t_final = horizon), k and restitution.
+    pub drop: Drop,
+    /// Stiffness at the solution, N/m.
+    pub k: f64,
+    /// Rigid restitution at the solution (`exact` route).
+    pub restitution: Option<f64>,
+    /// Wall time, s, when a clock was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
+    /// The gradient checks and the reporting template.
+    pub receipt: FitReceipt,
+}
+
+/// The problem as the optimiser sees it: Φ, the residuals and their Jacobian at the fit's
+/// coordinates z (ln θ for positive parameters). Derivative-free optimisers call [`FitProblem::cost`].
+pub struct FitProblem {
+    setup: RouteSetup,
+    layout: Layout,
+    t: Vec<f64>,
+    y: Option<Channel>,
+    v: Option<Channel>,
+}
+
+struct Eval {
+    r: DVector<f64>,
+    s: DMatrix<f64>,
+    pred: predict::Prediction,
+}
+
+impl FitProblem {
+    fn residuals(&self, pred: &predict::Prediction) -> Vec<f64> {
+        let mut r = Vec::new();
+        for (ch, p) in [(&self.y, &pred.y), (&self.v, &pred.v)] {
+            if let Some(c) = ch {
+                for ((&pi, &yi), &u) in p.iter().zip(&c.values).zip(&c.used) {
+                    if u {
+                        r.push((pi - yi) / c.sigma);
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    /// Φ at coordinates `z`, counting one model evaluation in `evaluations`. A point outside
+    /// the model's domain (zeta >= 1, no impact before T, a refused route) is an error.
+    pub fn cost(&self, z: &[f64], evaluations: &mut u64) -> Result<f64> {
+        *evaluations += 1;
+        let m = self.layout.model(z)?;
+        let pred = predict::predict(&self.setup, &m, &self.t)?;
+        let r = self.residuals(&pred);
+        let c = 0.5 * r.iter().map(|x| x * x).sum::<f64>();
+        if c.is_finite() {
+            Ok(c)
+        } else {
+            Err(FerroError::NonFinite {
+                what: "fit objective",
+                detail: format!("at z = {z:?}"),
+            })
+        }
+    }
+
+    fn eval(&self, z: &[f64], evaluations: &mut u64, halved: &mut (u64, u64)) -> Result<Eval> {
+        let sens = predict::sensitivity(&self.setup, &self.layout, z, &self.t)?;
+        *evaluations += sens.evaluations;
+        halved.0 += sens.probes_halved;
+        halved.1 += sens.one_sided;
+        let np = self.layout.params.len();
+        let mut rows: Vec<Vec<f64>> = Vec::new();
+        for (ch, d) in [(&self.y, &sens.dy), (&self.v, &sens.dv)] {
+            if let Some(c) = ch {
+                for i in 0..self.t.len() {
+                    if c.used[i] {
+                        rows.push((0..np).map(|j| d[(i, j)] / c.sigma).collect());
+                    }
+                }
+            }
+        }
+        let r = self.residuals(&sens.prediction);
+        let s = DMatrix::from_fn(rows.len(), np, |i, j| rows[i][j]);
+        if r.iter().chain(s.iter()).any(|x| !x.is_finite()) {
+            return Err(FerroError::NonFinite {
+                what: "fit residuals or sensitivities",
+                detail: format!("at z = {z:?}"),
+            });
+        }
+        Ok(Eval {
+            r: DVector::from_vec(r),
+            s,
+            pred: sens.prediction,
+        })
+    }
+
+    /// The fitted parameters' names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.layout.params.iter().map(|p| p.name()).collect()
+    }
+
+    /// The start's coordinates.
+    pub fn start(&self) -> Vec<f64> {
+        self.layout.coordinates(&self.layout.base)
+    }
+
+    /// Coordinates of physical parameter values (in `names` order).
+    pub fn coordinates(&self, theta: &[f64]) -> Vec<f64> {
+        self.layout
+            .params
+            .iter()
+            .zip(theta)
+            .map(|(p, &v)| p.to_coordinate(v))
+            .collect()
+    }
+
+    /// Physical parameter values at coordinates `z`.
+    pub fn theta(&self, z: &[f64]) -> Vec<f64> {
+        self.layout
+            .params
+            .iter()
+            .zip(z)
+            .map(|(p, &zi)| p.from_coordinate(zi))
+            .collect()
+    }
+
+    /// The checker on Φ at z, with the claimed gradient Sᵀr.
+    fn check(
+        &self,
+        z: &[f64],
+        grad: &[f64],
+        opts: &CheckOptions,
+        spent: &mut u64,
+    ) -> Result<CheckReport> {
+        let mut count = 0u64;
+        let mut f = |x: &[f64]| self.cost(x, &mut count);
+        let mut ev = |x: &[f64]| -> Result<EventSignature> {
+            let m = self.layout.model(x)?;
+            let p = predict::predict(&self.setup, &m, &self.t)?;
+            Ok(EventSignature {
+                sequence: p.events,
+                min_event_speed: None,
+            })
+        };
+        let report = check_gradient(&mut f, Some(&mut ev), None, z, grad, opts)?;
+        *spent += report.evaluations;
+        Ok(report)
+    }
+}
+
+impl FitProblem {
+    /// Validate the observations, parameters and options and set the problem up. `guess`
+    /// holds the start of the fitted parameters and the value of the others; its
+    /// `t_final` is replaced by the last sample time.
+    pub fn new(guess: &Drop, obs: &Observations, opts: &FitOptions) -> Result<FitProblem> {
+        let (ych, vch) = obs.channels()?;
+        let params: Vec<Param> = opts
+            .params
+            .iter()
+            .map(|n| Param::from_name(n))
+            .collect::<Result<_>>()?;
+        if params.is_empty() {
+            return Err(invalid(
+                "params",
+                0.0,
+                "name at least one parameter to fit".into(),
+            ));
+        }
+        for (i, p) in params.iter().enumerate() {
+            if params[..i].contains(p) {
+                return Err(invalid(
+                    "params",
+                    f64::NAN,
+                    format!("parameter `{}` named twice", p.name()),
+                ));
+            }
+        }
+        if params.contains(&Param::Zeta) && params.contains(&Param::Restitution) {
+            return Err(invalid(
+            "params",
+            f64::NAN,
+            "zeta and restitution are one parameter (restitution is the zeta's stiff limit): fit one of them".into(),
+        ));
+        }
+        let used = ych
+            .as_ref()
+            .map_or(0, |c| c.used.iter().filter(|&&u| u).count())
+            + vch
+                .as_ref()
+                .map_or(0, |c| c.used.iter().filter(|&&u| u).count());
+        if used < params.len() + 1 {
+            return Err(invalid(
+                "t",
+                used as f64,
+                format!(
+                    "too few samples: {used} observations for {} parameters (need at least {})",
+                    params.len(),
+                    params.len() + 1
+                ),
+            ));
+        }
+        positive("k", opts.k)?;
+        if matches!(opts.route, Route::Fixed | Route::Corrected) {
+            positive("dt", opts.dt)?;
+        }
+        let probe = match opts.probe {
+            Some(p) => positive("probe", p)?,
+            None if opts.route == Route::Tolerance => 1e-4,
+            None => 1e-6,
+        };
+        positive("weak_rel", opts.weak_rel)?;
+        positive("weak_width", opts.weak_width)?;
+        positive("ftol", opts.ftol)?;
+        positive("xtol", opts.xtol)?;
+        let horizon = *obs.t.last().unwrap_or(&0.0);
+        let drop = Drop {
+            t_final: horizon,
+            ..*guess
+        };
+        drop.validate()?;
+        let mut base = Model {
+            drop,
+            k: opts.k,
+            restitution: if opts.route == Route::Exact {
+                opts.restitution
+            } else {
+                None
+            },
+        };
+        if let Some(e) = opts
+            .restitution
+            .filter(|_| params.contains(&Param::Restitution))
+        {
+            Param::Restitution.set(&mut base, e)?;
+        }
+        let layout = Layout {
+            params: params.clone(),
+            base,
+        };
+        Ok(FitProblem {
+            setup: RouteSetup {
+                route: opts.route,
+                dt: opts.dt,
+                tolerance: opts.tolerance,
+                probe,
+            },
+            layout,
+            t: obs.t.clone(),
+            y: ych,
+            v: vch,
+        })
+    }
+}
+
+/// z-score of a two-sided 95% interval.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// Fit the drop's parameters to observations (see the module docs). `guess` holds the
+/// start of the fitted parameters and the value of the others; its `t_final` is replaced
+/// by the last sample time. `clock`, when given, times the fit.
+pub fn fit(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    clock: Option<&Clock>,
+) -> Result<FitReport> {
+    let t0 = clock.map(|c| c.now());
+    let since = || match (clock, t0) {
+        (Some(c), Some(t0)) => Some(c.now() - t0),
+        _ => None,
+    };
+    let problem = FitProblem::new(guess, obs, opts)?;
+    let params = problem.layout.params.clone();
+    let base = problem.layout.base;
+    let mut z = problem.layout.coordinates(&base);
+    let mut evaluations = 0u64;
+    let mut halved = (0u64, 0u64);
+    let mut cur = problem.eval(&z, &mut evaluations, &mut halved)?;
+    let cost_of = |r: &DVector<f64>| 0.5 * r.norm_squared();
+    let cost_start = cost_of(&cur.r);
+    let mut cost = cost_start;
+    let mut check_evaluations = 0u64;
+    let grad0: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
+    let check_start = if opts.check {
+        Some(problem.check(&z, &grad0, &opts.check_options, &mut check_evaluations)?)
+    } else {
+        None
+    };
+    let mut iterations = vec![Iteration {
+        iteration: 0,
+        cost,
+        lambda: 0.0,
+        theta: problem.theta(&z),
+        gradient_norm: grad0.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
+        step_norm: 0.0,
+        accepted: true,
+        evaluations,
+        wall_s: since(),
+    }];
+    let np = params.len();
+    let mut lambda = 1e-3;
+    let mut status = Status::MaxIterations;
+    for it in 1..=opts.max_iterations {
+        let a = cur.s.transpose() * &cur.s;
+        let g = cur.s.transpose() * &cur.r;
+        let dmax = (0..np).map(|j| a[(j, j)]).fold(0.0_f64, f64::max);
+        let diag: Vec<f64> = (0..np)
+            .map(|j| a[(j, j)].max(1e-12 * dmax).max(1e-300))
+            .collect();
+        let mut accepted = None;
+        while lambda < 1e16 {
+            let mut m = a.clone();
+            for j in 0..np {
+                m[(j, j)] += lambda * diag[j];
+            }
+            let step = m.cholesky().map(|c| c.solve(&(-&g)));
+            let Some(step) = step else {
+                lambda *= 10.0;
+                continue;
+            };
+            let trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
+            match problem.cost(&trial, &mut evaluations) {
+                Ok(c) if c < cost => {
+                    accepted = Some((trial, c, step.amax()));
+                    break;
+                }
+                _ => lambda *= 10.0,
+            }
+        }
+        let gradient_norm = g.amax();
+        let Some((trial, c, step_norm)) = accepted else {
+            iterations.push(Iteration {
+                iteration: it,
+                cost,
+                lambda,
+                theta: problem.theta(&z),
+                gradient_norm,
+                step_norm: 0.0,
+                accepted: false,
+                evaluations,
+                wall_s: since(),
+            });
+            // No damping finds a lower Φ. At a minimum (to the precision of Φ and of S) the
+            // Gauss–Newton model itself promises no decrease worth having; a route whose
+            // gradient does not point downhill promises one and cannot deliver it.
+            let promised = a
+                .clone()
+                .pseudo_inverse(1e-14 * dmax)
+                .map(|inv| 0.5 * g.dot(&(inv * &g)))
+                .unwrap_or(f64::INFINITY);
+            status = if promised <= 1e3 * opts.ftol * cost.max(1.0) {
+                Status::Converged
+            } else {
+                Status::Stalled
+            };
+            break;
+        };
+        let drop_frac = (cost - c) / cost.max(f64::MIN_POSITIVE);
+        z = trial;
+        cost = c;
+        cur = problem.eval(&z, &mut evaluations, &mut halved)?;
+        iterations.push(Iteration {
+            iteration: it,
+            cost,
+            lambda,
+            theta: problem.theta(&z),
+            gradient_norm,
+            step_norm,
+            accepted: true,
+            evaluations,
+            wall_s: since(),
+        });
+        lambda = (lambda * 0.1).max(1e-12);
+        if drop_frac < opts.ftol || step_norm < opts.xtol {
+            status = Status::Converged;
+            break;
+        }
+    }
+    // Identifiability at the solution.
+    let svd = cur.s.clone().svd(false, true);
+    let v_t = svd.v_t.ok_or(FerroError::NonFinite {
+        what: "singular value decomposition",
+        detail: "no right singular vectors".into(),
+    })?;
+    let mut pairs: Vec<(f64, Vec<f64>)> = (0..svd.singular_values.len())
+        .map(|i| (svd.singular_values[i], v_t.row(i).iter().copied().collect()))
+        .collect();
+    // A wide S (fewer rows than parameters) leaves directions it does not see at all.
+    while pairs.len() < np {
+        pairs.push((0.0, null_direction(&pairs, np)));
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let largest = pairs.first().map_or(0.0, |p| p.0);
+    let smallest = pairs.last().map_or(0.0, |p| p.0);
+    let condition = if smallest > 0.0 {
+        largest / smallest
+    } else {
+        f64::INFINITY
+    };
+    let mut variance = vec![0.0; np];
+    for (s, v) in &pairs {
+        for j in 0..np {
+            let w = v[j] * v[j];
+            if w > 0.0 {
+                variance[j] += if *s > opts.weak_rel * largest * 1e-6 && *s > 0.0 {
+                    w / (s * s)
+                } else {
+                    f64::INFINITY
+                };
+            }
+        }
+    }
+    let weak_directions: Vec<WeakDirection> = pairs
+        .iter()
+        .filter_map(|(s, v)| {
+            let half = if *s > 0.0 { Z95 / s } else { f64::INFINITY };
+            let kind = if *s < opts.weak_rel * largest || *s == 0.0 {
+                "unidentifiable"
+            } else if half > opts.weak_width {
+                "weakly informed"
+            } else {
+                return None;
+            };
+            Some(WeakDirection {
+                label: combination_label(&params, v),
+                coefficients: v.clone(),
+                singular_value: *s,
+                half_width: half,
+                kind: kind.into(),
+            })
+        })
+        .collect();
+    let theta_start = problem.theta(&problem.layout.coordinates(&base));
+    let estimates: Vec<Estimate> = params
+        .iter()
+        .enumerate()
+        .map(|(j, p)| {
+            let sd = variance[j].sqrt();
+            let (lo, hi) = (z[j] - Z95 * sd, z[j] + Z95 * sd);
+            Estimate {
+                name: p.name().into(),
+                unit: p.unit().into(),
+                estimate: p.from_coordinate(z[j]),
+                start: theta_start[j],
+                interval: (p.from_coordinate(lo), p.from_coordinate(hi)),
+                std_coordinate: sd,
+                log: p.is_log(),
+            }
+        })
+        .collect();
+    let grad: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
+    let check_solution = if opts.check {
+        Some(problem.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
+    } else {
+        None
+    };
+    let model = problem.layout.model(&z)?;
+    let whitened = |ch: &Option<Channel>, p: &[f64]| -> Vec<f64> {
+        match ch {
+            Some(c) => (0..p.len())
+                .map(|i| {
+                    if c.used[i] {
+                        (p[i] - c.values[i]) / c.sigma
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect(),
+            None => vec![f64::NAN; p.len()],
+        }
+    };
+    let template = template(&problem, opts, &check_start, &check_solution, &estimates);
+    let verdict = |c: &Option<CheckReport>| {
+        c.as_ref()
+            .map_or("not-run".to_string(), |r| r.verdict.to_string())
+    };
+    let receipt = FitReceipt {
+        verdicts: (verdict(&check_start), verdict(&check_solution)),
+        check_start,
+        check_solution,
+        template,
+        probes_halved: halved.0,
+        one_sided: halved.1,
+    };
+    Ok(FitReport {
+        schema: FIT_SCHEMA.into(),
+        route: opts.route,
+        params: estimates,
+        status,
+        cost_start,
+        cost,
+        observations: cur.r.len(),
+        dof: cur.r.len() as i64 - np as i64,
+        chi2: 2.0 * cost,
+        chi2_limit: chi2_limit(cur.r.len() as i64 - np as i64),
+        consistent: 2.0 * cost <= chi2_limit(cur.r.len() as i64 - np as i64),
+        singular_values: pairs.iter().map(|p| p.0).collect(),
+        condition,
+        identifiable: weak_directions.is_empty(),
+        weak_directions,
+        iterations,
+        evaluations,
+        check_evaluations,
+        t: obs.t.clone(),
+        residual_y: whitened(&problem.y, &cur.pred.y),
+        residual_v: whitened(&problem.v, &cur.pred.v),
+        y_fit: cur.pred.y,
+        v_fit: cur.pred.v,
+        drop: model.drop,
+        k: model.k,
+        restitution: model.restitution,
+        wall_s: since(),
+        receipt,
+    })
+}
+
+/// The predictions [`fit`] compares with the data, at `drop` as it is (its `t_final` is
+/// replaced by the last of `t`): heights, velocities and the events before each sample time
+/// by the route of `opts` (its `params` are ignored).
+pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict::Prediction> {
+    let obs = Observations {
+        t: t.to_vec(),
+        ..Observations::default()
+    };
+    obs.times()?;
+    let horizon = *t
+        .last()
+        .ok_or_else(|| invalid("t", 0.0, "no sample times".into()))?;
+    let model = Model {
+        drop: Drop {
+            t_final: horizon,
+            ..*drop
+        },
+        k: positive("k", opts.k)?,
+        restitution: if opts.route == Route::Exact {
+            opts.restitution
+        } else {
+            None
+        },
+    };
+    model.drop.validate()?;
+    let setup = RouteSetup {
+        route: opts.route,
+        dt: opts.dt,
+        tolerance: opts.tolerance,
+        probe: 1e-6,
+    };
+    predict::predict(&setup, &model, t)
+}
+
+/// Standard normal quantile of 0.999.
+const Z999: f64 = 3.090_232_306_167_813;
+
+/// The 99.9% quantile of χ² with `dof` degrees of freedom by the Wilson–Hilferty cube
+/// `dof·(1 − 2/(9·dof) + z·sqrt(2/(9·dof)))³` (1.7% above the exact quantile at dof = 3, within
+/// 1% from dof = 10); infinite without degrees of freedom.
+pub fn chi2_limit(dof: i64) -> f64 {
+    if dof < 1 {
+        return f64::INFINITY;
+    }
+    let n = dof as f64;
+    let a = 2.0 / (9.0 * n);
+    let c = 1.0 - a + Z999 * libm::sqrt(a);
+    n * c * c * c
+}
+
+/// A unit vector orthogonal to the given ones (Gram–Schmidt on the coordinate axes).
+fn null_direction(pairs: &[(f64, Vec<f64>)], n: usize) -> Vec<f64> {
+    for axis in 0..n {
+        let mut v = vec![0.0; n];
+        v[axis] = 1.0;
+        for (_, u) in pairs {
+            let d: f64 = u.iter().zip(&v).map(|(a, b)| a * b).sum();
+            for j in 0..n {
+                v[j] -= d * u[j];
+            }
+        }
+        let norm = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+        if norm > 1e-6 {
+            return v.into_iter().map(|a| a / norm).collect();
+        }
+    }
+    vec![0.0; n]
+}
+
+/// "log k − 0.98·log zeta": a combination of the fit's coordinates, the largest
+/// coefficient scaled to 1, coefficients below 0.05 of it left out.
+pub fn combination_label(params: &[Param], v: &[f64]) -> String {
+    let big = v.iter().fold(0.0_f64, |m, c| m.max(c.abs()));
+    if big == 0.0 {
+        return "(none)".into();
+    }
+    // Sign so that the largest coefficient is positive.
+    let lead = v
+        .iter()
+        .copied()
+        .fold(0.0_f64, |m, c| if c.abs() > m.abs() { c } else { m });
+    let mut out = String::new();
+    for (p, &c) in params.iter().zip(v) {
+        let c = c / lead;
+        if c.abs() < 0.05 {
+            continue;
+        }
+        let name = if p.is_log() {
+            format!("log {}", p.name())
+        } else {
+            p.name().to_string()
+        };
+        let mag = c.abs();
+        let coef = if (mag - 1.0).abs() < 5e-3 {
+            String::new()
+        } else {
+            format!("{mag:.2}·")
+        };
+        if out.is_empty() {
+            out = format!("{}{coef}{name}", if c < 0.0 { "−" } else { "" });
+        } else {
+            out.push_str(&format!(
+                " {} {coef}{name}",
+                if c < 0.0 { "−" } else { "+" }
+            ));
+        }
+    }
+    out
+}
+
+fn template(
+    problem: &FitProblem,
+    opts: &FitOptions,
+    start: &Option<CheckReport>,
+    solution: &Option<CheckReport>,
+    estimates: &[Estimate],
+) -> Template {
+    let route = opts.route;
+    let chan = |c: &Option<Channel>, what: &str, unit: &str| match c {
+        Some(c) => format!(
+            "{} {what} (σ = {:e} {unit}, {} masked)",
+            c.used.iter().filter(|&&u| u).count(),
+            c.sigma,
+            c.used.iter().filter(|&&u| !u).count()
+        ),
+        None => format!("no {what}"),
+    };
+    let mut tolerances: Vec<(String, f64)> =
+        vec![("horizon T (s)".into(), *problem.t.last().unwrap_or(&0.0))];
+    match route {
+        Route::Fixed | Route::Corrected => {
+            tolerances.push(("dt (s)".into(), opts.dt));
+        }
+        Route::Tolerance => {
+            tolerances.push(("rtol".into(), opts.tolerance.rtol));
+            tolerances.push((
+                "atol".into(),
+                opts.tolerance.atol.unwrap_or(opts.tolerance.rtol * 1e-2),
+            ));
+        }
+        Route::Flow => tolerances.push(("root_rtol".into(), 0.0)),
+        Route::Exact => tolerances.push(("graze_speed (m/s)".into(), crate::DEFAULT_GRAZE_SPEED)),
+    }
+    if route.penalty() && !problem.layout.params.contains(&Param::K) {
+        tolerances.push(("k (N/m, held)".into(), opts.k));
+    }
+    if route != Route::Fixed {
+        tolerances.push((
+            "central-difference probe (fit coordinates)".into(),
+            problem.setup.probe,
+        ));
+    }
+    tolerances.push(("ftol".into(), opts.ftol));
+    tolerances.push(("xtol".into(), opts.xtol));
+    let co = &opts.check_options;
+    let mut errors = Vec::new();
+    for (when, c) in [("start", start), ("solution", solution)] {
+        if let Some(r) = c {
+            errors.push((format!("max normalized error at the {when}"), r.max_error));
+            errors.push((
+                format!("median normalized error at the {when}"),
+                r.median_error,
+            ));
+        }
+    }
+    let region = estimates
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {:.6e} (start) and {:.6e} (solution)",
+                e.name, e.start, e.estimate
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let class = |c: &Option<CheckReport>| match c.as_ref().map(|r| r.verdict) {
+        Some(Verdict::Verified) => "smooth/verified",
+        Some(Verdict::VerifiedWithinNoise) => "smooth/verified within evaluation noise",
+        Some(Verdict::VerifiedAbsolute) => "smooth/verified in absolute terms only",
+        Some(Verdict::NotVerified) => "smooth/unverified",
+        Some(Verdict::Refused) => "piecewise-smooth/event-sensitive",
+        None => "smooth/unverified",
+    };
+    let derivative_class = match (
+        start.as_ref().map(|r| r.verdict),
+        solution.as_ref().map(|r| r.verdict),
+    ) {
+        (Some(a), Some(b)) if a == b => class(start),
+        (Some(_), Some(_)) => "mixed: see the two checks",
+        _ => "smooth/unverified",
+    };
+    Template {
+        objective: "Φ(θ) = ½ Σ_i [(ŷ(t_i) − y_i)/σ_y]² + [(v̂(t_i) − v_i)/σ_v]², masked entries left out of the sum and of the count".into(),
+        units: "dimensionless (whitened residuals); y in m, v in m/s, t in s".into(),
+        observations: format!(
+            "{} sample times from {} s to {} s; {}; {}",
+            problem.t.len(),
+            problem.t.first().copied().unwrap_or(0.0),
+            problem.t.last().copied().unwrap_or(0.0),
+            chan(&problem.y, "heights", "m"),
+            chan(&problem.v, "velocities", "m/s")
+        ),
+        parameterisation: estimates
+            .iter()
+            .map(|e| if e.log { format!("ln {}", e.name) } else { e.name.clone() })
+            .collect::<Vec<_>>()
+            .join(", "),
+        derivative_method: route.derivative().into(),
+        software: format!("ferromotion-core {}", env!("CARGO_PKG_VERSION")),
+        integrator: route.integrator().into(),
+        tolerances,
+        custom_derivative_rules: match route {
+            Route::Fixed => "none (plain forward mode through the branch)".into(),
+            _ => "saltation at contact switches; chain rule through ln θ; restitution ↔ zeta through the stiff-limit law e(zeta) and its derivative".into(),
+        },
+        check_directions: if opts.check {
+            format!(
+                "{} seeded random unit directions (seed {}) plus {} coordinate axes, in the fit's coordinates; Taylor remainder on {} steps; tolerance {:e}",
+                co.random_directions,
+                co.seed,
+                if co.coordinates { problem.layout.params.len() } else { 0 },
+                co.taylor_h.len(),
+                co.tol
+            )
+        } else {
+            "not run (check = false)".into()
+        },
+        epsilon_sweep: if opts.check { co.eps.clone() } else { Vec::new() },
+        errors,
+        region_tested: format!("two points only, the start and the solution: {region}; the rest of the path is not checked"),
+        event_treatment: format!(
+            "{}; the checker classifies each probe by Φ's event sequence (events before every sample time) and never certifies across a change",
+            route.event_treatment()
+        ),
+        same_path: "yes: the checks evaluate Φ through the same predictions the optimiser steps on".into(),
+        optimiser: "Levenberg–Marquardt with Marquardt's diagonal scaling; a trial that leaves the model's domain (zeta ≥ 1, no impact before T, a refused route) counts as uphill".into(),
+        reliability: vec![
+            Term { term: "observation residual (ŷ − y)/σ".into(), class: "smooth/verified".into() },
+            Term { term: "parameter transform ln θ".into(), class: "smooth/verified".into() },
+            Term { term: format!("{} prediction and its Jacobian", route.name()), class: derivative_class.into() },
+            Term { term: "contact events".into(), class: match route {
+                Route::Fixed => "piecewise-smooth/event-sensitive (jumps not differentiated)".into(),
+                _ => "piecewise-smooth/event-sensitive (hybrid derivative)".into(),
+            } },
+            Term { term: "data preprocessing".into(), class: "fixed (outside the optimisation)".into() },
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chi2_limit_matches_tabulated_quantiles() {
+        // 99.9% quantiles of χ²: 16.27 (3), 29.59 (10), 59.70 (30), 149.45 (100).
+        for (dof, q, rel) in [
+            (3, 16.27, 0.02),
+            (10, 29.59, 0.01),
+            (30, 59.70, 0.01),
+            (100, 149.45, 0.01),
+        ] {
+            assert!(
+                (chi2_limit(dof) / q - 1.0).abs() < rel,
+                "{dof}: {}",
+                chi2_limit(dof)
+            );
+        }
+    }
+
+    #[test]
+    fn labels_name_the_combination() {
+        let p = [Param::Zeta, Param::K, Param::Velocity];
+        assert_eq!(
+            combination_label(&p, &[0.6, -0.6, 0.01]),
+            "log zeta − log k"
+        );
+        assert_eq!(combination_label(&p, &[0.0, 0.0, -1.0]), "velocity");
+    }
+}
