@@ -2,7 +2,7 @@
 
 Run by scripts/bench.sh in .venv-bench (the only environment with JAX), after it has built
 the C loop (gcc -O2), the native bench (crates/ferromotion-core/benches/core.rs), the
-WebAssembly packages and the Python extension. Prints four tables (docs/model.md §10, issue 8):
+WebAssembly packages and the Python extension. Prints five tables (docs/model.md §10, issue 8):
 
 1. the fixed route with its tangent at one k, ns per step, as a ratio to a plain C loop:
    the native core, the core in WebAssembly under Node and in headless Chromium, JAX
@@ -14,7 +14,10 @@ WebAssembly packages and the Python extension. Prints four tables (docs/model.md
    wall time per Jacobian, each with its ratio to the fixed route's, and the gradient error;
    targets corrected <= 1.5x fixed and forward (events, rtol 1e-6) <= 1.0x fixed (0.3x stretch)
    with error vs flow <= 1e-6, both at k = 1e6;
-4. a sweep's wall time against its size and the number of threads.
+4. a sweep's wall time against its size and the number of threads;
+5. a Python route call against the core's own time, per route (benches/call_overhead.py): the
+   overhead per call and a 2-step fm.fixed against an 8,000-step one; targets overhead <= 1 us,
+   ratio <= 0.25x.
 
 Each time is the best of several samples (the median beside it): on a busy machine the best
 is the steadier number. The machine's load average is printed; numbers to quote come from a
@@ -46,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from alternatives import DropParams, jax_fixed, jax_module, jax_sweep, numpy_sweep, python_fixed  # noqa: E402
+import call_overhead  # noqa: E402
 
 import ferromotion as fm  # noqa: E402
 
@@ -62,7 +66,7 @@ TARGET_CORRECTED = 1.5  # issue 13: corrected at most 1.5x the fixed route's wal
 # 0.3x) with error vs flow at most 1e-6, at k = 1e6
 TARGET_FORWARD, STRETCH_FORWARD, FORWARD_ERROR = 1.0, 0.3, 1e-6
 FORWARD_ROW = "tolerance forward events 1e-6"
-SECTIONS = ("fixed", "sweep", "costs", "scaling")
+SECTIONS = ("fixed", "sweep", "costs", "scaling", "calls")
 
 
 def measure(fn: Callable[[], Any], samples: int = 7, sample_s: float = 0.1) -> Tuple[float, float]:
@@ -134,7 +138,7 @@ def main() -> int:
     ap.add_argument("--c-loop", help="the C loop built from benches/c/fixed_loop.c (tables 1 and 2)")
     ap.add_argument("--no-chromium", action="store_true", help="skip headless Chromium")
     ap.add_argument("--section", action="append", choices=SECTIONS,
-                    help="run only this table (repeatable; default: all four)")
+                    help="run only this table (repeatable; default: all five)")
     args = ap.parse_args()
     sections = set(args.section or SECTIONS)
     first_two = bool(sections & {"fixed", "sweep"})
@@ -155,6 +159,8 @@ def main() -> int:
         results["costs"] = costs_table()
     if "scaling" in sections:
         results["scaling"] = scaling_table()
+    if "calls" in sections:
+        results["calls"] = call_overhead.table()
 
     print()
     print(f"load average at end: {load()}")

@@ -23,7 +23,7 @@ golden_dump() {
 step "native golden dump -> target/golden/native.json" golden_dump
 step "node tests/golden/parity.mjs (wasm vs native)" node tests/golden/parity.mjs
 quadruped_dump() {
-    cargo run --quiet --release -p ferromotion-core --example quadruped_table -- --fast --json > target/golden/quadruped_native.json.tmp
+    cargo run --quiet --release -p ferromotion-quadruped --example quadruped_table -- --fast --json > target/golden/quadruped_native.json.tmp
     mv target/golden/quadruped_native.json.tmp target/golden/quadruped_native.json
 }
 step "native quadruped report -> target/golden/quadruped_native.json" quadruped_dump

@@ -23,7 +23,7 @@ Where things live: one module per topic of the core, everything re-exported here
   step) (``experiments/hybrid.rs``, ``experiments/hybrid/black_box.rs``)
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
-- ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (``experiments/quadruped/``)
+- ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (the ``ferromotion-quadruped`` crate)
 - ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
   :func:`fit_schema` (``experiments/fit/``)
 

@@ -94,6 +94,8 @@ def tolerance_rtol(tolerance: Union[None, bool, float], default: float) -> Optio
 class Json:
     """``to_json`` for result objects that have a ``to_dict``."""
 
+    __slots__ = ()
+
     def to_dict(self) -> Dict[str, Any]:  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
 
@@ -103,6 +105,61 @@ class Json:
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class _RouteFields:
+    """:class:`Route`'s fields as a dataclass declares them (names, order, defaults)."""
+
+    route: str
+    state: Any
+    jacobian: Any
+    steps: int
+    rejected_steps: int
+    force_evals: int
+    state_force_evals: int
+    rollouts: int
+    probe_gap: Optional[float]
+    probe_dependent: bool
+    step_stable: Optional[bool] = None
+    omega_dt: Optional[float] = None
+    wall_s: Optional[float] = None
+    wall_resolution_s: Optional[float] = None
+
+
+#: A route answer's fields, in the order ``to_dict`` lists them.
+ROUTE_FIELDS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(_RouteFields))
+
+
+class _Answer:
+    """A route's answer read from the core's ``RouteResult`` document (the WebAssembly core's,
+    a sweep's reference), under the same attribute names as the native core's
+    ``RouteAnswer``: ``state`` (y, v), ``jacobian`` flat row-major, the counters (0 when the
+    document has none), ``probe_gap``, ``probe_dependent``, ``step_stable``, ``omega_dt``,
+    ``wall_s``, ``wall_resolution_s``."""
+
+    __slots__ = ROUTE_FIELDS[1:]
+
+    def __init__(self, d: Mapping[str, Any]) -> None:
+        stability = d.get("step_stability") or {}
+        stable, omega_dt = stability.get("stable"), stability.get("omega_dt")
+        self.state = floats(list(_plain(d["state"])))
+        self.jacobian = [x for row in matrix(d["jacobian"]) for x in row]
+        for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
+            setattr(self, name, int(d.get(name, 0)))
+        self.probe_gap = _optional_float(d.get("probe_gap"))
+        self.probe_dependent = bool(d.get("probe_dependent", False))
+        self.step_stable = None if stable is None else bool(stable)
+        self.omega_dt = _optional_float(omega_dt)
+        self.wall_s = _optional_float(d.get("wall_s"))
+        self.wall_resolution_s = _optional_float(d.get("wall_resolution_s"))
+
+
+def _answer_field(name: str, doc: str) -> property:
+    """A read-only attribute of :class:`Route`, read from its answer."""
+    return property(lambda self: getattr(self._answer, name), doc=doc)
+
+
+_set = object.__setattr__
+
+
 class Route(Json):
     """One route's answer: x(T), its Jacobian, and what it cost.
 
@@ -157,46 +214,74 @@ class Route(Json):
     True
     """
 
+    __slots__ = ("route", "_answer", "_state", "_jacobian")
     route: str
-    state: Any
-    jacobian: Any
-    steps: int
-    rejected_steps: int
-    force_evals: int
-    state_force_evals: int
-    rollouts: int
-    probe_gap: Optional[float]
-    probe_dependent: bool
+    _answer: Any  # the core's RouteAnswer (native) or an _Answer
+    _state: Any  # the arrays, made on first access
+    _jacobian: Any
 
-    step_stable: Optional[bool] = None
-    omega_dt: Optional[float] = None
-    wall_s: Optional[float] = None
-    wall_resolution_s: Optional[float] = None
+    # The dataclass's fields, as before the answer was read lazily: `dataclasses.fields(Route)`,
+    # `asdict` and `replace` see the same names and defaults.
+    __dataclass_fields__ = _RouteFields.__dataclass_fields__
+    __dataclass_params__ = _RouteFields.__dataclass_params__  # type: ignore[attr-defined]
+
+    def __init__(self, route: str, state: Any, jacobian: Any, steps: int, rejected_steps: int, force_evals: int,
+                 state_force_evals: int, rollouts: int, probe_gap: Optional[float], probe_dependent: bool,
+                 step_stable: Optional[bool] = None, omega_dt: Optional[float] = None,
+                 wall_s: Optional[float] = None, wall_resolution_s: Optional[float] = None) -> None:
+        """From every field (as the dataclass was built); the routes use :meth:`_from_core`."""
+        stability = None if step_stable is None else {"stable": step_stable, "omega_dt": omega_dt}
+        _set(self, "route", route)
+        _set(self, "_answer", _Answer({
+            "state": state, "jacobian": jacobian, "steps": steps, "rejected_steps": rejected_steps,
+            "force_evals": force_evals, "state_force_evals": state_force_evals, "rollouts": rollouts,
+            "probe_gap": probe_gap, "probe_dependent": probe_dependent, "step_stability": stability,
+            "wall_s": wall_s, "wall_resolution_s": wall_resolution_s}))
 
     @classmethod
-    def _from_core(cls, route: str, d: Mapping[str, Any]) -> "Route":
-        """From the core's ``RouteResult`` document (``jacobian`` flat, row-major; the counters
-        absent for the exact reference of a sweep)."""
-        stability = d.get("step_stability") or {}
-        gap = d.get("probe_gap")
-        stable = stability.get("stable")
-        omega_dt = stability.get("omega_dt")
-        return cls(
-            route=route,
-            state=frozen(floats(list(_plain(d["state"]))), "float64"),
-            jacobian=frozen(matrix(d["jacobian"]), "float64"),
-            steps=int(d.get("steps", 0)),
-            rejected_steps=int(d.get("rejected_steps", 0)),
-            force_evals=int(d.get("force_evals", 0)),
-            state_force_evals=int(d.get("state_force_evals", 0)),
-            rollouts=int(d.get("rollouts", 0)),
-            probe_gap=None if gap is None else float(gap),
-            probe_dependent=bool(d.get("probe_dependent", False)),
-            step_stable=None if stable is None else bool(stable),
-            omega_dt=None if omega_dt is None else float(omega_dt),
-            wall_s=_optional_float(d.get("wall_s")),
-            wall_resolution_s=_optional_float(d.get("wall_resolution_s")),
-        )
+    def _from_core(cls, route: str, d: Any) -> "Route":
+        """From the core's answer: the native ``RouteAnswer`` as it is, or the ``RouteResult``
+        document, a dict (``jacobian`` flat, row-major; no counters in a sweep's reference)."""
+        r = object.__new__(cls)
+        _set(r, "route", route)
+        _set(r, "_answer", _Answer(d) if isinstance(d, dict) else d)
+        return r
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    @property
+    def state(self) -> Any:
+        """x(T) = (y in m, v in m/s), shape (2,), float64, read-only (made on first access)."""
+        try:
+            return self._state
+        except AttributeError:
+            _set(self, "_state", frozen(floats(list(self._answer.state)), "float64"))
+            return self._state
+
+    @property
+    def jacobian(self) -> Any:
+        """J = dx(T)/dx(0), shape (2, 2), float64, row-major, read-only (made on first access)."""
+        try:
+            return self._jacobian
+        except AttributeError:
+            _set(self, "_jacobian", frozen(matrix(self._answer.jacobian), "float64"))
+            return self._jacobian
+
+    steps = _answer_field("steps", "Integrator steps accepted, summed over rollouts.")
+    rejected_steps = _answer_field("rejected_steps", "Integrator steps rejected, summed over rollouts.")
+    force_evals = _answer_field("force_evals", "Force evaluations spent on the Jacobian.")
+    state_force_evals = _answer_field("state_force_evals", "Force evaluations of a separate nominal rollout.")
+    rollouts = _answer_field("rollouts", "Whole rollouts run to get the Jacobian.")
+    probe_gap = _answer_field("probe_gap", "Tolerance route only: max |J(eps) - J(eps/2)|.")
+    probe_dependent = _answer_field("probe_dependent", "Tolerance route only: the probe gap exceeds 1e-3 max|J|.")
+    step_stable = _answer_field("step_stable", "Fixed, corrected and rk4 only: the contact step is stable.")
+    omega_dt = _answer_field("omega_dt", "Fixed, corrected and rk4 only: omega * dt.")
+    wall_s = _answer_field("wall_s", "Wall time of the whole call, s (None where nothing timed it).")
+    wall_resolution_s = _answer_field("wall_resolution_s", "The resolution of the clock behind wall_s, s.")
 
     @property
     def dv_dy0(self) -> float:
@@ -209,7 +294,7 @@ class Route(Json):
         >>> round(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).dv_dy0, 1), round(fm.exact(fm.Drop()).dv_dy0, 2)
         (-160.9, 3.61)
         """
-        return float(self.jacobian[1][0])
+        return float(self._answer.jacobian[2])
 
     def __repr__(self) -> str:
         y, v = self.state
@@ -228,7 +313,7 @@ class Route(Json):
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types (lists for the arrays), ready for ``json.dumps``."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d = {name: getattr(self, name) for name in ROUTE_FIELDS}
         d["state"] = _plain(self.state)
         d["jacobian"] = _plain(self.jacobian)
         return d

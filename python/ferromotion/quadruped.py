@@ -1,4 +1,4 @@
-"""Rigid against penalty contact on a trotting quadruped (core: ``experiments/quadruped/``)."""
+"""Rigid against penalty contact on a trotting quadruped (core: the ``ferromotion-quadruped`` crate)."""
 
 from __future__ import annotations
 

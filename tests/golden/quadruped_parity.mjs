@@ -3,7 +3,7 @@
 //   node tests/golden/quadruped_parity.mjs
 //
 // Needs target/wasm/node-pkg/ (`make wasm`) and target/golden/quadruped_native.json
-// (`cargo run --release -p ferromotion-core --example quadruped_table -- --json`, the
+// (`cargo run --release -p ferromotion-quadruped --example quadruped_table -- --json`, the
 // default experiment without its trajectories). Runs `quadruped({})` (the same defaults;
 // the report arrives as a JS value), drops the trajectories, and compares every number with
 // Object.is. The native side is JSON text, which has no NaN or Infinity (serde_json writes

@@ -199,8 +199,9 @@ impl FerroError {
     }
 }
 
-/// Check that `value` is finite and strictly positive.
-pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
+/// Check that `value` is finite and strictly positive (public so that crates over the core,
+/// the quadruped's, refuse a parameter in the same words).
+pub fn positive(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
@@ -212,8 +213,8 @@ pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64> {
     }
 }
 
-/// Check that `value` is finite.
-pub(crate) fn finite(name: &'static str, value: f64) -> Result<f64> {
+/// Check that `value` is finite (public for the same reason as [`positive`]).
+pub fn finite(name: &'static str, value: f64) -> Result<f64> {
     if value.is_finite() {
         Ok(value)
     } else {

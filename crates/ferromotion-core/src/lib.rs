@@ -29,9 +29,11 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod check;
+pub mod defaults;
 pub mod error;
 pub mod experiments;
 pub mod lab;
+pub mod numeric;
 pub mod physics;
 
 // The old short module paths (`ferromotion_core::sweep`, `::contact`, ...), hidden: nothing in this
@@ -39,7 +41,7 @@ pub mod physics;
 #[doc(hidden)]
 pub use check::fixtures;
 #[doc(hidden)]
-pub use experiments::{budget, descent, hybrid, quadruped};
+pub use experiments::{budget, descent, hybrid};
 #[doc(hidden)]
 pub use lab::{readout, scenario, sweep, workbench};
 #[doc(hidden)]

@@ -25,12 +25,20 @@ use std::cell::RefCell;
 /// Options as the core's own serde struct, read from a dict: missing keys take the core's
 /// defaults; an unknown key or a wrong type is refused as the core refuses a document it
 /// cannot read (`ScenarioError`, naming the key).
+///
+/// A flat dict of `None`, bools, floats, ints and strings (every route's options) is read
+/// through a `serde_json::Value` built here, several times faster than pythonize's
+/// deserializer (a route called in a loop pays it per call); anything else, and any dict
+/// that struct refuses, goes through pythonize, whose error the caller sees.
 pub struct Options<T>(pub T);
 
 impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Some(t) = flat_json(&obj).and_then(|v| serde_json::from_value(v).ok()) {
+            return Ok(Options(t));
+        }
         let read = pythonize::depythonize(&obj).map_err(|e| {
             FerroError::Scenario(named(&obj, &e.to_string(), |one| {
                 pythonize::depythonize::<T>(one).is_err()
@@ -38,6 +46,36 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
         });
         py_result(read).map(Options)
     }
+}
+
+/// A dict whose values are all `None`, bools, floats, ints (i64/u64) or strings, as JSON;
+/// `None` for anything else (nested values, numpy scalars, NaN, huge ints).
+fn flat_json(obj: &Bound<'_, PyAny>) -> Option<serde_json::Value> {
+    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+    use serde_json::Value;
+    let dict = obj.cast::<PyDict>().ok()?;
+    let mut map = serde_json::Map::with_capacity(dict.len());
+    for (key, value) in dict.iter() {
+        let key: String = key.cast::<PyString>().ok()?.extract().ok()?;
+        let value = if value.is_none() {
+            Value::Null
+        } else if let Ok(b) = value.cast::<PyBool>() {
+            Value::Bool(b.is_true())
+        } else if let Ok(f) = value.cast::<PyFloat>() {
+            Value::Number(serde_json::Number::from_f64(f.value())?)
+        } else if value.cast::<PyInt>().is_ok() {
+            match value.extract::<i64>() {
+                Ok(i) => Value::from(i),
+                Err(_) => Value::from(value.extract::<u64>().ok()?),
+            }
+        } else if let Ok(text) = value.cast::<PyString>() {
+            Value::String(text.extract().ok()?)
+        } else {
+            return None;
+        };
+        map.insert(key, value);
+    }
+    Some(Value::Object(map))
 }
 
 /// `message` prefixed with the key at fault when it names nothing: pythonize reports a wrong
@@ -105,9 +143,6 @@ pub fn json_document<'py, T: serde::Serialize>(
     Ok(pythonize::pythonize(py, &py_result(v)?)?)
 }
 
-/// The six fields of a drop, in the order `Drop::new` takes them.
-const DROP_FIELDS: [&str; 6] = ["height", "velocity", "t_final", "gravity", "mass", "zeta"];
-
 /// A drop read from any object with the attributes `height`, `velocity`, `t_final`,
 /// `gravity`, `mass` and `zeta` (the public `ferromotion.Drop`), validated by the core.
 pub struct DropArg(pub Drop);
@@ -116,13 +151,18 @@ impl<'a, 'py> FromPyObject<'a, 'py> for DropArg {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let mut v = [0.0; 6];
-        for (slot, name) in v.iter_mut().zip(DROP_FIELDS) {
-            *slot = obj.getattr(name)?.extract::<f64>()?;
-        }
-        Ok(DropArg(py_result(Drop::new(
-            v[0], v[1], v[2], v[3], v[4], v[5],
-        ))?))
+        let py = obj.py();
+        // Interned names: a route called in a loop reads six attributes per call.
+        let get = |name: &Bound<'py, pyo3::types::PyString>| obj.getattr(name)?.extract::<f64>();
+        let drop = Drop::new(
+            get(pyo3::intern!(py, "height"))?,
+            get(pyo3::intern!(py, "velocity"))?,
+            get(pyo3::intern!(py, "t_final"))?,
+            get(pyo3::intern!(py, "gravity"))?,
+            get(pyo3::intern!(py, "mass"))?,
+            get(pyo3::intern!(py, "zeta"))?,
+        );
+        Ok(DropArg(py_result(drop)?))
     }
 }
 

@@ -22,39 +22,34 @@ mod workbench;
 
 use convert::document;
 use ferromotion_core::experiments::hybrid::{HybridOptions, StepOptions};
-use ferromotion_core::experiments::quadruped::QuadrupedExperiment;
-use ferromotion_core::{self as fm, check::CheckOptions, experiments::descent as experiment};
+use ferromotion_core::{self as fm, experiments::descent as experiment};
+use ferromotion_quadruped::QuadrupedExperiment;
 use pyo3::prelude::*;
 
 /// The core's defaults, one place, so that the Python signatures show them without
 /// restating them (`fm.defaults()`).
 fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let flow = fm::FlowOptions::default();
     let mut descent =
         serde_json::to_value(experiment::Problem::default()).map_err(fm::FerroError::from);
     if let Ok(serde_json::Value::Object(d)) = &mut descent {
         d.insert("converged".into(), experiment::CONVERGED.into());
         d.insert("max_iterations".into(), experiment::MAX_ITERATIONS.into());
     }
-    let d = serde_json::json!({
-        "drop": fm::Drop::default(),
-        "tolerance": fm::ToleranceOptions::default(),
-        "dt": fm::SweepOptions::default().dt,
-        "k": fm::WorkbenchConfig::default().k,
-        "max_steps": fm::DEFAULT_MAX_STEPS,
-        "locate": fm::CorrectedOptions::default().locate,
-        "graze_speed": fm::DEFAULT_GRAZE_SPEED,
-        "root_rtol": flow.root_rtol,
-        "max_events": flow.max_events,
+    // The shared routes' defaults (the in-browser package's too), then the Python-only ones.
+    let shared = serde_json::to_value(fm::defaults::Defaults::default());
+    let mut d = errors::py_result(shared.map_err(fm::FerroError::from))?;
+    let extra = serde_json::json!({
         "exponent_range": fm::lab::sweep::EXPONENT_RANGE,
         "lands_below": fm::lab::workbench::LANDS_BELOW,
         "descent": errors::py_result(descent)?,
-        "check": CheckOptions::default(),
         "fit": ferromotion_core::experiments::fit::FitOptions::default(),
         "quadruped": QuadrupedExperiment::default(),
         "hybrid": HybridOptions::default(),
         "hybrid_step": StepOptions::default(),
     });
+    if let (serde_json::Value::Object(d), serde_json::Value::Object(extra)) = (&mut d, extra) {
+        d.extend(extra);
+    }
     document(py, &d)
 }
 

@@ -1,12 +1,12 @@
-//! Rigid against penalty contact on a trotting quadruped (core: `experiments/quadruped/`).
+//! Rigid against penalty contact on a trotting quadruped (`crates/ferromotion-quadruped`, over the core).
 //! The configuration enters as the core's `QuadrupedExperiment`; trajectories leave as numpy.
 
 use crate::convert::to_json;
 use crate::errors::py_result;
-use ferromotion_core::experiments::quadruped::{
+use ferromotion_core::FerroError;
+use ferromotion_quadruped::{
     self as quad, ContactMode, QuadrupedExperiment, Trajectory, NDOF, NFEET,
 };
-use ferromotion_core::FerroError;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

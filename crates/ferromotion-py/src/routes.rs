@@ -1,9 +1,12 @@
 //! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
-//! leaves as the core's `RouteResult` document: `state` [y, v], `jacobian` flat row-major,
-//! the cost counters, `probe_gap`/`probe_dependent` (tolerance), `step_stability` (fixed) and
-//! the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our clock).
+//! leaves as the core's `RouteResult` itself, held by a [`PyRouteAnswer`] whose fields are
+//! read on access: `state` (y, v), `jacobian` flat row-major, the cost counters,
+//! `probe_gap`/`probe_dependent` (tolerance), `step_stable`/`omega_dt` (fixed, corrected,
+//! rk4) and the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our
+//! clock). Nothing is converted that the caller does not read: a route called in a loop
+//! pays for the core and one small object (`make bench`, table 5).
 
-use crate::convert::{clock, document, json_document, DropArg, Options};
+use crate::convert::{clock, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
@@ -24,8 +27,70 @@ fn first_impact_time(drop: DropArg) -> f64 {
     drop.0.first_impact_time()
 }
 
+/// One route's answer: the core's `RouteResult`, each field converted when it is read.
+#[pyclass(module = "ferromotion._core", name = "RouteAnswer", frozen)]
+pub struct PyRouteAnswer(fm::RouteResult);
+
+#[pymethods]
+impl PyRouteAnswer {
+    /// x(T) = (y in m, v in m/s).
+    #[getter]
+    fn state(&self) -> (f64, f64) {
+        (self.0.state[0], self.0.state[1])
+    }
+    /// d x(T) / d x(0), flat row-major: `[dy/dy0, dy/dv0, dv/dy0, dv/dv0]`.
+    #[getter]
+    fn jacobian(&self) -> [f64; 4] {
+        fm::physics::state::to_row_major(&self.0.jacobian)
+    }
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.0.cost.steps
+    }
+    #[getter]
+    fn rejected_steps(&self) -> u64 {
+        self.0.cost.rejected_steps
+    }
+    #[getter]
+    fn force_evals(&self) -> u64 {
+        self.0.cost.force_evals
+    }
+    #[getter]
+    fn state_force_evals(&self) -> u64 {
+        self.0.cost.state_force_evals
+    }
+    #[getter]
+    fn rollouts(&self) -> u32 {
+        self.0.cost.rollouts
+    }
+    #[getter]
+    fn probe_gap(&self) -> Option<f64> {
+        self.0.probe_gap
+    }
+    #[getter]
+    fn probe_dependent(&self) -> bool {
+        self.0.probe_dependent
+    }
+    #[getter]
+    fn step_stable(&self) -> Option<bool> {
+        self.0.step_stability.map(|s| s.stable)
+    }
+    #[getter]
+    fn omega_dt(&self) -> Option<f64> {
+        self.0.step_stability.map(|s| s.omega_dt)
+    }
+    #[getter]
+    fn wall_s(&self) -> Option<f64> {
+        self.0.wall_s
+    }
+    #[getter]
+    fn wall_resolution_s(&self) -> Option<f64> {
+        self.0.wall_resolution_s
+    }
+}
+
 /// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
-/// core options struct, the answer the core's document with the call's wall time.
+/// core options struct, the answer the core's `RouteResult` with the call's wall time.
 macro_rules! route {
     ($name:ident($($arg:ident),*), $options:ty) => {
         #[pyfunction]
@@ -35,10 +100,10 @@ macro_rules! route {
             drop: DropArg,
             $($arg: f64,)*
             options: Option<Options<$options>>,
-        ) -> PyResult<Bound<'py, PyAny>> {
+        ) -> PyResult<PyRouteAnswer> {
             let o = crate::convert::options(options);
             let run = || fm::lab::clock::timed_route(&clock(), || fm::$name(&drop.0, $($arg,)* &o));
-            document(py, &py_result(py.detach(run))?)
+            Ok(PyRouteAnswer(py_result(py.detach(run))?))
         }
     };
 }
@@ -61,6 +126,7 @@ fn evaluate<'py>(py: Python<'py>, scenario: &str) -> PyResult<Bound<'py, PyAny>>
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRouteAnswer>()?;
     m.add_function(wrap_pyfunction!(validate_drop, m)?)?;
     m.add_function(wrap_pyfunction!(impact_speed, m)?)?;
     m.add_function(wrap_pyfunction!(first_impact_time, m)?)?;

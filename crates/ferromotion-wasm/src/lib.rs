@@ -273,8 +273,8 @@ pub fn version() -> String {
 /// drawing points in m, for the lab's animation).
 #[wasm_bindgen]
 pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
-    let cfg: ferromotion_core::experiments::quadruped::QuadrupedExperiment = from_js(config)?;
-    to_js(&ferromotion_core::experiments::quadruped::quadruped_experiment(&cfg).into_js()?)
+    let cfg: ferromotion_quadruped::QuadrupedExperiment = from_js(config)?;
+    to_js(&ferromotion_quadruped::quadruped_experiment(&cfg).into_js()?)
 }
 
 /// Forward matching (core: `experiments::fit`): fit the drop `drop` (the core's `Drop`, the

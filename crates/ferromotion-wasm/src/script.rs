@@ -41,7 +41,7 @@ struct RouteAnswer {
     cost: fm::Cost,
     probe_gap: Option<f64>,
     probe_dependent: bool,
-    step_stability: Option<fm::physics::integrate::fixed::StepStability>,
+    step_stability: Option<fm::physics::state::StepStability>,
     wall_s: Option<f64>,
     wall_resolution_s: Option<f64>,
 }
@@ -61,26 +61,11 @@ fn route(run: impl FnOnce() -> fm::Result<RouteResult>) -> Result<JsValue, JsErr
     })
 }
 
-/// The core's defaults the Python signatures show (a subset of native `_core.DEFAULTS`,
-/// same keys).
+/// The core's defaults the Python signatures show (`defaults::Defaults`; native `_core.DEFAULTS`
+/// holds the same document and the Python-only experiments' defaults beside it).
 #[wasm_bindgen(js_name = scriptDefaults)]
 pub fn script_defaults() -> Result<JsValue, JsError> {
-    let d = Drop::default();
-    let t = ToleranceOptions::default();
-    let flow = fm::FlowOptions::default();
-    to_js(&serde_json::json!({
-        "drop": {"height": d.height, "velocity": d.velocity, "t_final": d.t_final,
-                 "gravity": d.gravity, "mass": d.mass, "zeta": d.zeta},
-        "tolerance": t,
-        "dt": SweepOptions::default().dt,
-        "k": fm::WorkbenchConfig::default().k,
-        "max_steps": fm::DEFAULT_MAX_STEPS,
-        "locate": fm::CorrectedOptions::default().locate,
-        "graze_speed": fm::DEFAULT_GRAZE_SPEED,
-        "root_rtol": flow.root_rtol,
-        "max_events": flow.max_events,
-        "check": fm::check::CheckOptions::default(),
-    }))
+    to_js(&fm::defaults::Defaults::default())
 }
 
 /// Validate a drop (the error is the core's).

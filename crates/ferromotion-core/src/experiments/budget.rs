@@ -24,10 +24,10 @@
 //! gives a different Jacobian and none is the flow's: large probes average over the jumps,
 //! small ones see the branch-wise derivative (the fixed route's wrong answer).
 
-use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::{timed, Clock};
 use crate::lab::readout::{compare, Sign};
+use crate::numeric::fd;
 use crate::physics::contact::penalty::{flow, FlowOptions};
 use crate::physics::integrate::adaptive::{tolerance, JacobianMethod, ToleranceOptions};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};

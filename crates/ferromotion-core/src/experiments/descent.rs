@@ -25,8 +25,8 @@
 //! region shrunk by a tenth of the grid, so that no start has its impact at T).
 //! "Converged" means |θ - θ*| < 1e-4 within 500 iterations.
 
-use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
+use crate::numeric::fd;
 use crate::physics::contact::rigid::{exact, exact_with_impacts, ExactOptions};
 use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
 use crate::physics::integrate::corrected::{corrected, CorrectedOptions};

@@ -29,6 +29,25 @@ pub struct Cost {
     pub rollouts: u32,
 }
 
+/// Whether a semi-implicit Euler step of the penalty contact is stable at `dt`.
+///
+/// In contact the step is linear, `x_{n+1} = A·x_n + b` with the step matrix of
+/// [`euler_with_tangent`](crate::physics::integrate::fixed::euler_with_tangent), `a_y = -k/m`, `a_v = -c/m`:
+/// `tr A = 2 + dt²·a_y + dt·a_v`, `det A = 1 + dt·a_v`. Its eigenvalues
+/// `λ = tr/2 ± sqrt(tr²/4 - det)` decide the step: a spectral radius above 1 grows the
+/// contact oscillation every step, and the rollout returns a blown-up state (k = 1e9,
+/// dt = 1e-4 throws a 1 m drop back up at +8 m/s). For an undamped law the limit is
+/// ω·dt = 2 (ω = sqrt(k/m)); damping moves it lower.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StepStability {
+    /// ω·dt with ω = sqrt(k/m), rad.
+    pub omega_dt: f64,
+    /// Largest |eigenvalue| of the contact-phase step matrix.
+    pub spectral_radius: f64,
+    /// `spectral_radius <= 1` (with 1e-12 slack for the marginal undamped case).
+    pub stable: bool,
+}
+
 /// The answer of one route: state at the final time, its Jacobian and the cost. Serialised
 /// with `state` as `[y, v]`, `jacobian` flat row-major and the cost's counters inline.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,7 +67,7 @@ pub struct RouteResult {
     pub probe_dependent: bool,
     /// Only for the `fixed` route: whether its contact-phase step is stable at this dt
     /// (ω·dt and the step matrix's spectral radius). An unstable step's x(T) is blown up.
-    pub step_stability: Option<crate::physics::integrate::fixed::StepStability>,
+    pub step_stability: Option<StepStability>,
     /// Wall time of the whole call, s, when a binding timed it with its clock
     /// ([`crate::lab::clock::timed_route`]); `None` (and left out of the document) from a plain
     /// call, so results compared bit for bit never carry a number that differs run to run.

@@ -32,8 +32,8 @@
 //! `R(z) = 1 + z + z²/2 + z³/6 + z⁴/24 + z⁵/120 + z⁶/600`, so the forward sensitivities
 //! cost two 2×2 products per step and no force evaluations.
 
-use crate::check::fd;
 use crate::error::{positive, FerroError, Result};
+use crate::numeric::fd;
 use crate::physics::contact::penalty::check_finite;
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{max_abs, Cost, Jacobian, RouteResult, State};

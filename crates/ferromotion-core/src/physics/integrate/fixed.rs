@@ -14,7 +14,6 @@ use crate::error::{positive, FerroError, Result};
 use crate::physics::contact::penalty::check_finite;
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{Cost, Jacobian, RouteResult, State};
-use serde::Serialize;
 
 /// Options of the `fixed` route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,24 +100,7 @@ pub fn euler_with_tangent(
     (State::new(y, v), Jacobian::new(j00, j01, j10, j11))
 }
 
-/// Whether a semi-implicit Euler step of the penalty contact is stable at `dt`.
-///
-/// In contact the step is linear, `x_{n+1} = A·x_n + b` with the step matrix of
-/// [`euler_with_tangent`], `a_y = -k/m`, `a_v = -c/m`:
-/// `tr A = 2 + dt²·a_y + dt·a_v`, `det A = 1 + dt·a_v`. Its eigenvalues
-/// `λ = tr/2 ± sqrt(tr²/4 - det)` decide the step: a spectral radius above 1 grows the
-/// contact oscillation every step, and the rollout returns a blown-up state (k = 1e9,
-/// dt = 1e-4 throws a 1 m drop back up at +8 m/s). For an undamped law the limit is
-/// ω·dt = 2 (ω = sqrt(k/m)); damping moves it lower.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct StepStability {
-    /// ω·dt with ω = sqrt(k/m), rad.
-    pub omega_dt: f64,
-    /// Largest |eigenvalue| of the contact-phase step matrix.
-    pub spectral_radius: f64,
-    /// `spectral_radius <= 1` (with 1e-12 slack for the marginal undamped case).
-    pub stable: bool,
-}
+pub use crate::physics::state::StepStability;
 
 /// The contact-phase step's stability for `law` at step `dt` (see [`StepStability`]).
 pub fn step_stability(law: &Penalty, dt: f64) -> StepStability {

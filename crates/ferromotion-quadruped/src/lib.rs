@@ -37,11 +37,18 @@
 //! contact switch located inside its step, which the converged-in-dt reference
 //! differences), [`law`] (one law's report, the measures' definitions), [`report`] (the report's structs), [`verdict`], and the text table.
 //!
+//! Its own crate over `ferromotion-core`'s public API (errors, the step cap, the central
+//! quotient): the drop's core does not know it exists; both bindings compile it in.
+//!
 //! References: R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008;
 //! D. E. Stewart, J. C. Trinkle, IJNME 39 (1996) 2673–2691; M. Anitescu, F. A. Potra,
 //! Nonlinear Dynamics 14 (1997) 231–247; C. E. Lemke, Management Science 11 (1965) 681–689;
 //! K. Werling et al., "Fast and feature-complete differentiable physics for articulated
 //! rigid bodies with contact", RSS 2021 (differentiating the LCP at its active set).
+
+#![warn(missing_docs)]
+// `!(x >= limit)` is how this crate refuses NaN together with out-of-range values.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod config;
 pub mod law;
@@ -60,11 +67,13 @@ pub use located::{located_run, LocatedRun};
 pub use model::{QuadState, Quadruped, FOOT_NAMES, NDOF, NFEET};
 pub use report::{
     count_modes, event_sequence, Forward, Gradient, LawReport, LcpSummary, ModeCounts, ProbeColumn,
-    QuadrupedReport, Trajectory,
+    Trajectory,
 };
 pub use run::rollout;
 pub use step::{
     penalty_step, propagate_tangent, rigid_step, step, ContactLaw, ContactMode, FootContact,
     LcpCheck, PenaltyContact, Step, Tangent,
 };
-pub use verdict::{verdict, ForwardVerdict, MeasureVerdict, Outcome, Verdict, FAR_FACTOR};
+pub use verdict::{
+    verdict, ForwardVerdict, MeasureVerdict, Outcome, QuadrupedReport, Verdict, FAR_FACTOR,
+};

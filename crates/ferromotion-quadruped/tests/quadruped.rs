@@ -4,11 +4,11 @@
 //! asserted from the numbers it computes.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
-use ferromotion_core::experiments::quadruped::{
+use ferromotion_core::FerroError;
+use ferromotion_quadruped::{
     count_modes, quadruped_experiment, rigid_step, rollout, step, ContactLaw, ContactMode,
     PenaltyContact, QuadState, Quadruped, QuadrupedExperiment, QuadrupedReport, NDOF,
 };
-use ferromotion_core::FerroError;
 use nalgebra::{DMatrix, DVector};
 use std::sync::OnceLock;
 
@@ -394,7 +394,7 @@ fn converged() -> &'static QuadrupedReport {
     })
 }
 
-fn penalty(rep: &QuadrupedReport, k: f64) -> &ferromotion_core::experiments::quadruped::LawReport {
+fn penalty(rep: &QuadrupedReport, k: f64) -> &ferromotion_quadruped::LawReport {
     rep.penalty
         .iter()
         .find(|r| matches!(r.contact, ContactLaw::Penalty(p) if p.stiffness == k))
@@ -653,11 +653,8 @@ fn tangent_run(
     law: &ContactLaw,
     dt: f64,
     n: usize,
-) -> (
-    Vec<f64>,
-    ferromotion_core::experiments::quadruped::ModeCounts,
-) {
-    use ferromotion_core::experiments::quadruped::{propagate_tangent, Tangent};
+) -> (Vec<f64>, ferromotion_quadruped::ModeCounts) {
+    use ferromotion_quadruped::{propagate_tangent, Tangent};
     let mut x = robot.initial_state(0.01, 0.3).unwrap();
     let mut dq = DMatrix::zeros(NDOF, 3);
     let mut dv = DMatrix::zeros(NDOF, 3);

@@ -47,7 +47,7 @@ use super::model::{arr, dual_arr, foot_jacobian, Dual, QuadState, Quadruped, Rea
 use super::step::{
     penalty_step_on, propagate_tangent, ContactLaw, ContactMode, PenaltyContact, Step, Tangent,
 };
-use crate::error::{FerroError, Result};
+use ferromotion_core::error::{FerroError, Result};
 use nalgebra::DVector;
 
 /// What a located rollout yields.

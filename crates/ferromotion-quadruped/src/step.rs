@@ -36,7 +36,7 @@ use super::lcp::{self, LcpResiduals};
 use super::model::{
     arr, crba, dual_arr, foot_jacobian, rnea, QuadState, Quadruped, COORDINATE_NAMES, NDOF, NFEET,
 };
-use crate::error::{FerroError, Result};
+use ferromotion_core::error::{FerroError, Result};
 use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use serde::{Deserialize, Serialize};
 
@@ -78,8 +78,8 @@ impl PenaltyContact {
     /// the spring. The same damper acts along the ground (friction regularisation), so one
     /// knob, k, sets both how hard the ground is and how firmly a foot sticks.
     pub fn from_ratio(stiffness: f64, damping_ratio: f64, reference_mass: f64) -> Result<Self> {
-        crate::error::positive("stiffness", stiffness)?;
-        crate::error::positive("reference_mass", reference_mass)?;
+        ferromotion_core::error::positive("stiffness", stiffness)?;
+        ferromotion_core::error::positive("reference_mass", reference_mass)?;
         if !(damping_ratio.is_finite() && damping_ratio >= 0.0) {
             return Err(FerroError::InvalidParameter {
                 name: "damping_ratio",
@@ -97,7 +97,7 @@ impl PenaltyContact {
 
     /// Check k > 0 and c, b >= 0, all finite.
     pub fn validate(&self) -> Result<()> {
-        crate::error::positive("stiffness", self.stiffness)?;
+        ferromotion_core::error::positive("stiffness", self.stiffness)?;
         for (name, x) in [
             ("damping", self.damping),
             ("tangential_damping", self.tangential_damping),
@@ -365,7 +365,7 @@ fn finish(
 fn check_inputs(robot: &Quadruped, x: &QuadState, dt: f64) -> Result<()> {
     robot.validate()?;
     x.validate()?;
-    crate::error::positive("dt", dt)?;
+    ferromotion_core::error::positive("dt", dt)?;
     Ok(())
 }
 

@@ -60,16 +60,14 @@
 use super::config::{steps_for, QuadrupedExperiment, INPUTS, OUTPUTS};
 use super::located::located_run;
 use super::model::{QuadState, NDOF, NFEET};
-use super::report::{
-    count_modes, Forward, Gradient, LawReport, ProbeColumn, QuadrupedReport, Trajectory,
-};
+use super::report::{count_modes, Forward, Gradient, LawReport, ProbeColumn, Trajectory};
 use super::run::{
     central, col_err, dist2, probe_stable, rollout_of, run, Keep, RunOptions, Scheme,
     LOCATED_MAX_STEPS,
 };
 use super::step::{ContactLaw, ContactMode, PenaltyContact, Tangent};
-use super::verdict::verdict;
-use crate::error::Result;
+use super::verdict::{verdict, QuadrupedReport};
+use ferromotion_core::error::Result;
 
 pub(super) fn law_report(
     cfg: &QuadrupedExperiment,

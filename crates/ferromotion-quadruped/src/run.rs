@@ -1,10 +1,11 @@
 //! Rollouts of one law and the probe-stable central differences of whole rollouts.
 
+use super::config::QuadrupedExperiment;
 use super::model::{QuadState, Quadruped, NDOF, NFEET};
 use super::report::ProbeColumn;
 use super::report::{event_sequence, LcpSummary, Trajectory};
-use super::step::{propagate_tangent, step, ContactLaw, ContactMode, Tangent};
-use crate::error::{FerroError, Result};
+use super::step::{propagate_tangent, step, ContactLaw, ContactMode, PenaltyContact, Tangent};
+use ferromotion_core::error::{FerroError, Result};
 
 #[derive(Clone, Copy)]
 pub(super) struct RunOptions {
@@ -129,10 +130,10 @@ pub fn rollout(
     steps: usize,
 ) -> Result<Trajectory> {
     // The trajectory is kept in memory: refuse what would not fit rather than abort.
-    if steps as u64 > crate::physics::integrate::DEFAULT_MAX_STEPS {
+    if steps as u64 > ferromotion_core::DEFAULT_MAX_STEPS {
         return Err(FerroError::TooManySteps {
             route: "quadruped rollout",
-            max_steps: crate::physics::integrate::DEFAULT_MAX_STEPS,
+            max_steps: ferromotion_core::DEFAULT_MAX_STEPS,
             detail: format!("{steps} steps would be needed"),
         });
     }
@@ -270,7 +271,10 @@ pub(super) fn central(
             Keep::Events => event_sequence(&modes) == event_sequence(nominal),
         };
     }
-    Ok((crate::check::fd::quotients(&ys[0], &ys[1], eps), same))
+    Ok((
+        ferromotion_core::numeric::fd::quotients(&ys[0], &ys[1], eps),
+        same,
+    ))
 }
 
 /// Probe-stable central differences for input `j`: halve the probe until two consecutive
@@ -366,4 +370,32 @@ pub(super) fn probe_stable(
     b.rollouts = rollouts;
     b.failure = Some(why);
     b
+}
+
+impl QuadrupedExperiment {
+    /// One rollout of this configuration, for plots and animation: the rigid law
+    /// (`stiffness` None) or the penalty law at `stiffness` N/m per foot, over `steps` steps
+    /// of dt (default T/dt), refused above `max_steps`.
+    pub fn rollout(&self, stiffness: Option<f64>, steps: Option<usize>) -> Result<Trajectory> {
+        self.validate()?;
+        let law = match stiffness {
+            None => ContactLaw::Rigid,
+            Some(k) => ContactLaw::Penalty(PenaltyContact::from_ratio(
+                k,
+                self.damping_ratio,
+                self.reference_mass,
+            )?),
+        };
+        // `validate` has checked that t_final is a whole number of steps within max_steps.
+        let steps = steps.unwrap_or_else(|| (self.t_final / self.dt).round() as usize);
+        if steps as u64 > self.max_steps {
+            return Err(FerroError::TooManySteps {
+                route: "quadruped rollout",
+                max_steps: self.max_steps,
+                detail: format!("{steps} steps would be needed"),
+            });
+        }
+        let x0 = self.robot.initial_state(self.clearance, self.speed)?;
+        rollout(&self.robot, &law, &x0, self.dt, steps)
+    }
 }

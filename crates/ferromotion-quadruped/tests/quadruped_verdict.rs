@@ -1,8 +1,8 @@
-//! The quadruped report's verdict (which law wins each axis, `experiments/quadruped/verdict.rs`)
+//! The quadruped report's verdict (which law wins each axis, `crates/ferromotion-quadruped/src/verdict.rs`)
 //! against its rules applied by hand to the report's own numbers, on a real run and on
 //! copies of it whose numbers are moved to reach every outcome.
 
-use ferromotion_core::experiments::quadruped::{
+use ferromotion_quadruped::{
     quadruped_experiment, verdict, LawReport, Outcome, QuadrupedExperiment, QuadrupedReport,
     FAR_FACTOR,
 };
@@ -30,7 +30,7 @@ fn tangent_errors(r: &QuadrupedReport) -> (Option<f64>, Vec<Option<f64>>) {
     )
 }
 
-fn decide(r: &QuadrupedReport) -> ferromotion_core::experiments::quadruped::Verdict {
+fn decide(r: &QuadrupedReport) -> ferromotion_quadruped::Verdict {
     verdict(&r.config, &r.rigid, &r.penalty)
 }
 

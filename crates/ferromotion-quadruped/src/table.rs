@@ -1,7 +1,7 @@
 //! The two-axis table as fixed-width text.
 
-use super::report::QuadrupedReport;
 use super::step::ContactLaw;
+use super::verdict::QuadrupedReport;
 
 impl QuadrupedReport {
     /// The two-axis table as fixed-width text, one row per law.

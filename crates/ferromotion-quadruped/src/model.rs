@@ -31,7 +31,7 @@
 //! The code is generic over a scalar (`f64` or a forward-mode dual number), so the same
 //! lines give `M`, `h`, `J` and their directional derivatives for the step tangents.
 
-use crate::error::{FerroError, Result};
+use ferromotion_core::error::{FerroError, Result};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
@@ -361,7 +361,7 @@ pub(crate) struct Kin<S> {
 impl Quadruped {
     /// Check every parameter (finite, masses and lengths > 0, and a gait the legs reach).
     pub fn validate(&self) -> Result<()> {
-        use crate::error::positive;
+        use ferromotion_core::error::positive;
         positive("trunk_mass", self.trunk_mass)?;
         positive("trunk_inertia", self.trunk_inertia)?;
         positive("trunk_length", self.trunk_length)?;
@@ -778,7 +778,7 @@ impl Quadruped {
     /// contact), moving forward at `speed` m/s, joints at their target rates.
     pub fn initial_state(&self, clearance: f64, speed: f64) -> Result<QuadState> {
         self.validate()?;
-        crate::error::finite("speed", speed)?;
+        ferromotion_core::error::finite("speed", speed)?;
         if !(clearance.is_finite() && clearance >= 0.0) {
             return Err(FerroError::InvalidParameter {
                 name: "clearance",

@@ -4,9 +4,9 @@
 //! where no switch happens, against itself in dt, and against the probe.
 //!
 //! The diagnosis that motivates it prints its numbers:
-//! `cargo test --release -p ferromotion-core --test issue_13_quadruped_located -- --ignored --nocapture`.
+//! `cargo test --release -p ferromotion-quadruped --test issue_13_quadruped_located -- --ignored --nocapture`.
 
-use ferromotion_core::experiments::quadruped::{
+use ferromotion_quadruped::{
     count_modes, event_sequence, located_run, quadruped_experiment, rollout, ContactLaw,
     ContactMode, PenaltyContact, QuadState, Quadruped, QuadrupedExperiment, NDOF, NFEET,
 };

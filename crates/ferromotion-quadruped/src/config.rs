@@ -1,10 +1,8 @@
 //! The comparison's configuration and its checks (see [`super::law`] for what it measures).
 
 use super::model::Quadruped;
-use super::report::Trajectory;
-use super::run::rollout;
-use super::step::{ContactLaw, PenaltyContact};
-use crate::error::{positive, FerroError, Result};
+use super::step::PenaltyContact;
+use ferromotion_core::error::{positive, FerroError, Result};
 use serde::{Deserialize, Serialize};
 
 /// The Jacobian's inputs (columns): initial trunk height (m), initial forward speed (m/s),
@@ -123,31 +121,5 @@ impl QuadrupedExperiment {
         PenaltyContact::from_ratio(1.0, self.damping_ratio, self.reference_mass)?;
         self.robot.initial_state(self.clearance, self.speed)?;
         Ok(())
-    }
-
-    /// One rollout of this configuration, for plots and animation: the rigid law
-    /// (`stiffness` None) or the penalty law at `stiffness` N/m per foot, over `steps` steps
-    /// of dt (default T/dt), refused above `max_steps`.
-    pub fn rollout(&self, stiffness: Option<f64>, steps: Option<usize>) -> Result<Trajectory> {
-        self.validate()?;
-        let law = match stiffness {
-            None => ContactLaw::Rigid,
-            Some(k) => ContactLaw::Penalty(PenaltyContact::from_ratio(
-                k,
-                self.damping_ratio,
-                self.reference_mass,
-            )?),
-        };
-        // `validate` has checked that t_final is a whole number of steps within max_steps.
-        let steps = steps.unwrap_or_else(|| (self.t_final / self.dt).round() as usize);
-        if steps as u64 > self.max_steps {
-            return Err(FerroError::TooManySteps {
-                route: "quadruped rollout",
-                max_steps: self.max_steps,
-                detail: format!("{steps} steps would be needed"),
-            });
-        }
-        let x0 = self.robot.initial_state(self.clearance, self.speed)?;
-        rollout(&self.robot, &law, &x0, self.dt, steps)
     }
 }

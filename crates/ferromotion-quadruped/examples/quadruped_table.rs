@@ -1,9 +1,9 @@
 //! The quadruped's two-axis table (issue #7): rigid vs penalty contact over stiffness.
 //!
 //! ```text
-//! cargo run --release -p ferromotion-core --example quadruped_table            # full, ~1–2 min
-//! cargo run --release -p ferromotion-core --example quadruped_table -- --fast  # no dt/100 gradient
-//! cargo run --release -p ferromotion-core --example quadruped_table -- --json  # the report as JSON
+//! cargo run --release -p ferromotion-quadruped --example quadruped_table            # full, ~1–2 min
+//! cargo run --release -p ferromotion-quadruped --example quadruped_table -- --fast  # no dt/100 gradient
+//! cargo run --release -p ferromotion-quadruped --example quadruped_table -- --json  # the report as JSON
 //! ```
 //!
 //! Columns, per law (one gait period, 0.5 s at dt = 1 ms, from a 1 cm landing at 0.3 m/s):
@@ -19,9 +19,7 @@
 //! dt/100 ("ccert"). Below the table, every reference column that is not certified says
 //! why, with the number that failed.
 
-use ferromotion_core::experiments::quadruped::{
-    quadruped_experiment, ContactLaw, QuadrupedExperiment,
-};
+use ferromotion_quadruped::{quadruped_experiment, ContactLaw, QuadrupedExperiment};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

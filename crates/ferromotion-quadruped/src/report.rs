@@ -1,10 +1,9 @@
 //! What the comparison reports: per law, forward fidelity, gradient accuracy, the contact
-//! modes and the run itself; for the whole, the verdict per axis ([`super::verdict`]).
+//! modes and the run itself. The whole comparison with its verdict per axis is
+//! [`QuadrupedReport`](super::verdict::QuadrupedReport).
 
-use super::config::QuadrupedExperiment;
 use super::model::NFEET;
 use super::step::{ContactLaw, ContactMode};
-use super::verdict::Verdict;
 use serde::Serialize;
 
 /// Contact-mode changes over a run: per foot per step, any change of mode counts.
@@ -224,21 +223,4 @@ pub struct LawReport {
     pub lcp: Option<LcpSummary>,
     /// The run at dt.
     pub trajectory: Option<Trajectory>,
-}
-
-/// The whole comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QuadrupedReport {
-    /// What was run.
-    pub config: QuadrupedExperiment,
-    /// Column names of the Jacobians.
-    pub inputs: [&'static str; 3],
-    /// Row names of the Jacobians.
-    pub outputs: [&'static str; 6],
-    /// The rigid law.
-    pub rigid: LawReport,
-    /// The penalty law, one report per stiffness.
-    pub penalty: Vec<LawReport>,
-    /// Which law wins each axis, decided from the numbers above ([`super::verdict`]).
-    pub verdict: Verdict,
 }

@@ -101,6 +101,23 @@ pub struct Verdict {
     pub both: bool,
 }
 
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuadrupedReport {
+    /// What was run.
+    pub config: QuadrupedExperiment,
+    /// Column names of the Jacobians.
+    pub inputs: [&'static str; 3],
+    /// Row names of the Jacobians.
+    pub outputs: [&'static str; 6],
+    /// The rigid law.
+    pub rigid: LawReport,
+    /// The penalty law, one report per stiffness.
+    pub penalty: Vec<LawReport>,
+    /// Which law wins each axis, decided from the numbers above ([`verdict`]).
+    pub verdict: Verdict,
+}
+
 /// The measures, in the order they are reported.
 pub const MEASURES: [(&str, &str); 3] = [
     ("tangent_error", "the tangent against its own map"),
