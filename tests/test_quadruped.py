@@ -1,6 +1,6 @@
 """The quadruped through the binding: the two-axis table as numpy columns, trajectories for
 animation, failures, configuration, the GIL. The physics is tested in cargo
-(crates/ferromotion-core/tests/quadruped.rs)."""
+(crates/ferromotion-quadruped/tests/quadruped.rs)."""
 
 from __future__ import annotations
 
@@ -148,7 +148,7 @@ def test_quadruped_releases_the_gil() -> None:
 
 def test_verdict_is_the_cores(report: fm.QuadrupedReport) -> None:
     # The verdict is a field of the core's document (the lab reads the same one); the
-    # rules themselves are pinned in crates/ferromotion-core/tests/quadruped_verdict.rs.
+    # rules themselves are pinned in crates/ferromotion-quadruped/tests/quadruped_verdict.rs.
     v = report.verdict
     assert v == json.loads(report.to_json())["verdict"]
     assert [m["key"] for m in v["gradient"]] == ["tangent_error", "typical_probe_error", "converged_error"]

@@ -63,7 +63,7 @@ function andList(items) {
 /**
  * What the report concludes, as data and sentences. The decisions (who wins each axis,
  * which stiffnesses match, are far, pump energy, beat the rigid law) are the core's
- * (`report.verdict`, experiments/quadruped/verdict.rs); this only words them.
+ * (`report.verdict`, crates/ferromotion-quadruped/src/verdict.rs); this only words them.
  */
 export function assess(report) {
   const rigid = report.rigid;

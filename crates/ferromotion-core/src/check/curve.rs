@@ -17,7 +17,7 @@
 //! at ε0; half of ν, the typical noise of that difference, is taken off). The best probe has the
 //! smallest resolution.
 
-use super::{Classification, Verdict};
+use super::verdict::{Classification, Verdict};
 
 /// Noise band of one central difference in the smoothness test, in units of σ/ε.
 pub const SMOOTH_BAND: f64 = 3.0;

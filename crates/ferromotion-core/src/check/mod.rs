@@ -42,9 +42,10 @@
 //!    remainder must fall like h² (slope >= 1.75), or the direction is not verified.
 
 pub mod curve;
-pub mod fd;
+use crate::numeric::fd;
 pub mod fixtures;
 pub mod noise;
+pub mod verdict;
 
 use crate::error::{positive, FerroError, Result};
 use curve::{judge, Point, MARGIN};
@@ -52,6 +53,7 @@ use nalgebra::DMatrix;
 pub use noise::Noise;
 use serde::Serialize;
 use std::collections::BTreeMap;
+pub use verdict::{Classification, Verdict};
 
 /// What an objective reports about the events its evaluation went through.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -108,22 +110,6 @@ impl Default for CheckOptions {
     }
 }
 
-/// How a probe or a direction relates to the objective's events and to smoothness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Classification {
-    /// Measured smooth (and the same event sequence on both sides, when events are given).
-    Smooth,
-    /// The event sequence differs between +eps and -eps (or an evaluation failed).
-    EventCrossing,
-    /// An event slower than the grazing speed.
-    Grazing,
-    /// The probe curve contradicts a smooth f within ±eps: a kink or jump.
-    NonSmooth,
-    /// Too few smaller probes to tell.
-    Unmeasured,
-}
-
 /// One probe of the walk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Probe {
@@ -178,43 +164,6 @@ pub struct DirectionReport {
     pub verdict: Verdict,
     /// Whether this direction agrees (verified, within noise, or in absolute terms).
     pub certified: bool,
-}
-
-/// A check's verdict (and each direction's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Right to relative accuracy `tol`, where the differences resolve the derivative.
-    Verified,
-    /// Agrees to within the floor f's evaluation noise allows, which is coarser than `tol`.
-    VerifiedWithinNoise,
-    /// Agrees only in absolute terms: the derivative is below what differences resolve.
-    VerifiedAbsolute,
-    /// Disagrees by more than the floor and than `tol`.
-    NotVerified,
-    /// Cannot be judged by smooth differences (event-crossing, grazing, a kink at x).
-    Refused,
-}
-
-impl Verdict {
-    /// The same words the JSON uses.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Verdict::Verified => "verified",
-            Verdict::VerifiedWithinNoise => "verified-within-noise",
-            Verdict::VerifiedAbsolute => "verified-absolute",
-            Verdict::NotVerified => "not-verified",
-            Verdict::Refused => "refused",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    /// The same words the JSON uses: verified / verified-within-noise / verified-absolute /
-    /// not-verified / refused.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// Everything a gradient check found.
@@ -328,7 +277,7 @@ fn taylor_window_slope(hs: &[f64], rs: &[f64], noise: f64, tol_floor: f64) -> Op
     if x.len() < 3 {
         return None;
     }
-    crate::lab::readout::fit_loglog(&x, &y)
+    crate::numeric::fit::fit_loglog(&x, &y)
         .ok()
         .map(|f| f.slope)
 }

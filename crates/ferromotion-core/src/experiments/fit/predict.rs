@@ -26,7 +26,7 @@
 //! event sequence is taken when halving does not help. A difference never straddles an
 //! event: straddling one compares two event sequences and measures neither derivative.
 
-use super::{Param, Route};
+use super::params::{Param, Route};
 use crate::error::{FerroError, Result};
 use crate::physics::contact::penalty::{
     flow_with_episodes, limit_restitution_unchecked, FlowOptions,
@@ -522,6 +522,41 @@ pub fn zeta_for_restitution(e: f64) -> Result<f64> {
         } else {
             hi = mid;
         }
+    }
+}
+
+/// A parameter's value in a model: here, beside the model, so `params` stays a leaf.
+impl Param {
+    /// Its value in a model.
+    pub fn get(&self, m: &Model) -> f64 {
+        match self {
+            Param::Zeta => m.drop.zeta,
+            Param::Restitution => m.restitution.unwrap_or_else(|| {
+                crate::physics::contact::penalty::limit_restitution_unchecked(m.drop.zeta)
+            }),
+            Param::K => m.k,
+            Param::Height => m.drop.height,
+            Param::Velocity => m.drop.velocity,
+            Param::Gravity => m.drop.gravity,
+            Param::Mass => m.drop.mass,
+        }
+    }
+
+    /// Set its value in a model (restitution also sets the zeta it implies).
+    pub fn set(&self, m: &mut Model, value: f64) -> Result<()> {
+        match self {
+            Param::Zeta => m.drop.zeta = value,
+            Param::Restitution => {
+                m.drop.zeta = zeta_for_restitution(value)?;
+                m.restitution = Some(value);
+            }
+            Param::K => m.k = value,
+            Param::Height => m.drop.height = value,
+            Param::Velocity => m.drop.velocity = value,
+            Param::Gravity => m.drop.gravity = value,
+            Param::Mass => m.drop.mass = value,
+        }
+        Ok(())
     }
 }
 

@@ -63,8 +63,8 @@
 //! does, and the number of step-function calls it took.
 
 use super::{HybridEvent, HybridSolution};
-use crate::check::fd::{central_gradient_dyn, central_jacobian_dyn, Probe};
 use crate::error::{finite, positive, FerroError, Result};
+use crate::numeric::fd::{central_gradient_dyn, central_jacobian_dyn, Probe};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
