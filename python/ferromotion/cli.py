@@ -445,7 +445,9 @@ def _csv(s: fm.Sweep) -> None:
 def _audit_engine(args: argparse.Namespace) -> int:
     ks = fm.log_grid(math.log10(args.k_min or 1e3), math.log10(args.k_max or 1e7), args.per_decade)
     try:
-        a = fm.audit_engine(args.engine, stiffness=ks, dt=args.dt)
+        a = fm.audit_engine(args.engine, stiffness=ks, dt=args.dt,
+                            progress=None if (args.quiet or args.json) else
+                            (lambda line: print(line, file=sys.stderr, flush=True)))
     except ImportError as e:  # the engine is not installed here: say which extra brings it
         print(f"ferromotion audit: {e}", file=sys.stderr)
         return 1

@@ -23,7 +23,8 @@ Nothing here mocks an engine. ``conformance`` holds the fixtures as data (no eng
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -216,7 +217,8 @@ class EngineAudit:
 def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: float = 1e-4, *,
                  drop: Optional[Drop] = None, check_k: Optional[float] = 1e6,
                  refine: Sequence[int] = (10,), refine_k: float = 1e6,
-                 check_options: Optional[Dict[str, Any]] = None, adapter: Any = None) -> EngineAudit:
+                 check_options: Optional[Dict[str, Any]] = None, adapter: Any = None,
+                 progress: Optional[Callable[[str], None]] = None) -> EngineAudit:
     """Run the stiffness audit on a real engine (see the module docs).
 
     Parameters
@@ -238,6 +240,9 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         Extra keywords for :func:`ferromotion.check_gradient` (``eps``, ``taylor_h``, ``directions``...).
     adapter : object, optional
         An adapter already built by :func:`engine_adapter` (reuses its compiled functions).
+    progress : callable, optional
+        Called with one line per stage (each stiffness, the refinement, the check) with the time
+        spent so far: an engine at tens of ms per rollout takes minutes (the CLI prints these).
 
     Returns
     -------
@@ -261,8 +266,15 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         raise ValueError(f"stiffness: expected a non-empty 1-D array of positive N/m, got shape {ks.shape}")
     x0 = np.array([drop.height, drop.velocity])
     je = np.asarray(exact(drop).jacobian)
+    t0 = time.perf_counter()
+
+    def said(what: str) -> None:
+        if progress is not None:
+            progress(f"{engine}: {what} ({time.perf_counter() - t0:.0f} s so far)")
+
     states, jacs, fds = [], [], []
-    for k in ks:
+    for n, k in enumerate(ks):
+        said(f"k = {k:.3g} N/m, {n + 1} of {ks.size}: gradient and differences")
         s, j = ad.jacobian(drop, k, dt, x0)
         states.append(s)
         jacs.append(j)
@@ -277,6 +289,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     # dt refinement on the engine itself.
     divisors = [1] + [int(r) for r in refine if int(r) != 1]
     rdt = [dt / r for r in divisors]
+    said(f"dt refinement at k = {refine_k:.3g} N/m, dt / {', '.join(map(str, divisors))}")
     rerr = [_rel(ad.jacobian(drop, refine_k, h, x0)[1], je) for h in rdt]
     refinement = {"k": float(refine_k), "dt": rdt, "gradient_error": rerr,
                   "ratio": [e / rerr[0] for e in rerr]}
@@ -296,6 +309,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         def v_final(x: np.ndarray) -> float:
             return float(ad.state(drop, k, dt, x)[1])
 
+        said(f"gradient check at k = {k:.3g} N/m")
         opts: Dict[str, Any] = {"eps": np.logspace(-2, -9, 8), "directions": 2}
         opts.update(check_options or {})
         receipt = check_gradient(
