@@ -23,8 +23,8 @@ fi
 
 SRC=crates/ferromotion-core/src
 FILES=("$SRC/physics/contact/*.rs" "$SRC/physics/integrate/*.rs" "$SRC/physics/model.rs" "$SRC/lab/readout.rs")
-TESTS=(fixed_route corrected_route tolerance_route exact_rigid penalty_flow rk4_route issue_13_flow_exact
-       issue_13_forward step_stability workbench_readout workbench_verdicts blame_split fixed_loop_identity
+TESTS=(fixed_route corrected_route tolerance_route exact_rigid penalty_flow rk4_route flow_double_double_oracle
+       forward_sensitivities step_stability workbench_readout workbench_verdicts blame_split fixed_loop_identity
        corrected_fast_identity bad_input fuzz mutation_survivors)
 args=(-p ferromotion-core --profile mutants --timeout 60 --cargo-test-arg=--lib)
 for f in "${FILES[@]}"; do args+=(-f "$f"); done

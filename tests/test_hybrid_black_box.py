@@ -1,7 +1,7 @@
 """Black-box hybrid qualification through the binding (issue 14): ``fm.hybrid_jacobian`` on a
 ``fm.StepFunction``. Oracles: the closed-form rigid drop (``fm.exact``), the closed-form
 Jacobian and split residual of an explicit Euler map; the driver's physics is tested in cargo
-(crates/ferromotion-core/tests/issue_14_black_box.rs)."""
+(crates/ferromotion-core/tests/black_box_step_jacobian.rs)."""
 
 from __future__ import annotations
 

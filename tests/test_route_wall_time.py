@@ -1,6 +1,6 @@
 """Every single route carries the wall time of its call beside its force evaluations
 (issue 13: "cost readouts everywhere"), and so does every row of the equal-budget table. (The
-rk4 route itself is checked against a hand-written RK4 in tests/test_issue_13_doors.py.)"""
+rk4 route itself is checked against a hand-written RK4 in tests/test_route_refusals.py.)"""
 
 import math
 import time

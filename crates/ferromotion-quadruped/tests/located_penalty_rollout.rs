@@ -4,7 +4,7 @@
 //! where no switch happens, against itself in dt, and against the probe.
 //!
 //! The diagnosis that motivates it prints its numbers:
-//! `cargo test --release -p ferromotion-quadruped --test issue_13_quadruped_located -- --ignored --nocapture`.
+//! `cargo test --release -p ferromotion-quadruped --test located_penalty_rollout -- --ignored --nocapture`.
 
 use ferromotion_quadruped::{
     count_modes, event_sequence, located_run, quadruped_experiment, rollout, ContactLaw,
