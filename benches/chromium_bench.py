@@ -21,18 +21,12 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from conftest import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
+
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
 BENCHES = ROOT / "benches"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 BLANK = b"<!doctype html><meta charset=utf-8><title>ferromotion bench</title>"
 
 
@@ -68,7 +62,7 @@ def main() -> int:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(p)
             page = browser.new_page()
             page.set_default_timeout(300_000)
             page.goto(f"http://127.0.0.1:{server.server_address[1]}/__bench/index.html")

@@ -38,16 +38,10 @@ from pathlib import Path
 import ferromotion as fm  # the core's default rtol, the one the lab opens on
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from conftest import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
+
 WEB = Path(__file__).resolve().parent.parent / "web"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RTOL = f"{fm.defaults()['tolerance']['rtol']:g}"
 SETTINGS = [
     ("dt", "1e-4", "off"),
@@ -132,7 +126,7 @@ def main() -> int:
     errors: list[str] = []
     statuses: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         pages = {"desktop": browser.new_context(viewport={"width": 1280, "height": 900}).new_page()}
         if args.phone:
             phone = browser.new_context(**PHONE).new_page()

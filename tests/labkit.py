@@ -15,27 +15,18 @@ import os
 import queue
 import re
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import FERROMOTION, launch_chromium
 from ferromotion.labserver import lab_server
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
 SCREENSHOTS = ROOT / "target" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 TIMEOUT_MS = 20_000
 DESKTOP = {"width": 1280, "height": 900}
@@ -60,7 +51,7 @@ def serve_app(*args: str):
     must override: it serves its own JavaScript); yields the URL it prints, then stops it with
     SIGTERM, which must end it like Ctrl-C, with status 0."""
     env = dict(os.environ, BOKEH_RESOURCES="cdn")
-    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "app", "--port", "0", *args],
+    proc = subprocess.Popen([*FERROMOTION, "app", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
@@ -95,7 +86,7 @@ def lab() -> str:
 @pytest.fixture(scope="module")
 def browser() -> Browser:
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch_chromium(p)
         yield b
         b.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import run_cli
 
 pn = pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
 
@@ -102,14 +103,11 @@ def test_create_app_validates_its_arguments() -> None:
 
 def test_the_app_command_on_a_busy_port_is_a_clear_error() -> None:
     import socket
-    import subprocess
-    import sys
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        p = subprocess.run([sys.executable, "-m", "ferromotion", "app", "--port", str(port)], capture_output=True,
-                           text=True, timeout=120)
+        p = run_cli("app", "--port", str(port), timeout=120)
     assert p.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in p.stderr
     assert "Traceback" not in p.stderr

@@ -16,14 +16,12 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
+from conftest import launch_chromium  # noqa: E402
 from labkit import serve_app  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "target" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 TIMEOUT_MS = 30_000
 
 
@@ -35,7 +33,7 @@ def app_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def page(app_url: str) -> Iterator[Page]:
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         context = browser.new_context(viewport={"width": 1280, "height": 1400})
         pg = context.new_page()
         pg.set_default_timeout(TIMEOUT_MS)

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
-from labkit import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, serve_app  # noqa: E402
+from conftest import launch_chromium  # noqa: E402
+from labkit import SCREENSHOTS, serve_app  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
 TIMEOUT_MS = 30_000  # Panel's first render on a busy machine
@@ -46,7 +47,7 @@ def test_the_app_loads_and_moves_under_the_prefix(app_url: str) -> None:
     failed: List[Tuple[str, str]] = []
     errors: List[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(p)
         try:
             page: Page = browser.new_context(viewport={"width": 1280, "height": 1400}).new_page()
             page.set_default_timeout(TIMEOUT_MS)

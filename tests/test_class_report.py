@@ -16,12 +16,11 @@ import json
 import math
 import random
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from classkit import HOSTILE_NAME, ITEMS, ROOT, T0, CoreBench, build_class, plan, core_export, js_format, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NO_READINGS, NOT_DONE, RE_DERIVED, class_report, printed_matches
@@ -163,8 +162,8 @@ def html_escaped(text: str) -> str:
 def test_the_cli_reports_the_class_in_under_five_seconds_with_csv_and_html(klass, tmp_path) -> None:
     out_csv, out_html = tmp_path / "class.csv", tmp_path / "class.html"
     t0 = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report", *map(str, klass["files"]),
-                          "--csv", str(out_csv), "--html", str(out_html)], capture_output=True, text=True, timeout=120)
+    run = run_cli("class", "report", *map(str, klass["files"]), "--csv", str(out_csv), "--html", str(out_html),
+                  timeout=120)
     seconds = time.perf_counter() - t0
     print(f"ferromotion class report on {len(klass['files'])} files: {seconds:.2f} s wall, whole process")
     assert run.returncode == 0, run.stderr
@@ -187,11 +186,9 @@ def test_csv_cells_from_a_file_cannot_start_a_formula(tmp_path) -> None:
 
 
 def test_the_cli_without_files_or_with_a_missing_one_explains(tmp_path) -> None:
-    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report", str(tmp_path / "nope.json")],
-                         capture_output=True, text=True, timeout=60)
+    run = run_cli("class", "report", str(tmp_path / "nope.json"), timeout=60)
     assert run.returncode == 0 and "nope.json: cannot be read" in run.stdout and "Traceback" not in run.stderr
-    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report"], capture_output=True, text=True,
-                         timeout=60)
+    run = run_cli("class", "report", timeout=60)
     assert run.returncode == 2 and "EXPORT" in run.stderr
 
 

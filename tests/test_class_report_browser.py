@@ -11,13 +11,12 @@ import contextlib
 import csv
 import datetime
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import run_cli
 from classkit import ITEMS, CoreBench, build_class, core_export, readings, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NOT_DONE, RE_DERIVED, class_report
@@ -218,9 +217,8 @@ def test_a_class_of_30_with_the_real_labs_exports_takes_under_five_seconds(expor
     out_html = tmp_path / "report" / "class.html"
     out_html.parent.mkdir()
     t0 = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "ferromotion", "class", "report", str(tmp_path), "--csv",
-                          str(out_html.with_suffix(".csv")), "--html", str(out_html)],
-                         capture_output=True, text=True, timeout=120)
+    run = run_cli("class", "report", str(tmp_path), "--csv", str(out_html.with_suffix(".csv")), "--html",
+                  str(out_html), timeout=120)
     seconds = time.perf_counter() - t0
     print(f"ferromotion class report on {len(made['files'])} files (3 from the real lab): {seconds:.2f} s wall")
     assert run.returncode == 0 and "Traceback" not in run.stderr + run.stdout, run.stderr

@@ -12,16 +12,12 @@ from typing import List
 import ferromotion as fm
 import numpy as np
 import pytest
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True,
-                          timeout=300)
+from conftest import run_cli
 
 
 @pytest.fixture(scope="module")
 def audit_json() -> dict:
-    p = run("audit", "--json")
+    p = run_cli("audit", "--json")
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
 
@@ -39,7 +35,7 @@ def test_json_has_thirteen_rows_and_the_exponent(audit_json: dict) -> None:
 
 
 def test_table(audit_json: dict) -> None:
-    p = run("audit")
+    p = run_cli("audit")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     rows = [line for line in lines if "RIGHT SIGN" in line or "WRONG SIGN" in line]
@@ -59,7 +55,7 @@ ROW = re.compile(
 
 
 def audit_rows(*args: str) -> list:
-    p = run("audit", *args)
+    p = run_cli("audit", *args)
     assert p.returncode == 0, p.stderr
     rows = [ROW.match(line) for line in p.stdout.splitlines() if "SIGN" in line and not line.strip().startswith("k (N/m)")]
     assert rows and all(rows), p.stdout
@@ -76,7 +72,7 @@ def sign_state(route, exact) -> str:
 
 
 def test_audit_prints_dy_in_metres_in_its_own_column_and_the_three_state_sign() -> None:
-    p = run("audit")
+    p = run_cli("audit")
     header = next(line for line in p.stdout.splitlines() if line.strip().startswith("k (N/m)"))
     assert "|dy| at T (m)" in header and "|dv| at T (m/s)" in header and "forward error" not in header
     exact = fm.exact(fm.Drop())
@@ -100,7 +96,7 @@ def test_audit_takes_the_one_default_rtol_and_it_is_not_probe_dependent_at_1e6()
     # One default for every door: the core's (fm.defaults()), which the lab's workbench opens on too.
     rtol = fm.defaults()["tolerance"]["rtol"]
     assert fm.Workbench(fm.Drop()).config()["rtol"] == rtol
-    p = run("audit", "--k-min", "1e6", "--k-max", "1e6")
+    p = run_cli("audit", "--k-min", "1e6", "--k-max", "1e6")
     assert f"tolerance route rtol = {rtol:g} without event location" in p.stdout
     (row,) = audit_rows("--k-min", "1e6", "--k-max", "1e6")
     # At that rtol the route's two probe sizes agree at 1e6 (no "*") and it has the right sign.
@@ -120,7 +116,7 @@ def test_audit_wall_times_print_in_one_unit_per_magnitude() -> None:
 def test_budget_table_is_the_cores() -> None:
     # The equal-budget table rides in the audit's JSON as the core's document, and the text
     # prints the same rows; the numbers are the core's (fm.equal_budget), not recomputed.
-    p = run("audit", "--json", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    p = run_cli("audit", "--json", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
     assert p.returncode == 0, p.stderr
     b = json.loads(p.stdout)["equal_budget"]
     import ferromotion as fm
@@ -134,15 +130,15 @@ def test_budget_table_is_the_cores() -> None:
     assert [r["route"] for r in b["rows"]] == ["Euler uniform", "RK4 uniform", "adaptive", "adaptive + events",
                                               "adaptive + forward", "corrected"]
     assert all(r["force_evals"] <= 8000 for r in b["rows"] if r["route"] != "corrected")
-    text = run("audit", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    text = run_cli("audit", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
     assert text.returncode == 0, text.stderr
     assert "Equal budget: 8,000 force evaluations" in text.stdout and "Probe-size trap" in text.stdout
-    bad = run("audit", "--budget", "10")
+    bad = run_cli("audit", "--budget", "10")
     assert bad.returncode != 0 and "budget" in bad.stderr
 
 
 def test_csv(audit_json: dict) -> None:
-    p = run("audit", "--csv")
+    p = run_cli("audit", "--csv")
     assert p.returncode == 0, p.stderr
     lines: List[str] = p.stdout.splitlines()
     assert len(lines) == 14
@@ -153,7 +149,7 @@ def test_csv(audit_json: dict) -> None:
 
 
 def test_options_reach_the_sweep() -> None:
-    p = run("audit", "--json", "--k-min", "1e4", "--k-max", "1e6", "--per-decade", "1", "--dt", "1e-5",
+    p = run_cli("audit", "--json", "--k-min", "1e4", "--k-max", "1e6", "--per-decade", "1", "--dt", "1e-5",
             "--rtol", "1e-6", "--events")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
@@ -162,22 +158,22 @@ def test_options_reach_the_sweep() -> None:
 
 
 def test_no_exponent_outside_its_range() -> None:
-    p = run("audit", "--k-min", "1e2", "--k-max", "1e3")
+    p = run_cli("audit", "--k-min", "1e2", "--k-max", "1e3")
     assert p.returncode == 0, p.stderr
     assert "divergence exponent: not available" in p.stdout
-    p = run("audit", "--json", "--k-min", "1e2", "--k-max", "1e3")
+    p = run_cli("audit", "--json", "--k-min", "1e2", "--k-max", "1e3")
     assert json.loads(p.stdout)["exponent"] is None
 
 
 @pytest.mark.parametrize("command", [[], ["audit"], ["descent"], ["check"], ["quadruped"], ["lab"], ["app"]])
 def test_help(command: List[str]) -> None:
-    p = run(*command, "--help")
+    p = run_cli(*command, "--help")
     assert p.returncode == 0 and p.stdout.startswith("usage: ferromotion"), p.stderr
     assert p.stderr == ""
 
 
 def test_top_level_help_lists_every_command() -> None:
-    p = run("--help")
+    p = run_cli("--help")
     for command in ("audit", "descent", "check", "quadruped", "lab", "app"):
         assert re.search(rf"^    {command}\b", p.stdout, re.M), command
 
@@ -185,7 +181,7 @@ def test_top_level_help_lists_every_command() -> None:
 def test_version() -> None:
     import ferromotion
 
-    p = run("--version")
+    p = run_cli("--version")
     assert p.returncode == 0 and p.stdout.strip() == f"ferromotion {ferromotion.__version__}"
 
 
@@ -211,7 +207,7 @@ def test_version() -> None:
     ["quadruped", "--stiffness", "-1e4"],
 ])
 def test_bad_arguments_exit_2(args: List[str]) -> None:
-    p = run(*args)
+    p = run_cli(*args)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert p.stdout == ""
 
@@ -223,7 +219,7 @@ def test_bad_arguments_exit_2(args: List[str]) -> None:
     (["--k-min", "1e6", "--k-max", "1e4"], "`k_max`"),
 ])
 def test_core_refusals_exit_1_with_the_message(args: List[str], text: str) -> None:
-    p = run("audit", *args)
+    p = run_cli("audit", *args)
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert p.stdout == ""
     assert p.stderr.startswith("ferromotion: error: ") and text in p.stderr
@@ -243,7 +239,7 @@ def test_console_script() -> None:
 
 
 def test_descent_prints_the_per_arm_table() -> None:
-    p = run("descent")
+    p = run_cli("descent")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("arm "))
@@ -257,7 +253,7 @@ def test_descent_prints_the_per_arm_table() -> None:
 
 
 def test_descent_json() -> None:
-    p = run("descent", "--json", "--grid", "11")
+    p = run_cli("descent", "--json", "--grid", "11")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["problem"]["grid"] == 11
@@ -290,7 +286,7 @@ def test_output_to_a_closed_pipe_is_not_a_traceback() -> None:
 def test_check_list_says_what_each_fixture_checks() -> None:
     import ferromotion as fm
 
-    p = run("check", "--list")
+    p = run_cli("check", "--list")
     assert p.returncode == 0, p.stderr
     names = tuple(line for line in p.stdout.splitlines() if line and not line.startswith(" "))
     assert names == fm.FIXTURES
@@ -311,14 +307,14 @@ def test_check_list_says_what_each_fixture_checks() -> None:
     ("drop-grazing", 4, "refused"),
 ])
 def test_check_exit_status_is_the_verdict(fixture: str, status: int, verdict: str) -> None:
-    p = run("check", fixture)
+    p = run_cli("check", fixture)
     assert p.returncode == status, (p.stdout, p.stderr)
     assert p.stderr == ""
     assert len(p.stdout.splitlines()) == 1 and f": {verdict} — " in p.stdout
 
 
 def test_check_help_documents_the_exit_statuses() -> None:
-    p = run("check", "--help")
+    p = run_cli("check", "--help")
     text = " ".join(p.stdout.split())
     assert "0 verified (or verified within evaluation noise); 3 not verified" in text and "4 refused" in text
     assert "5 verified in absolute terms only" in text and "2 on bad arguments" in text
@@ -329,7 +325,7 @@ def test_check_json_and_out(tmp_path: Path) -> None:
     import ferromotion as fm
 
     out = tmp_path / "receipt.json"
-    p = run("check", "drop-fixed", "--json", "--out", str(out), "--seed", "3", "--directions", "2")
+    p = run_cli("check", "drop-fixed", "--json", "--out", str(out), "--seed", "3", "--directions", "2")
     assert p.returncode == 3, p.stderr
     receipt = json.loads(p.stdout)
     assert json.loads(out.read_text(encoding="utf-8")) == receipt
@@ -341,7 +337,7 @@ def test_check_json_and_out(tmp_path: Path) -> None:
 
 def test_check_out_without_json_prints_the_summary(tmp_path: Path) -> None:
     out = tmp_path / "scalar.json"
-    p = run("check", "scalar", "--out", str(out))
+    p = run_cli("check", "scalar", "--out", str(out))
     assert p.returncode == 0 and p.stdout.count("\n") == 1 and ": verified" in p.stdout
     assert json.loads(out.read_text(encoding="utf-8"))["report"]["verdict"] == "verified"
 
@@ -350,7 +346,7 @@ def test_check_out_without_json_prints_the_summary(tmp_path: Path) -> None:
 
 
 def test_quadruped_prints_the_two_axis_table() -> None:
-    p = run("quadruped", "--stiffness", "1e4", "1e8")
+    p = run_cli("quadruped", "--stiffness", "1e4", "1e8")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("ferromotion quadruped:")
@@ -362,7 +358,7 @@ def test_quadruped_prints_the_two_axis_table() -> None:
 
 
 def test_quadruped_json() -> None:
-    p = run("quadruped", "--json", "--stiffness", "1e4", "--dt", "2e-3")
+    p = run_cli("quadruped", "--json", "--stiffness", "1e4", "--dt", "2e-3")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["config"]["dt"] == 2e-3 and d["config"]["stiffness"] == [1e4]
@@ -377,5 +373,5 @@ def test_audit_engine_not_installed_says_which_extra() -> None:
         pytest.skip("MuJoCo is installed in this environment")
     except ImportError:
         pass
-    p = run("audit", "--engine", "mujoco")
+    p = run_cli("audit", "--engine", "mujoco")
     assert p.returncode == 1 and "pip install 'ferromotion[mujoco]'" in p.stderr

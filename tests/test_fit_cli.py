@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", "fit", *args], capture_output=True, text=True,
-                          timeout=300)
+    return run_cli("fit", *args)
 
 
 def write(tmp_path: Path, header: str, rows: list) -> Path:

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True, timeout=300)
-
-
 def test_export_writes_the_core_numbers_and_the_schema(tmp_path: Path) -> None:
-    p = run("fixtures", "export", str(tmp_path / "out"))
+    p = run_cli("fixtures", "export", str(tmp_path / "out"))
     assert p.returncode == 0, p.stderr
     doc = json.loads((tmp_path / "out" / "drop.json").read_text())
     assert doc["schema"] == "ferromotion.fixture/1"
@@ -38,7 +33,7 @@ def test_a_missing_engine_gives_the_install_hint(engine: str, module: str, extra
     if importlib.util.find_spec(module) is not None:
         pytest.skip(f"{module} is installed here")
     for cmd in (("conformance", "--engine", engine), ("audit", "--engine", engine)):
-        p = run(*cmd)
+        p = run_cli(*cmd)
         assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
         assert f"pip install 'ferromotion[{extra}]'" in p.stderr
 

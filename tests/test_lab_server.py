@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Tuple
 
 import pytest
+from conftest import FERROMOTION, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "do-not-serve-me"
@@ -48,7 +49,7 @@ TRAVERSALS = [
 
 def start(*args: str) -> Tuple[subprocess.Popen, str]:
     """Run `ferromotion lab ARGS --port 0` and return the process and the URL it prints."""
-    proc = subprocess.Popen([sys.executable, "-m", "ferromotion", "lab", "--port", "0", *args],
+    proc = subprocess.Popen([*FERROMOTION, "lab", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: lines.put(proc.stdout.readline()), daemon=True).start()  # type: ignore[union-attr]
@@ -148,8 +149,7 @@ def test_the_checkouts_web_directory_by_default() -> None:
 
 
 def run_lab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", "lab", "--port", "0", *args], capture_output=True,
-                          text=True, timeout=60)
+    return run_cli("lab", "--port", "0", *args, timeout=60)
 
 
 def test_missing_build_tells_the_user_to_run_make_wasm(tmp_path: Path) -> None:
@@ -167,8 +167,7 @@ def test_missing_lab_directory_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_busy_port_is_a_clear_error(fake_lab: Path, fake_url: str) -> None:
     port = fake_url.rstrip("/").rsplit(":", 1)[1]
-    p = subprocess.run([sys.executable, "-m", "ferromotion", "lab", "--dir", str(fake_lab), "--port", port],
-                       capture_output=True, text=True, timeout=60)
+    p = run_cli("lab", "--dir", str(fake_lab), "--port", port, timeout=60)
     assert p.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in p.stderr and "Traceback" not in p.stderr
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 
@@ -61,11 +62,8 @@ def test_other_routes_have_no_step_to_flag() -> None:
 
 
 def test_the_cli_audit_flags_unstable_rows() -> None:
-    import subprocess
-    import sys
-
     args = ["audit", "--k-min", "1e7", "--k-max", "1e9", "--rtol", "1e-6", "--quiet"]
-    p = subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True, timeout=600)
+    p = run_cli(*args, timeout=600)
     assert p.returncode == 0, p.stderr
     assert "UNSTABLE STEP from k = " in p.stdout
     unstable = [line for line in p.stdout.splitlines() if re.match(r"^\s*\S+ !", line)]

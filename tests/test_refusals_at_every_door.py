@@ -14,21 +14,16 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import ferromotion as fm
 import pytest
+from conftest import run_cli
 from ferromotion import _core
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_PKG = ROOT / "target" / "wasm" / "node-pkg" / "ferromotion_wasm.js"
 DROP = fm.Drop()
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True,
-                          timeout=300)
 
 
 def node(calls: list[str]) -> list[dict]:
@@ -125,7 +120,7 @@ def test_a_budget_no_tolerance_fits_is_printed_not_a_traceback() -> None:
     assert len(adaptive) >= 2
     for name in adaptive:
         assert rows[name]["gradient_error"] is None and "no rtol" in rows[name]["setting"]
-    p = run("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8")
+    p = run_cli("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8")
     assert p.returncode == 0, p.stderr
     assert "Traceback" not in p.stderr
     printed = [line for line in p.stdout.splitlines() if line.strip().startswith("adaptive")]
@@ -136,7 +131,7 @@ def test_a_budget_no_tolerance_fits_is_printed_not_a_traceback() -> None:
 
 def test_a_budget_the_core_refuses_stops_the_audit_before_its_sweep() -> None:
     kind, message = refusal(lambda: fm.equal_budget(k=1e6, budget=10))
-    p = run("audit", "--quiet", "--budget", "10")
+    p = run_cli("audit", "--quiet", "--budget", "10")
     assert p.returncode == 1 and p.stdout == "" and message in p.stderr
     js = node(["m.equalBudget(drop, 1e6, 10)"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
@@ -270,7 +265,7 @@ def test_min_step_reaches_the_tolerance_route_from_every_door() -> None:
     bench = fm.Workbench(k=1e6, tolerance=1e-6, events=True, min_step=1e-3)
     bench.set_tolerance(True, rtol=1e-6, events=True, jacobian="forward")
     assert refusal(bench.readout) == (kind, message)
-    p = run("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--rtol", "1e-6", "--events",
+    p = run_cli("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--rtol", "1e-6", "--events",
             "--jacobian", "forward", "--min-step", "1e-3")
     assert p.returncode == 1 and message in p.stderr and "Traceback" not in p.stderr
     js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, true, false, false, 'forward', 1e-3)"])[0]
@@ -286,7 +281,7 @@ def test_a_bad_min_step_is_the_same_refusal_at_every_door() -> None:
     for call in (lambda: fm.sweep(DROP, [1e6], tolerance=1e-6, min_step=-1.0),
                  lambda: fm.Workbench(k=1e6, tolerance=1e-6, min_step=-1.0)):
         assert refusal(call) == (kind, message)
-    p = run("audit", "--quiet", "--min-step", "-1")
+    p = run_cli("audit", "--quiet", "--min-step", "-1")
     assert p.returncode == 1 and message in p.stderr
     js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, false, false, false, 'richardson', -1)"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
@@ -294,13 +289,13 @@ def test_a_bad_min_step_is_the_same_refusal_at_every_door() -> None:
 
 def test_the_budget_table_never_lands_inside_csv() -> None:
     # --csv promises one CSV row per stiffness; the budget's text table would break it.
-    p = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
+    p = run_cli("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--budget", "8000")
     assert p.returncode == 2 and p.stdout == "" and "--budget" in p.stderr
     # Nor is it dropped without a word beside --engine (which audits another simulator).
-    engine = run("audit", "--engine", "jax", "--budget", "8000")
+    engine = run_cli("audit", "--engine", "jax", "--budget", "8000")
     assert engine.returncode == 2 and engine.stdout == "" and "--budget" in engine.stderr
     # Without --budget the CSV is unchanged: a header and one row.
-    plain = run("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6")
+    plain = run_cli("audit", "--quiet", "--csv", "--k-min", "1e6", "--k-max", "1e6")
     assert plain.returncode == 0 and len(plain.stdout.strip().splitlines()) == 2
 
 

@@ -6,6 +6,7 @@ import math
 import time
 
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 
@@ -61,10 +62,7 @@ def test_the_equal_budget_rows_carry_wall_times_beside_equal_evaluations():
 
 
 def test_the_audit_prints_the_budget_table_with_its_wall_column(tmp_path):
-    import subprocess
-    import sys
-    p = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--budget", "8000"],
-                       capture_output=True, text=True, check=True)
+    p = run_cli("audit", "--budget", "8000", timeout=600, check=True)
     header = next(line for line in p.stdout.splitlines() if line.strip().startswith("route"))
     assert "evals" in header and "wall" in header
     assert "adaptive + forward" in p.stdout

@@ -8,7 +8,6 @@ import logging
 import math
 import os
 import signal
-import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Dict, Iterator, List
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 
@@ -281,6 +281,5 @@ def test_the_cli_runs_resumes_and_refuses(client: Any, tmp_path: Path, capsys: p
 
 
 def test_the_cli_command_is_installed(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "ferromotion", "study", "--help"], capture_output=True, text=True,
-                       timeout=120)
+    p = run_cli("study", "--help", timeout=120)
     assert p.returncode == 0 and "--scheduler ADDR" in p.stdout and "--resume" in p.stdout

@@ -11,21 +11,15 @@ call of the route, never a number pasted from an earlier run.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import ferromotion as fm
 import numpy as np
 import pytest
+from conftest import run_cli
 
 DROP = fm.Drop()
 RTOL = 1e-6
 METHODS = ("richardson", "forward")
-
-
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True,
-                          timeout=300)
 
 
 def direct(k: float, jacobian: str) -> fm.Route:
@@ -122,7 +116,7 @@ def test_an_unknown_method_is_refused_by_name() -> None:
 
 @pytest.mark.parametrize("jacobian", METHODS)
 def test_the_cli_flag_reaches_the_route(jacobian: str) -> None:
-    p = run("audit", "--json", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events",
+    p = run_cli("audit", "--json", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events",
             "--jacobian", jacobian)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
@@ -135,14 +129,14 @@ def test_the_cli_flag_reaches_the_route(jacobian: str) -> None:
 
 
 def test_the_cli_table_prints_evaluations_and_wall_time() -> None:
-    p = run("audit", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events", "--jacobian", "forward")
+    p = run_cli("audit", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events", "--jacobian", "forward")
     assert p.returncode == 0, p.stderr
     assert "by forward sensitivities along 1 rollout" in p.stdout
     (line,) = [x for x in p.stdout.splitlines() if "SIGN" in x and x.startswith("1.00e+06")]
     r = direct(1e6, "forward")
     assert f"{r.force_evals:,} in " in line
     assert line.count(" ms") + line.count(" us") + line.count(" s ") >= 2, line
-    csv = run("audit", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events",
+    csv = run_cli("audit", "--csv", "--k-min", "1e6", "--k-max", "1e6", "--rtol", str(RTOL), "--events",
               "--jacobian", "forward")
     header, values = csv.stdout.splitlines()[:2]
     row = dict(zip(header.split(","), values.split(",")))
@@ -151,10 +145,10 @@ def test_the_cli_table_prints_evaluations_and_wall_time() -> None:
 
 
 def test_the_cli_refuses_forward_without_events_with_the_cores_message() -> None:
-    p = run("audit", "--k-min", "1e6", "--k-max", "1e6", "--jacobian", "forward")
+    p = run_cli("audit", "--k-min", "1e6", "--k-max", "1e6", "--jacobian", "forward")
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert p.stdout == ""
     assert p.stderr.startswith("ferromotion: error: invalid parameter `events`")
     assert "forward sensitivities need events" in p.stderr and "Traceback" not in p.stderr
-    bad = run("audit", "--jacobian", "fwd")
+    bad = run_cli("audit", "--jacobian", "fwd")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

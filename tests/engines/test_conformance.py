@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 from ferromotion.engines import engine_adapter
@@ -32,12 +33,8 @@ HERE = Path(__file__).resolve().parent
 REPO_PYTHON = str(HERE.parents[1] / "python")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ferromotion", *args], capture_output=True, text=True, timeout=900)
-
-
 def test_export_writes_every_fixture_and_the_schema_validates_them(tmp_path: Path) -> None:
-    out = _cli("fixtures", "export", str(tmp_path))
+    out = run_cli("fixtures", "export", str(tmp_path), timeout=900)
     assert out.returncode == 0, out.stderr
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["drop.json", "fixture.schema.json", "slope.json"]
@@ -98,7 +95,7 @@ def test_a_bad_fixture_file_is_refused_with_its_path_and_field(tmp_path: Path) -
     bad.write_text(json.dumps(doc))
     with pytest.raises(FixtureError, match=r"bad\.json.*t_final"):
         load_fixture(bad)
-    out = _cli("conformance", "--engine", "mujoco", "--fixture", str(bad))
+    out = run_cli("conformance", "--engine", "mujoco", "--fixture", str(bad), timeout=900)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert str(bad) in out.stderr and "t_final" in out.stderr
     bad.write_text("{not json")
@@ -114,7 +111,7 @@ def test_a_missing_engine_gives_the_install_hint_not_a_traceback() -> None:
         pytest.skip("torch is installed here: no missing engine to ask for")
     except ImportError:
         pass
-    out = _cli("conformance", "--engine", "torch")
+    out = run_cli("conformance", "--engine", "torch", timeout=900)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "pip install 'ferromotion[torch]'" in out.stderr
 
@@ -184,7 +181,7 @@ def test_the_slope_in_mjx_equals_native_mujoco() -> None:
 
 
 def test_cli_conformance_prints_the_table_and_writes_receipts(tmp_path: Path) -> None:
-    out = _cli("conformance", "--engine", "mujoco", "--k", "1e6", "--receipt", str(tmp_path))
+    out = run_cli("conformance", "--engine", "mujoco", "--k", "1e6", "--receipt", str(tmp_path), timeout=900)
     assert out.returncode == 0, out.stderr
     assert "drop" in out.stdout and "slope" in out.stdout and "wrong" in out.stdout
     files = sorted(p.name for p in tmp_path.iterdir())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is installed only in .venv-engines (scripts/engines_env.sh)")
 jax = pytest.importorskip("jax", reason="JAX is installed only in .venv-engines (scripts/engines_env.sh)")
@@ -142,13 +143,10 @@ def test_audit_engine_on_jax_gives_the_sign_table_the_exponent_and_the_blame() -
 
 def test_cli_audit_engine_prints_the_sign_table_and_writes_the_receipt(tmp_path) -> None:
     import json
-    import subprocess
-    import sys
 
     receipt = tmp_path / "jax.receipt.json"
-    out = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--engine", "jax", "--k-min", "1e4",
-                          "--k-max", "1e6", "--per-decade", "1", "--receipt", str(receipt)],
-                         capture_output=True, text=True, timeout=600, check=True).stdout
+    out = run_cli("audit", "--engine", "jax", "--k-min", "1e4", "--k-max", "1e6", "--per-decade", "1", "--receipt",
+                  str(receipt), timeout=600, check=True).stdout
     assert "WRONG SIGN" in out and "divergence exponent" in out and "receipt: v(T) of the drop in jax: verified" in out
     assert json.loads(receipt.read_text())["report"]["verdict"] == "verified"
 

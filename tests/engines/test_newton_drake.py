@@ -10,11 +10,10 @@ point (SAP at rest).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import ferromotion as fm
 from ferromotion.engines import _fd_jacobian, engine_adapter
@@ -140,8 +139,8 @@ def test_audit_engine_prints_the_table_with_the_checkers_verdict(engine: str) ->
 
 def test_cli_audit_engine_drake_sap_prints_the_table() -> None:
     pytest.importorskip("pydrake")
-    out = subprocess.run([sys.executable, "-m", "ferromotion", "audit", "--engine", "drake-sap", "--k-min", "1e4",
-                          "--k-max", "1e6", "--per-decade", "1"], capture_output=True, text=True, timeout=900)
+    out = run_cli("audit", "--engine", "drake-sap", "--k-min", "1e4", "--k-max", "1e6", "--per-decade", "1",
+                  timeout=900)
     assert out.returncode == 0, out.stderr
     assert "WRONG SIGN" in out.stdout or "RIGHT" in out.stdout
     assert "receipt: v(T) of the drop in drake-sap" in out.stdout

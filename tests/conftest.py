@@ -1,0 +1,37 @@
+"""What every test folder shares: the command-line runner and Chromium's launch.
+
+Test modules import these by name (``from conftest import run_cli``): pytest puts tests/ on
+sys.path when it loads this file, for tests/ and for tests/engines/ and tests/bench_env/ alike.
+Only the standard library is imported here, so the engines' and the bench's own environments
+(.venv-engines, .venv-bench) load it too; playwright is imported when a browser is launched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any, List
+
+# The installed `ferromotion` command of the interpreter running the tests.
+FERROMOTION: List[str] = [sys.executable, "-m", "ferromotion"]
+
+# Debian's Chromium, driven by Playwright. Never run `playwright install`.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def run_cli(*args: str, timeout: float = 300, **kwargs: Any) -> subprocess.CompletedProcess:
+    """Run ``ferromotion ARGS...`` in a child process and capture its output as text."""
+    return subprocess.run([*FERROMOTION, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Launch headless Chromium (/usr/bin/chromium) from a ``sync_playwright()`` context."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
