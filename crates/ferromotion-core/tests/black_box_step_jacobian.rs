@@ -6,7 +6,10 @@
 //! worked out by hand.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
-use ferromotion_core::hybrid::*;
+mod common;
+
+use common::rel_err_dyn;
+use ferromotion_core::experiments::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 use std::cell::Cell;
@@ -112,12 +115,12 @@ fn exact_jacobian(t_final: f64) -> (DMatrix<f64>, State) {
         ..Drop::default()
     };
     let r = exact(&drop, &ExactOptions::default()).unwrap();
-    let j = DMatrix::from_row_slice(2, 2, &ferromotion_core::state::to_row_major(&r.jacobian));
+    let j = DMatrix::from_row_slice(
+        2,
+        2,
+        &ferromotion_core::physics::state::to_row_major(&r.jacobian),
+    );
     (j, r.state)
-}
-
-fn rel(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
-    (a - b).amax() / b.amax()
 }
 
 fn x0() -> DVector<f64> {
@@ -139,7 +142,7 @@ fn a_black_box_free_flight_with_guard_and_reset_reproduces_the_closed_form_drop(
             .unwrap();
             let sol = &s.solution;
             assert!(
-                rel(&sol.jacobian, &j) < 1e-6,
+                rel_err_dyn(&sol.jacobian, &j) < 1e-6,
                 "T = {t_final}: {} vs {}",
                 sol.jacobian,
                 j
@@ -198,7 +201,7 @@ fn an_honest_euler_step_is_not_hidden_state_and_its_map_is_differentiated_exactl
     // Each Euler step's Jacobian is [[1, dt], [0, 1]]: their product is [[1, T], [0, 1]].
     let want = DMatrix::from_row_slice(2, 2, &[1.0, 0.5, 0.0, 1.0]);
     assert!(
-        rel(&s.solution.jacobian, &want) < 1e-8,
+        rel_err_dyn(&s.solution.jacobian, &want) < 1e-8,
         "{}",
         s.solution.jacobian
     );
@@ -253,7 +256,7 @@ fn events_in_adjacent_steps_are_refused() {
     assert_eq!(s.solution.events.len(), 2);
     let want = DMatrix::from_row_slice(2, 2, &[1.0, 0.4, 0.0, 1.0]);
     assert!(
-        rel(&s.solution.jacobian, &want) < 1e-8,
+        rel_err_dyn(&s.solution.jacobian, &want) < 1e-8,
         "{}",
         s.solution.jacobian
     );

@@ -5,6 +5,9 @@
 //! the reference refuses.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
+mod common;
+
+use common::bits;
 use ferromotion_core::physics::integrate::fixed::step_count;
 use ferromotion_core::physics::jacobian::Dual;
 use ferromotion_core::*;
@@ -216,14 +219,6 @@ fn reference(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<Ro
     })
 }
 
-fn bits(r: &RouteResult) -> Vec<u64> {
-    r.state
-        .iter()
-        .chain(r.jacobian.iter())
-        .map(|a| a.to_bits())
-        .collect()
-}
-
 fn same(drop: &Drop, k: f64, dt: f64, locate: bool) -> std::result::Result<(), String> {
     let opts = CorrectedOptions {
         locate,
@@ -238,7 +233,9 @@ fn same(drop: &Drop, k: f64, dt: f64, locate: bool) -> std::result::Result<(), S
                 .iter()
                 .chain(b.jacobian.iter())
                 .all(|x| x.is_finite());
-            if finite && (bits(&a) != bits(&b) || a.cost != b.cost) {
+            if finite
+                && (bits(&a.state, &a.jacobian) != bits(&b.state, &b.jacobian) || a.cost != b.cost)
+            {
                 return Err(format!("{drop:?} k = {k:e} dt = {dt:e}: {a:?} vs {b:?}"));
             }
             Ok(())

@@ -6,6 +6,9 @@
 //! non-finite result from both when either overflows.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
+mod common;
+
+use common::bits;
 use ferromotion_core::physics::integrate::fixed::euler_with_tangent;
 use ferromotion_core::*;
 use proptest::prelude::*;
@@ -39,10 +42,6 @@ fn reference(
         j11 = d11;
     }
     (State::new(y, v), Jacobian::new(j00, j01, j10, j11))
-}
-
-fn bits(x: &State, j: &Jacobian) -> Vec<u64> {
-    x.iter().chain(j.iter()).map(|a| a.to_bits()).collect()
 }
 
 fn all_finite(j: &Jacobian) -> bool {

@@ -12,9 +12,9 @@
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 mod common;
-mod dd;
 
-use dd::Dd;
+use common::dd::Dd;
+use common::max_abs;
 use ferromotion_core::physics::contact::penalty::{flow_detail, FlowOptions};
 use ferromotion_core::{Drop, Jacobian};
 
@@ -273,10 +273,6 @@ fn oracle(c: &Case) -> (Jacobian, f64) {
     let j1 = law.jacobian(&c.drop, 1e-11 * sy, 1e-11 * sv);
     let j2 = law.jacobian(&c.drop, 3e-12 * sy, 3e-12 * sv);
     (j2, error(&j1, &j2))
-}
-
-fn max_abs(j: &Jacobian) -> f64 {
-    j.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
 }
 
 /// Below this max|J| (a mass settled in contact for hundreds of decay times) the

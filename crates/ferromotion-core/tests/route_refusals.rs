@@ -41,14 +41,14 @@ fn flow_answers_only_where_its_own_bound_vouches_for_it() {
     // left of |J_flow - J_exact| is the flow's own error.
     let drop = Drop::default();
     let ex = exact(&drop, &ExactOptions::default()).unwrap().jacobian;
-    let scale = ferromotion_core::state::max_abs(&ex);
+    let scale = ferromotion_core::physics::state::max_abs(&ex);
     let mut answered = vec![];
     for i in 0..=32 {
         let k = 10f64.powi(8 + i);
         match flow(&drop, k, &FlowOptions::default()) {
             Ok(r) => {
                 let share = 2e-3 * (1e8 / k).sqrt() * scale;
-                let err = ferromotion_core::state::max_abs(&(r.jacobian - ex));
+                let err = ferromotion_core::physics::state::max_abs(&(r.jacobian - ex));
                 assert!(
                     err <= 1e-3 * scale + share,
                     "k = {k:e}: answered {err:e} away from the stiff limit"

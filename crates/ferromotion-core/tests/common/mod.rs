@@ -1,8 +1,12 @@
-//! Shared helpers of the integration tests: independent oracles, not physics of the core.
+//! The core's integration-test support (`mod common;` in a test file): independent oracles and
+//! measures, not physics of the core. `dd` is double-double arithmetic for the tightest oracles.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 #![allow(dead_code)]
 
+pub mod dd;
+
 use ferromotion_core::{Drop, Jacobian, State};
+use nalgebra::DMatrix;
 
 /// Central difference of `f` at `x` along coordinate `j` with probe `eps`.
 pub fn central_column(f: &dyn Fn(&State) -> State, x: &State, j: usize, eps: f64) -> State {
@@ -20,10 +24,24 @@ pub fn central_jacobian(f: &dyn Fn(&State) -> State, x: &State, eps: f64) -> Jac
     j
 }
 
+/// max_ij |j_ij|.
+pub fn max_abs(j: &Jacobian) -> f64 {
+    j.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+}
+
 /// max_ij |a - b| / max_ij |b|.
 pub fn rel_err(a: &Jacobian, b: &Jacobian) -> f64 {
-    let scale = b.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-    (a - b).iter().fold(0.0_f64, |m, v| m.max(v.abs())) / scale
+    max_abs(&(a - b)) / max_abs(b)
+}
+
+/// max_ij |a - b| / max_ij |b| of a system's Jacobians of any dimension.
+pub fn rel_err_dyn(a: &DMatrix<f64>, b: &DMatrix<f64>) -> f64 {
+    (a - b).amax() / b.amax()
+}
+
+/// The bits of a state and its Jacobian, for identities that must hold bit for bit.
+pub fn bits(x: &State, j: &Jacobian) -> Vec<u64> {
+    x.iter().chain(j.iter()).map(|a| a.to_bits()).collect()
 }
 
 /// Best relative agreement of a central-difference Jacobian over a logarithmic epsilon sweep.
