@@ -36,17 +36,6 @@ pub mod lab;
 pub mod numeric;
 pub mod physics;
 
-// The old short module paths (`ferromotion_core::sweep`, `::contact`, ...), hidden: nothing in this
-// repository names them; kept so that branches written against them still build (issue 11).
-#[doc(hidden)]
-pub use check::fixtures;
-#[doc(hidden)]
-pub use experiments::{budget, descent, hybrid};
-#[doc(hidden)]
-pub use lab::{readout, scenario, sweep, workbench};
-#[doc(hidden)]
-pub use physics::{contact, integrate, jacobian, model, state};
-
 // The flat API: every route, option and result by its name at the root. Modules are reached by
 // their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `experiments::hybrid`).
 pub use error::{FerroError, Result};
