@@ -2,10 +2,13 @@
 //! cross-checked by an independent route.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
+mod common;
+
+use common::fixed_final_velocity;
 use ferromotion_core::check::fixtures::{linear_scalar, Projectile};
 use ferromotion_core::check::*;
 use ferromotion_core::physics::contact::rigid::exact_with_impacts;
-use ferromotion_core::physics::integrate::fixed::{contact_signature, fixed_state};
+use ferromotion_core::physics::integrate::fixed::contact_signature;
 use ferromotion_core::*;
 use nalgebra::DMatrix;
 
@@ -228,14 +231,7 @@ fn fixed_tangent_verifies_against_its_own_map_only_for_small_probes() {
     let jf = fixed(&drop, k, dt, &FixedOptions::default())
         .unwrap()
         .jacobian;
-    let mut f = |x: &[f64]| {
-        Ok(fixed_state(
-            &drop.with_x0(&State::new(x[0], x[1])),
-            k,
-            dt,
-            &FixedOptions::default(),
-        )?[1])
-    };
+    let mut f = |x: &[f64]| fixed_final_velocity(&drop, k, dt, x);
     let mut ev = |x: &[f64]| {
         Ok(EventSignature {
             sequence: contact_signature(

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::dd::Dd;
+use common::dd::{Dd, PI_2};
 use common::max_abs;
 use ferromotion_core::physics::contact::penalty::{flow_detail, FlowOptions};
 use ferromotion_core::{Drop, Jacobian};
@@ -284,6 +284,32 @@ const UNDERFLOW: f64 = 1e-250;
 /// max|a - b| / max|b|, or max|a - b| / UNDERFLOW once b has underflowed.
 fn error(a: &Jacobian, b: &Jacobian) -> f64 {
     max_abs(&(a - b)) / max_abs(b).max(UNDERFLOW)
+}
+
+/// The oracle's arithmetic itself, against known constants and identities.
+#[test]
+fn double_double_is_exact_to_about_1e_minus_31() {
+    // e to 32 digits is 2.7182818284590452353602874713527.
+    let e = Dd::ONE.exp();
+    let e_true = Dd {
+        hi: std::f64::consts::E,
+        lo: 1.4456468917292502e-16,
+    };
+    assert!((e - e_true).abs().hi < 1e-31, "{e:?}");
+    for x in [0.3, 1.7, -2.5, 3.9, 11.0, -30.0] {
+        let x = Dd::from(x) / Dd::from(3.0);
+        let (s, c) = x.sin_cos();
+        assert!((s * s + c * c - Dd::ONE).abs().hi < 1e-31, "{x:?}");
+        assert!((x.exp() * (-x).exp() - Dd::ONE).abs().hi < 1e-30, "{x:?}");
+        let r = x.abs().sqrt();
+        assert!((r * r - x.abs()).abs().hi < 1e-31 * x.abs().hi, "{x:?}");
+        // sin(pi/6) = 1/2 and cos(pi/3) = 1/2 test the reduction constant too.
+        let sixth = PI_2 / Dd::from(3.0);
+        assert!((sixth.sin_cos().0 - Dd::from(0.5)).abs().hi < 1e-31);
+        assert!(((sixth + sixth).sin_cos().1 - Dd::from(0.5)).abs().hi < 1e-31);
+        // Against f64 libm to its own precision.
+        assert!((s.f64() - x.f64().sin()).abs() < 4e-16);
+    }
 }
 
 #[test]

@@ -6,8 +6,10 @@
 //! begun at the large end read a slope ~0. The slope is now read at the small end, above the
 //! evaluation noise. Checked here without an `events` callback, as a user of an engine checks.
 
+mod common;
+
+use common::fixed_final_velocity;
 use ferromotion_core::check::*;
-use ferromotion_core::physics::integrate::fixed::fixed_state;
 use ferromotion_core::*;
 
 fn fixed_drop_check(scale: f64) -> CheckReport {
@@ -19,14 +21,7 @@ fn fixed_drop_check(scale: f64) -> CheckReport {
     let jf = fixed(&drop, k, dt, &FixedOptions::default())
         .unwrap()
         .jacobian;
-    let mut f = |x: &[f64]| {
-        Ok(fixed_state(
-            &drop.with_x0(&State::new(x[0], x[1])),
-            k,
-            dt,
-            &FixedOptions::default(),
-        )?[1])
-    };
+    let mut f = |x: &[f64]| fixed_final_velocity(&drop, k, dt, x);
     let grad = [scale * jf[(1, 0)], jf[(1, 1)]];
     let opts = CheckOptions {
         tol: 1e-5,

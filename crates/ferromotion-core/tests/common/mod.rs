@@ -5,7 +5,8 @@
 
 pub mod dd;
 
-use ferromotion_core::{Drop, Jacobian, State};
+use ferromotion_core::physics::integrate::fixed::fixed_state;
+use ferromotion_core::{Drop, FixedOptions, Jacobian, State};
 use nalgebra::DMatrix;
 
 /// Central difference of `f` at `x` along coordinate `j` with probe `eps`.
@@ -55,6 +56,22 @@ pub fn best_over_eps(f: &dyn Fn(&State) -> State, x: &State, jac: &Jacobian) -> 
         }
     }
     best
+}
+
+/// v(T) of the fixed-step drop (default options) started from x = (y0, v0): the map a
+/// gradient checker probes, as a user of an engine hands it over.
+pub fn fixed_final_velocity(
+    drop: &Drop,
+    k: f64,
+    dt: f64,
+    x: &[f64],
+) -> ferromotion_core::Result<f64> {
+    Ok(fixed_state(
+        &drop.with_x0(&State::new(x[0], x[1])),
+        k,
+        dt,
+        &FixedOptions::default(),
+    )?[1])
 }
 
 /// The drop started from `x` (for probes).
