@@ -116,6 +116,10 @@ def test_opened_from_file_the_page_says_how_to_serve_it(browser) -> None:
         expect(notice).to_be_visible()
         expect(notice).to_contain_text("python3 -m http.server")
         expect(pg.locator("#status")).to_have_attribute("data-kind", "error")
+        # "Your next step" (and every locked panel) cannot ask for a commit that no script can take.
+        for step in ("#now-step", "#budget-locked", "#quiz-locked", "#lock-note"):
+            expect(pg.locator(step)).to_contain_text("web server")
+        assert "prediction in step 2" not in pg.locator("body").text_content()
     finally:
         pg.context.close()
 
@@ -280,6 +284,68 @@ def open_every_panel(pg: Page) -> None:
         if more.get_attribute("open") is None:
             more.locator("> summary").click()
     settle(pg)
+
+
+def test_on_a_phone_every_plot_axis_label_fits_inside_its_plot(phone: Page, lab: str) -> None:
+    open_lab(phone, lab)
+    commit_prediction(phone)
+    checked = 0
+    for host in ("#error-plot", "#forward-plot"):
+        phone.locator(host).scroll_into_view_if_needed()
+        phone.wait_for_function(f"document.querySelector('{host} svg text.axis-label') !== null")
+        phone.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        for box in phone.evaluate(f"""[...document.querySelectorAll('{host} svg text.axis-label')].map(t => {{
+            const s = t.ownerSVGElement.getBoundingClientRect(), r = t.getBoundingClientRect();
+            return [t.textContent, r.left - s.left, s.right - r.right, r.top - s.top, s.bottom - r.bottom];
+        }})"""):
+            label, *margins = box
+            assert label and min(margins) >= -0.5, (host, box)
+            checked += 1
+    assert checked >= 4
+
+
+def test_the_blame_cards_numbers_never_break_inside_a_value(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    commit_prediction(page)
+    slide_to(page, 8.0)  # the widest values: 1.03e-3, 6.83e-11
+    lines = page.evaluate("""[...document.querySelectorAll('#readouts .pairs dd')].map(d => {
+        const r = document.createRange();
+        r.selectNodeContents(d);
+        return [d.textContent, new Set([...r.getClientRects()].map(x => Math.round(x.top))).size];
+    })""")
+    assert len(lines) >= 4 and any("e-" in text for text, _ in lines), lines
+    for text, n in lines:
+        assert n == 1, (text, n)
+
+
+def test_the_python_editor_indents_with_tab_once_typed_and_escape_tab_moves_on(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    page.locator("#python > summary").click()
+    editor = page.locator("#py-code")
+    hint = page.locator("#" + (editor.get_attribute("aria-describedby") or "missing"))
+    expect(hint).to_contain_text("Tab indents")
+    expect(hint).to_contain_text("Escape")
+    # Arriving by keyboard, Tab moves on at once: the editor is never a trap.
+    editor.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") != "py-code"
+    # After typing, Tab indents (four spaces, focus stays) ...
+    editor.fill("")
+    editor.focus()
+    page.keyboard.type("def f():")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    page.keyboard.type("return 1")
+    assert editor.input_value() == "def f():\n    return 1"
+    assert page.evaluate("document.activeElement.id") == "py-code"
+    # ... and Escape, then Tab, leaves; Shift+Tab always leaves backwards.
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") != "py-code"
+    editor.focus()
+    page.keyboard.type("x")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.id") != "py-code"
 
 
 def test_go_further_panels_open_on_a_phone_as_short_summaries(browser, lab: str) -> None:
@@ -461,6 +527,31 @@ def test_the_handout_prints_the_lesson_without_the_workbench(page: Page, lab: st
     page.evaluate("dispatchEvent(new Event('afterprint'))")
     page.emulate_media(media="screen")
     expect(page.locator("#if-fails li").first).to_be_hidden()
+
+
+def test_the_printed_handout_numbers_its_sections_in_order_and_prints_the_quiz(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    wait_for_facts(page)
+
+    def headings() -> list[str]:
+        # The sections' headings as a reader meets them (the number is CSS-generated content).
+        return [h for h in re.findall(r'heading "([^"]+)" \[level=2\]', page.locator("main").aria_snapshot())]
+
+    on_screen = headings()
+    assert [h.split()[0] for h in on_screen] == ["1", "2", "3", "4", "5", "6", "7"], on_screen
+    page.emulate_media(media="print")
+    printed = headings()
+    assert [h.split(" ", 1)[1] for h in printed] == ["The challenge", "Guided practice", "If your run fails",
+                                                     "Retrieve and space"], printed
+    assert [h.split()[0] for h in printed] == ["1", "2", "3", "4"], printed
+    # Screen-only instructions stay off paper; the quiz's questions print, without buttons or feedback.
+    expect(page.get_by_text("Each step turns green")).to_be_hidden()
+    expect(page.locator("#quiz .quiz-q").first).to_be_visible()
+    assert page.locator("#quiz .quiz-q").count() >= 5
+    expect(page.locator("#quiz button").first).to_be_hidden()
+    expect(page.locator("#quiz-locked")).to_be_hidden()
+    page.emulate_media(media="screen")
+    expect(page.get_by_text("Each step turns green")).to_be_visible()
 
 
 # ---- instructors -------------------------------------------------------------------------------------

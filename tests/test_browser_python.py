@@ -105,8 +105,13 @@ def test_python_panel(browser, lab):  # noqa: F811
         ]:
             assert untimed(printed(page, expr)) == untimed(native.to_dict()), expr
         # The equal-budget table: the same document in the page, each row timed there.
-        in_page = printed(page, f"fm.equal_budget({drop}, k=1e5, budget=8000)")
-        native = fm.equal_budget(d, k=1e5, budget=8000)
+        in_page = printed(page, f"fm.equal_budget({drop}, k=1e5, budget=8000).to_dict()")
+        native = fm.equal_budget(d, k=1e5, budget=8000).to_dict()
+        # It prints as the native one does: one short line, and the table on request.
+        assert printed(page, f"repr(fm.equal_budget({drop}, k=1e5, budget=8000)).split(':')[0]") == repr(
+            fm.equal_budget(d, k=1e5, budget=8000)).split(":")[0]
+        assert printed(page, f"fm.equal_budget({drop}, k=1e5, budget=8000).format_table().splitlines()[-1]") == (
+            fm.equal_budget(d, k=1e5, budget=8000).format_table().splitlines()[-1])
         assert [untimed(r) for r in in_page.pop("rows")] == [untimed(r) for r in native.pop("rows")]
         assert untimed(in_page) == untimed(native)
         assert in_page["wall_resolution_s"] > 0 and native["wall_resolution_s"] > 0

@@ -72,6 +72,24 @@ def test_a_failed_law_is_reported_not_raised(report: fm.QuadrupedReport) -> None
     assert "FAILED" in report.format_table() and "1 failed" in repr(report) and "FAILED" in repr(bad)
 
 
+def test_the_table_prints_within_a_terminal_with_words_for_what_is_missing(report: fm.QuadrupedReport) -> None:
+    t = report.table()
+    text = str(t)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 120, text
+    # No sentinel reaches the reader: NaN and -1 ("not computed") read n/a, never "nan" or "-1".
+    cells = text.split()
+    assert "nan" not in cells and "-1" not in cells and "n/a" in cells, text
+    # Every column is on screen or named as not computed; each law's row carries its label.
+    for name in t:
+        assert name in text, name
+    assert "not computed" in text and "converged_error" in text.split("not computed")[1]
+    assert sum(line.startswith("penalty k=1e8") for line in lines) >= 2  # one line per law in each block
+    # The data keep their sentinels (the display only reads them).
+    assert t["certified_columns"][2] == -1 and np.isnan(t["penetration"][2])
+    assert np.isnan(t["stiffness"][0]) and t["mode_changes"][1] == report.penalty[0].modes["total"]
+
+
 def test_format_table_is_the_cores(report: fm.QuadrupedReport) -> None:
     lines = report.format_table().splitlines()
     assert lines[0].startswith("law") and "tan err" in lines[0]

@@ -63,7 +63,7 @@ from ._core import (
 )
 from ._common import defaults
 from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, rk4, tolerance
-from .readouts import (Blame, Fit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
+from .readouts import (Blame, EqualBudget, Fit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
     equal_budget,
     limit_restitution, log_grid, matched_dt, realised_restitution, step_stability,
     time_of_impact_term)
@@ -105,6 +105,7 @@ __all__ = [
     "Drop",
     "dt_refinement",
     "equal_budget",
+    "EqualBudget",
     "environment",
     "evaluate",
     "EventsInAdjacentSteps",

@@ -61,6 +61,12 @@ class Table(Dict[str, np.ndarray]):
     """Numpy columns of equal length, by name (a dict), that display as a table: an HTML
     table in a notebook (``_repr_html_``) and aligned text in a terminal (``str``).
 
+    The display, not the data, reads missing values as words: NaN and a column's sentinel
+    (``missing``: column name -> the value that means "not computed", such as -1) print as
+    ``n/a``; a column with no value at all is named below the table instead of printed; and
+    the text wraps into blocks at most ``WIDTH`` characters wide, each repeating the first
+    column. The columns themselves keep their NaN and sentinels.
+
     Examples
     --------
     >>> import numpy as np
@@ -68,34 +74,70 @@ class Table(Dict[str, np.ndarray]):
     >>> print(Table(law=np.array(["rigid", "penalty"], dtype=object), error=np.array([0.5, np.nan])))
     law      error
     rigid      0.5
-    penalty    nan
+    penalty    n/a
     """
 
-    @staticmethod
-    def _cell(v: Any) -> str:
+    #: The text display's widest line, characters.
+    WIDTH = 120
+
+    def __init__(self, *args: Any, missing: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Column name -> the value that means "not computed" in that column.
+        self.missing: Dict[str, Any] = dict(missing or {})
+
+    def _cell(self, name: str, v: Any) -> str:
+        if name in self.missing and v == self.missing[name]:
+            return "n/a"
         if isinstance(v, (float, np.floating)):
-            return f"{float(v):.4g}"
+            return "n/a" if np.isnan(v) else f"{float(v):.4g}"
         if isinstance(v, (bool, np.bool_)):
             return "yes" if v else "no"
         return str(v)
 
+    def _shown(self) -> Dict[str, List[str]]:
+        """Each column with at least one value, as text cells."""
+        cols = {name: [self._cell(name, v) for v in col] for name, col in self.items()}
+        return {name: cells for name, cells in cols.items() if not cells or any(c != "n/a" for c in cells)}
+
     def _rows(self) -> List[List[str]]:
-        n = max((len(c) for c in self.values()), default=0)
-        return [[self._cell(c[i]) for c in self.values()] for i in range(n)]
+        cols = [[self._cell(name, v) for v in col] for name, col in self.items()]
+        n = max((len(c) for c in cols), default=0)
+        return [[c[i] for c in cols] for i in range(n)]
 
     def __str__(self) -> str:
-        head = list(self.keys())
-        rows = self._rows()
-        widths = [max([len(h)] + [len(r[j]) for r in rows]) for j, h in enumerate(head)]
+        shown = self._shown()
+        names = list(shown)
+        widths = {name: max([len(name)] + [len(c) for c in shown[name]]) for name in names}
 
-        def line(cells: List[str], header: bool) -> str:
-            parts = []
-            for j, (c, w) in enumerate(zip(cells, widths)):
-                text_col = not header and rows and not _numeric(rows, j)
-                parts.append(c.ljust(w) if (header and j == 0) or text_col else c.rjust(w))
-            return "  ".join(parts).rstrip()
+        def block(cols: List[str]) -> List[str]:
+            def line(cells: List[str]) -> str:
+                parts = []
+                for j, (name, c) in enumerate(zip(cols, cells)):
+                    left = j == 0 or not _numeric(shown[name])
+                    parts.append(c.ljust(widths[name]) if left else c.rjust(widths[name]))
+                return "  ".join(parts).rstrip()
 
-        return "\n".join([line(head, True)] + [line(r, False) for r in rows])
+            n = len(shown[cols[0]]) if cols else 0
+            return [line(cols)] + [line([shown[name][i] for name in cols]) for i in range(n)]
+
+        lines: List[str] = []
+        rest = names[1:]
+        while True:
+            cols = names[:1]
+            used = widths[names[0]] if names else 0
+            while rest and (len(cols) == 1 or used + 2 + widths[rest[0]] <= self.WIDTH):
+                used += 2 + widths[rest[0]]
+                cols.append(rest.pop(0))
+            if lines:
+                lines.append("")
+            lines += block(cols)
+            if not rest:
+                break
+        gone = [name for name in self if name not in shown]
+        if gone:
+            lines.append("")
+            lines += _wrapped("not computed (n/a in every row): " + ", ".join(gone), self.WIDTH)
+        return "\n".join(lines)
 
     __repr__ = __str__
 
@@ -105,11 +147,19 @@ class Table(Dict[str, np.ndarray]):
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _numeric(rows: List[List[str]], j: int) -> bool:
-    """Whether column j reads as numbers (right-aligned)."""
-    for r in rows:
+def _wrapped(text: str, width: int) -> List[str]:
+    """``text`` broken at spaces into lines at most ``width`` wide."""
+    import textwrap
+
+    return textwrap.wrap(text, width=width, break_on_hyphens=False)
+
+
+def _numeric(cells: List[str]) -> bool:
+    """Whether a column's cells read as numbers (right-aligned); ``n/a`` counts as one."""
+    for c in cells:
         try:
-            float(r[j])
+            float(c)
         except ValueError:
-            return False
+            if c != "n/a":
+                return False
     return True

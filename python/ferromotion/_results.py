@@ -919,3 +919,70 @@ class Receipt(Json):
         name = self.objective["name"] or "unnamed objective"
         return (f"Receipt({name}: {self.verdict}, {len(self.directions)} directions, "
                 f"max relative error {self.max_error:.2e})")
+
+
+def fmt_wall(seconds: float) -> str:
+    """A wall time as the lab prints it (two figures, a number below 1,000 in its unit):
+    24 us, 0.31 ms, 1.9 ms, 12 ms, 1.2 s ("us" for microseconds keeps the table ASCII)."""
+    if not math.isfinite(seconds):
+        return "n/a"
+    ms = seconds * 1e3
+    if ms * 1e3 < 99.5:  # two figures never round up to "1e+02 us" here
+        return f"{ms * 1e3:.2g} us"
+    if ms >= 1000:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
+#: The core's three sign states as the equal-budget table prints them.
+BUDGET_SIGN = {"right": "ok", "wrong": "WRONG", "right_far_off": "FAR OFF"}
+
+
+class EqualBudget(Dict[str, Any]):
+    """Every route at one force-evaluation budget, and the probe-size trap: the core's
+    document (made by ``fm.equal_budget``), read as a dict (``b["rows"]``, ``b["probe_trap"]``,
+    ``b["flow_jacobian"]``, ``b["probe_spread"]`` ...) that prints as a one-line summary;
+    :meth:`format_table` prints the table. Nothing here recomputes a number.
+    """
+
+    __slots__ = ()
+
+    def format_table(self) -> str:
+        """The routes and the probe-size trap as text, one line per route and per probe
+        (what ``ferromotion audit --budget N`` prints)."""
+        lines = [f"Equal budget: {self['budget']:,} force evaluations per Jacobian at k = {self['k']:.0e} N/m "
+                 f"(flow's dv(T)/dy0 = {self['flow_jacobian'][2]:.4f})",
+                 f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall':>9} {'grad err':>10} {'state err':>10} "
+                 f"{'dv/dy0':>10}  sign"]
+        for r in self["rows"]:
+            if r["gradient_error"] is None:  # no rtol on the grid fits the budget: the row has no numbers
+                lines.append(f"  {r['route']:<18} {r['setting']}")
+                continue
+            wall = "-" if r.get("wall_s") is None else fmt_wall(r["wall_s"])
+            lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
+                         f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "
+                         f"{BUDGET_SIGN[r['sign']]}")
+        lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")
+        lines.append(f"  {'probe':>8} {'Euler':>12} {'error':>10} {'RK4':>12} {'error':>10}")
+        for p in self["probe_trap"]:
+            lines.append(f"  {p['probe']:>8.0e} {p['euler_dv_dy0']:>12.4f} {p['euler_error']:>10.2e} "
+                         f"{p['rk4_dv_dy0']:>12.4f} {p['rk4_error']:>10.2e}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's document as plain dicts and lists (a copy)."""
+        d: Dict[str, Any] = json.loads(json.dumps(dict(self)))
+        return d
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """The core's document as JSON text (non-finite numbers become null)."""
+        return json.dumps(json_ready(dict(self)), indent=indent, allow_nan=False)
+
+    def __repr__(self) -> str:
+        wrong = [r["route"] for r in self["rows"] if r.get("sign") == "wrong"]
+        return (f"EqualBudget(k = {self['k']:.0e} N/m, budget = {self['budget']:,} force evaluations: "
+                f"{len(self['rows'])} routes, wrong sign: {', '.join(wrong) if wrong else 'none'}; "
+                f"{len(self['probe_trap'])} probe sizes; .format_table() prints them)")
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython: the same short line, not its dict printer
+        p.text(repr(self))

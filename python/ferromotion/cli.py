@@ -48,6 +48,7 @@ import ferromotion as fm
 from . import labserver
 from .labserver import ServerError as _ServerError
 from .engines import ENGINES
+from ._results import fmt_wall as _wall
 
 # Every default shown comes from the core (`fm.defaults()`).
 DEFAULTS = fm.defaults()
@@ -319,19 +320,6 @@ def _cost_ratio(s: fm.Sweep) -> List[float]:
     return [float(x) for x in s.tolerance_cost_ratio]
 
 
-def _wall(seconds: float) -> str:
-    """A wall time as the lab prints it (two figures, a number below 1,000 in its unit):
-    24 us, 0.31 ms, 1.9 ms, 12 ms, 1.2 s ("us" for microseconds keeps the table ASCII)."""
-    if not math.isfinite(seconds):
-        return "n/a"
-    ms = seconds * 1e3
-    if ms * 1e3 < 99.5:  # two figures never round up to "1e+02 us" here
-        return f"{ms * 1e3:.2g} us"
-    if ms >= 1000:
-        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-    return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
-
-
 def _cost(evals: int, seconds: float) -> str:
     """Force evaluations and wall time per Jacobian: "8,001 in 1.9 ms" (ASCII, like the rest of
     the table)."""
@@ -510,33 +498,8 @@ def _audit(args: argparse.Namespace) -> int:
         print(_table(s, args.rtol, args.events, args.jacobian))
     if budget is not None and not args.json:
         print()
-        print(_budget_table(budget))
+        print(budget.format_table())
     return 0
-
-
-_BUDGET_SIGN = {"right": "ok", "wrong": "WRONG", "right_far_off": "FAR OFF"}  # the core's three sign states
-
-
-def _budget_table(b: Dict[str, Any]) -> str:
-    """The core's equal-budget document as text."""
-    lines = [f"Equal budget: {b['budget']:,} force evaluations per Jacobian at k = {b['k']:.0e} N/m "
-             f"(flow's dv(T)/dy0 = {b['flow_jacobian'][2]:.4f})",
-             f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall':>9} {'grad err':>10} {'state err':>10} "
-             f"{'dv/dy0':>10}  sign"]
-    for r in b["rows"]:
-        if r["gradient_error"] is None:  # no rtol on the grid fits the budget: the row has no numbers
-            lines.append(f"  {r['route']:<18} {r['setting']}")
-            continue
-        wall = "-" if r.get("wall_s") is None else _wall(r["wall_s"])
-        lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
-                     f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "
-                     f"{_BUDGET_SIGN[r['sign']]}")
-    lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")
-    lines.append(f"  {'probe':>8} {'Euler':>12} {'error':>10} {'RK4':>12} {'error':>10}")
-    for p in b["probe_trap"]:
-        lines.append(f"  {p['probe']:>8.0e} {p['euler_dv_dy0']:>12.4f} {p['euler_error']:>10.2e} "
-                     f"{p['rk4_dv_dy0']:>12.4f} {p['rk4_error']:>10.2e}")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------

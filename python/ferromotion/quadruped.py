@@ -232,7 +232,8 @@ class QuadrupedReport(Json):
 
     def table(self) -> Table:
         """The two-axis table as numpy columns, one row per law (rigid first); it displays
-        as a table (HTML in a notebook, aligned text in a terminal).
+        as a table (HTML in a notebook, aligned text in a terminal, wrapped at 120 characters,
+        with NaN and -1 shown as ``n/a`` and columns never computed named below it).
 
         ``label``, ``law`` (str); ``stiffness`` (N/m, NaN for rigid); forward fidelity:
         ``penetration`` (m), ``creep`` (m/s), ``contact_work`` (J), ``energy_change`` (J),
@@ -275,6 +276,8 @@ class QuadrupedReport(Json):
         out["certified_columns"] = count("gradient", "certified_columns")
         out["converged_certified_columns"] = count("gradient", "converged_certified_columns")
         out["failed"] = frozen(np.array([law.failure is not None for law in self.laws], dtype=bool))
+        # -1 in the counts means "not computed": the display prints it as n/a, the column keeps it.
+        out.missing = {"mode_changes": -1, "certified_columns": -1, "converged_certified_columns": -1}
         return out
 
     def format_table(self) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._common import ArrayLike, DT, Json, float_array, frozen
-from ._results import Blame, Fit
+from ._results import Blame, EqualBudget, Fit
 from .routes import Drop
 
 
@@ -218,7 +218,7 @@ def log_grid(lo: float, hi: float, per_decade: int) -> np.ndarray:
     return _core.log_grid(lo, hi, per_decade)
 
 
-def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> EqualBudget:
     """Every route at the same force-evaluation budget, and the probe-size trap.
 
     Euler and RK4 at a uniform step, the adaptive route with and without events (Richardson's
@@ -227,7 +227,8 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
     ``flow``; then central differences of uniform-step rollouts at probes 1e-2 .. 1e-8, each
     giving a different answer. Computed by the core (its document); each row's ``wall_s`` is
     the wall time of its route call (equal evaluations are not equal time), the rest is the
-    same on every run.
+    same on every run. The result reads as a dict (the core's document) and prints as one
+    line; ``.format_table()`` prints the table.
 
     Examples
     --------
@@ -235,6 +236,7 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
     >>> t = fm.equal_budget(k=1e6, budget=32_000)
     >>> [r["route"] for r in t["rows"]][:2], t["rows"][1]["right_sign"]
     (['Euler uniform', 'RK4 uniform'], False)
+    >>> print(t.format_table().splitlines()[1].split())
+    ['route', 'setting', 'evals', 'wall', 'grad', 'err', 'state', 'err', 'dv/dy0', 'sign']
     """
-    table: Dict[str, Any] = _core.equal_budget(drop if drop is not None else Drop(), {"k": k, "budget": budget})
-    return table
+    return EqualBudget(_core.equal_budget(drop if drop is not None else Drop(), {"k": k, "budget": budget}))

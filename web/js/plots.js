@@ -38,6 +38,22 @@ function segments(points, ok) {
   return out;
 }
 
+/**
+ * Axis labels that would run past the SVG's edge (a phone's short plot) lose their trailing
+ * "(…)" note, then shrink until they fit. Call after `g` is in the document (it measures).
+ */
+function fitAxisLabels(g, w, h) {
+  for (const t of g.querySelectorAll("text.axis-label")) {
+    const rotated = t.hasAttribute("transform");
+    const centre = Math.abs(Number(t.getAttribute("x")));
+    const room = 2 * Math.min(centre, (rotated ? h : w) - centre) - 4;
+    if (t.getComputedTextLength() <= room) continue;
+    t.textContent = t.textContent.replace(/\s*\([^)]*\)\s*$/, "");
+    const length = t.getComputedTextLength();
+    if (length > room) t.style.fontSize = `${(parseFloat(getComputedStyle(t).fontSize) * room) / length}px`;
+  }
+}
+
 /** A plot container: the SVG, a legend list and a note line, redrawn on resize. */
 class Figure {
   constructor(host, { title, height = [220, 360] }) {
@@ -250,6 +266,7 @@ export class LogPlot extends Figure {
     this.markerLayer = node("g", { class: "marker" }, g);
     this.layer.replaceWith(g);
     this.layer = g;
+    fitAxisLabels(g, w, h);
     this.drawMarker();
   }
 
@@ -385,6 +402,7 @@ export class Heatmap extends Figure {
     this.overlayLayer = node("g", { "clip-path": `url(#${clip})` }, g);
     this.layer.replaceWith(g);
     this.layer = g;
+    fitAxisLabels(g, w, h);
     this.range = [lo, hi];
     this.drawOverlay();
   }

@@ -244,10 +244,20 @@ function setup() {
     }
   };
   runButton.addEventListener("click", run);
+  // Tab indents once the learner has typed here; Tab on arriving, after Escape, or Shift+Tab
+  // moves on (the keyboard is never trapped in the editor).
+  let typing = false;
+  editor.addEventListener("focus", () => { typing = false; });
+  editor.addEventListener("input", () => { typing = true; });
   editor.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
       e.preventDefault();
       run();
+    } else if (e.key === "Escape") {
+      typing = false;
+    } else if (e.key === "Tab" && typing && !e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey) {
+      e.preventDefault();
+      editor.setRangeText("    ", editor.selectionStart, editor.selectionEnd, "end");
     }
   });
 }

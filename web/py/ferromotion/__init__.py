@@ -30,7 +30,7 @@ from ._errors import *  # noqa: F401,F403  (the FerroError tree, generated from 
 from . import _errors
 # The result classes, their repr and to_dict: the native package's own module
 # (python/ferromotion/_results.py, copied here by scripts/pyodide.sh).
-from ._results import (Blame, CheckDirection, Fit, Json, Receipt, Route, SweepBlame, SweepResult, SweepRoute, floats,
+from ._results import (Blame, CheckDirection, EqualBudget, Fit, Json, Receipt, Route, SweepBlame, SweepResult, SweepRoute, floats,
                        frozen, tolerance_rtol)
 from ._results import _np
 
@@ -308,9 +308,10 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
 _CHECK: Dict[str, Any] = _DEFAULTS["check"]
 
 
-def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> Dict[str, Any]:
+def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 32_000) -> EqualBudget:
     """Every route at the same force-evaluation budget, and the probe-size trap (the core's
-    document, each row's ``wall_s`` timed with this page's ``performance.now()``)."""
+    document, each row's ``wall_s`` timed with this page's ``performance.now()``): a dict
+    that prints as one line; ``.format_table()`` prints the table."""
     def typed(value: Any, key: str) -> Any:
         if isinstance(value, dict):
             return {name: typed(v, name) for name, v in value.items()}
@@ -320,7 +321,7 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
             return value
         return int(value) if key in ("force_evals", "budget") else float(value)
 
-    return typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), _real(k), _real(budget)), "")
+    return EqualBudget(typed(_call("equalBudget", (drop if drop is not None else Drop()).to_dict(), _real(k), _real(budget)), ""))
 
 
 def environment() -> Dict[str, str]:
