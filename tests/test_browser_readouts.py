@@ -320,12 +320,13 @@ def same_number(lab_printed: str, cli_printed: str) -> bool:
 def test_the_lab_and_the_cli_print_the_same_readouts_at_the_same_settings(page: Page, lab: str) -> None:
     # `ferromotion audit` and the workbench, each at its own defaults, then the same stiffnesses:
     # one rtol, one three-state sign, |dy| in metres and the gradient errors agree to the digits shown.
-    from test_cli import audit_rows, run
+    from conftest import run_cli
+    from test_cli import audit_rows
 
     open_lab(page, lab)
     commit_prediction(page)
     click_and_wait(page, "#tolerance")
-    header = run("audit", "--k-min", "1e2", "--k-max", "1e2").stdout
+    header = run_cli("audit", "--k-min", "1e2", "--k-max", "1e2").stdout
     assert f"tolerance route rtol = {float(page.locator('#rtol').input_value()):g} without" in header
     rows = {round(math.log10(float(r["k"])), 1): r for r in audit_rows()}
     for log10k in (2.0, 4.0, 6.0, 8.0):
