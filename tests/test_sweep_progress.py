@@ -53,3 +53,26 @@ def test_the_result_carries_the_options_the_core_ran_with() -> None:
     bench = fm.Workbench(k=1e6, tolerance=1e-6, events=True)
     curve = bench.curve([1e4, 1e6])
     assert curve.options["dt"] == bench.dt and curve.options["tolerance"]["rtol"] == 1e-6
+
+
+def test_the_wasm_sweep_reports_every_stiffness_and_changes_no_number() -> None:
+    from test_refusals_at_every_door import node
+
+    ks = [1e2, 1e3, 1e4, 1e5, 1e6]
+    arr = f"Float64Array.from({ks})"
+    heard, watched, plain, bench, stopped = node([
+        f"(() => {{ const h = []; m.sweep(drop, {arr}, {{}}, (d, t) => h.push([d, t])); return h; }})()",
+        f"m.sweep(drop, {arr}, {{corrected: true}}, () => {{}}).sweep.rows.map((r) => r.fixed.jacobian)",
+        f"m.sweep(drop, {arr}, {{corrected: true}}).sweep",
+        f"(() => {{ const h = []; const b = new m.Workbench(); b.curve({arr}, {{}}, (d) => h.push(d)); return h; }})()",
+        f"m.sweep(drop, {arr}, {{}}, () => {{ throw new Error('stop here'); }})",
+    ])
+    # No threads in the browser's core: one stiffness per chunk, each reported.
+    assert heard["value"] == [[i, len(ks)] for i in range(1, len(ks) + 1)]
+    assert bench["value"] == list(range(1, len(ks) + 1))
+    assert watched["value"] == [r["fixed"]["jacobian"] for r in plain["value"]["rows"]]
+    # The same numbers as the native core's, and the options the core ran with.
+    native = fm.sweep(fm.Drop(), ks, corrected=True)
+    assert watched["value"] == [j.ravel().tolist() for j in native.jacobian]
+    assert {key: plain["value"][key] for key in native.options} == native.options
+    assert stopped["kind"] == "Scenario" and "stop here" in stopped["message"]

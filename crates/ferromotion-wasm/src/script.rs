@@ -5,7 +5,7 @@
 //! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
 
 use crate::errors::{js_error, IntoJs};
-use crate::{from_js, to_js};
+use crate::{from_js, to_js, Progress};
 use ferromotion_core as fm;
 use ferromotion_core::lab::readout;
 use ferromotion_core::{Drop, FerroError, RouteResult, ToleranceOptions};
@@ -183,15 +183,6 @@ pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsErr
     to_js(&fm::equal_budget_timed(&drop, &opts, Some(&crate::clock())).into_js()?)
 }
 
-#[wasm_bindgen]
-extern "C" {
-    /// A progress callback from the package: called with `(done, total)` rows between chunks;
-    /// a throw stops the sweep (the core's `Scenario` error carries its message).
-    pub type Progress;
-    #[wasm_bindgen(method, catch, js_name = call)]
-    fn call(this: &Progress, ctx: &JsValue, done: f64, total: f64) -> Result<JsValue, JsValue>;
-}
-
 /// The sweep (core: `sweep::sweep_curve`) over stiffnesses `ks` (N/m) with `options` the core's
 /// `SweepOptions` (`dt`, `tolerance`, `corrected`, `blame`; missing keys take its defaults),
 /// each route timed with `performance.now()` (`wall_s`), `progress` told `(done, total)` when
@@ -207,18 +198,10 @@ pub fn sweep(
     let drop = drop_from(drop)?;
     let opts: fm::SweepOptions = from_js(options)?;
     let clock = crate::clock();
-    let mut observe = |p: fm::Progress| -> fm::Result<()> {
-        let Some(f) = &progress else { return Ok(()) };
-        f.call(&JsValue::UNDEFINED, p.done as f64, p.total as f64)
-            .map(|_| ())
-            .map_err(|e| FerroError::Scenario(format!("progress callback threw: {e:?}")))
-    };
+    let mut observe = crate::observer(progress.as_ref());
     let watch = fm::Watch {
         clock: Some(&clock),
-        progress: match progress {
-            Some(_) => Some(&mut observe),
-            None => None,
-        },
+        progress: observe.as_mut().map(|f| f as _),
     };
     to_js(&fm::sweep_curve(&drop, ks, &opts, watch).into_js()?)
 }

@@ -242,10 +242,12 @@ pub struct Watch<'a> {
     pub progress: Option<&'a mut dyn FnMut(Progress) -> Result<()>>,
 }
 
-/// Rows per chunk when an observer watches: at least 16 (so that the rows still run in
-/// parallel) and at most 50 chunks per sweep.
+/// Rows per chunk when an observer watches: at most 50 chunks per sweep, and with the
+/// `parallel` feature at least 16 rows per chunk, so that the rows still run in parallel
+/// (without it, as in the browser, a chunk can be one row).
 fn chunk_size(total: usize) -> usize {
-    total.div_ceil(50).max(16)
+    let least = if cfg!(feature = "parallel") { 16 } else { 1 };
+    total.div_ceil(50).max(least)
 }
 
 /// Run the routes at every stiffness in `ks` (no clock, no observer; see [`sweep_curve`]).

@@ -17,7 +17,7 @@ use crate::lab::readout::{
 };
 use crate::lab::readout::{refinement_steps, DT_DIVISORS};
 pub use crate::lab::sweep::Curve;
-use crate::lab::sweep::{sweep_curve, RouteRow, Sweep, SweepOptions, Watch};
+use crate::lab::sweep::{sweep_curve, Progress, RouteRow, Sweep, SweepOptions, Watch};
 use crate::physics::contact::penalty::{
     flow, limit_restitution, realised_restitution, FlowOptions,
 };
@@ -469,6 +469,17 @@ impl Workbench {
     /// [`Workbench::curve`] with the corrected route and the blame split when asked, and
     /// the sweep's exponent fit and wrong-sign bands: what the lab's plots draw.
     pub fn curve_with(&self, ks: &[f64], opts: &CurveOptions) -> Result<Curve> {
+        self.curve_watched(ks, opts, None)
+    }
+
+    /// [`Workbench::curve_with`], telling `progress` how far the sweep has got (see
+    /// [`Watch`]): the lab's background worker reports it while the audit runs.
+    pub fn curve_watched<'a>(
+        &'a self,
+        ks: &[f64],
+        opts: &CurveOptions,
+        progress: Option<&'a mut dyn FnMut(Progress) -> Result<()>>,
+    ) -> Result<Curve> {
         let c = &self.config;
         let options = SweepOptions {
             dt: c.dt(),
@@ -478,7 +489,7 @@ impl Workbench {
         };
         let watch = Watch {
             clock: self.clock.as_ref(),
-            progress: None,
+            progress,
         };
         sweep_curve(&c.drop, ks, &options, watch)
     }
