@@ -302,7 +302,8 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
         Step of the grid routes, s; every sample time must be a multiple of it.
     **options
         The core's other ``FitOptions``: ``restitution``, ``tolerance`` (dict), ``probe``,
-        ``max_iterations``, ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
+        ``max_iterations``, ``max_step`` (largest change of a log parameter in one step; 1, a
+        factor e), ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
         (``"profile"``, the default, or ``"wald"``), ``check`` (bool: run the gradient checks),
         ``check_options`` (dict).
 

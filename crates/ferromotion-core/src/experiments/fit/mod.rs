@@ -69,6 +69,13 @@ pub struct FitOptions {
     pub probe: Option<f64>,
     /// Iteration cap.
     pub max_iterations: usize,
+    /// Largest change of a log parameter's coordinate in one step (1: a factor e). A
+    /// Gauss–Newton step along a column the data barely see (k while no sample is in
+    /// contact) is otherwise unbounded: from a start half a metre low, 180 decades of k in
+    /// one step, into a region whose Jacobian is zero. Larger damping shortens the step until
+    /// it fits, as Levenberg–Marquardt's trust region does. Velocity (not in log form) is
+    /// not bounded.
+    pub max_step: f64,
     /// Stop when an accepted step lowers Φ by less than this fraction.
     pub ftol: f64,
     /// Stop when the step's largest coordinate is below this.
@@ -96,6 +103,7 @@ impl Default for FitOptions {
             tolerance: ToleranceOptions::default(),
             probe: None,
             max_iterations: 100,
+            max_step: 1.0,
             ftol: 1e-12,
             xtol: 1e-10,
             weak_rel: 1e-6,
@@ -700,6 +708,7 @@ impl FitProblem {
         positive("weak_width", opts.weak_width)?;
         positive("ftol", opts.ftol)?;
         positive("xtol", opts.xtol)?;
+        positive("max_step", opts.max_step)?;
         let horizon = *obs.t.last().unwrap_or(&0.0);
         let drop = Drop {
             t_final: horizon,
@@ -800,6 +809,14 @@ fn levenberg_marquardt(
                 lambda *= 10.0;
                 continue;
             };
+            let too_far = step
+                .iter()
+                .zip(&problem.layout.params)
+                .any(|(d, p)| p.is_log() && d.abs() > opts.max_step);
+            if too_far {
+                lambda *= 10.0;
+                continue;
+            }
             let trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
             match problem.cost(&trial, &mut counters.evaluations) {
                 Ok(c) if c < cost => {
