@@ -304,7 +304,11 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
         The core's other ``FitOptions``: ``restitution``, ``tolerance`` (dict), ``probe``,
         ``max_iterations``, ``max_step`` (largest change of a log parameter in one step; 1, a
         factor e), ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
-        (``"profile"``, the default, or ``"wald"``), ``check`` (bool: run the gradient checks),
+        (``"profile"``, the default, or ``"wald"``), ``sigma_scale`` (what the intervals take σ
+        for: ``"stated"``, the noise's standard deviation, Δχ² = 3.8415; ``"residual"``, weights
+        whose scale the residuals estimate, Δχ² = s²·t² with Student's t at n − p degrees of
+        freedom; ``"either"``, the default, the larger of the two: a 95% interval whether σ is
+        right or only its ratios are; docs/fit.md), ``check`` (bool: run the gradient checks),
         ``check_options`` (dict).
 
     Returns

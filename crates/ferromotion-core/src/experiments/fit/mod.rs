@@ -16,11 +16,15 @@
 //! route (see [`predict`] for how each route gets it). At the solution:
 //!
 //! - the 95% interval of each parameter is the profile-likelihood (likelihood-ratio) one:
-//!   the z_j where Φ minimised over the other coordinates rises by 3.8415/2 (χ² = 2Φ by the
-//!   95% quantile of χ² with one degree of freedom), found by bracketing along z_j and regula
-//!   falsi, the others re-fitted by the same Levenberg–Marquardt (warm-started); the Wald
-//!   interval `z ± 1.96·sqrt((F⁻¹)_jj)` with F = SᵀS (the residuals are whitened, so W = I)
-//!   is reported beside it and stands in where the profile cannot be bracketed (the receipt
+//!   the z_j where χ² = 2Φ minimised over the other coordinates rises by Δχ², found by
+//!   bracketing along z_j and regula falsi, the others re-fitted by the same
+//!   Levenberg–Marquardt (warm-started). Δχ² is the larger of 1.96² = 3.8415 (the 95% quantile
+//!   of χ² with one degree of freedom: σ as stated) and s²·t² (σ's scale estimated by the
+//!   residuals, s² = χ²/ν, t the 97.5% quantile of Student's t with ν = n − p degrees of
+//!   freedom), so the interval is a 95% one whether σ is right or only its ratios are
+//!   ([`SigmaScale`]; either rule alone on request). The Wald interval
+//!   `z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj)` with F = SᵀS (the residuals are whitened, so W = I) is
+//!   reported beside it and stands in where the profile cannot be bracketed (the receipt
 //!   says where and why); both mapped back through exp for log parameters;
 //! - the singular values of S, its condition number, and the weak directions: right
 //!   singular vectors whose singular value is below `weak_rel` of the largest
@@ -39,6 +43,7 @@ pub mod predict;
 use crate::check::{check_gradient, CheckOptions, CheckReport, EventSignature, Verdict};
 use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::Clock;
+use crate::numeric::dist::student_t_quantile;
 use crate::physics::integrate::adaptive::ToleranceOptions;
 use crate::physics::model::Drop;
 use nalgebra::{DMatrix, DVector};
@@ -86,6 +91,9 @@ pub struct FitOptions {
     pub weak_width: f64,
     /// How the 95% intervals are found (profile likelihood by default).
     pub interval: IntervalMethod,
+    /// Whether the intervals take σ as the noise's standard deviation, as weights whose
+    /// common scale the residuals estimate, or whichever of the two is wider (the default).
+    pub sigma_scale: SigmaScale,
     /// Run the gradient check of Φ at the start and at the solution.
     pub check: bool,
     /// Options of those checks.
@@ -109,6 +117,7 @@ impl Default for FitOptions {
             weak_rel: 1e-6,
             weak_width: 1.0,
             interval: IntervalMethod::Profile,
+            sigma_scale: SigmaScale::Either,
             check: true,
             check_options: CheckOptions::default(),
         }
@@ -322,9 +331,9 @@ pub struct Estimate {
     /// unless `interval_method` says otherwise (see [`IntervalReceipt`]).
     pub interval: (f64, f64),
     /// How each side of `interval` was found: "profile", "profile-unbounded" (the profile
-    /// never reaches the threshold within the search) or "wald".
+    /// never reaches the threshold Δχ² within the search) or "wald".
     pub interval_method: (String, String),
-    /// The Wald interval z ± 1.96·sqrt((F⁻¹)_jj), for comparison.
+    /// The Wald interval z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj), for comparison.
     pub wald_interval: (f64, f64),
     /// Standard deviation in the fit's coordinate (of ln θ for log parameters).
     pub std_coordinate: f64,
@@ -421,8 +430,15 @@ pub struct IntervalReceipt {
     pub method: String,
     /// Confidence level of each interval (0.95).
     pub level: f64,
-    /// The rise of χ² that bounds a profile interval (3.8415: 1.96²).
+    /// What the intervals take σ for.
+    pub sigma_scale: SigmaScale,
+    /// The rise of χ² that bounds an interval: 3.8415 (1.96²) with σ as stated, s²·t² with
+    /// its scale from the residuals, the larger with `either`.
     pub delta_chi2: f64,
+    /// The residuals' scale s = sqrt(χ²/ν), ν = observations − parameters (1 when σ is right).
+    pub residual_scale: f64,
+    /// The 97.5% quantile of Student's t with ν degrees of freedom.
+    pub t_quantile: f64,
     /// Model evaluations spent on the intervals (profiles), apart from the optimiser's.
     pub evaluations: u64,
     /// Sides where the profile was unbounded or could not be bracketed, and why.
@@ -432,13 +448,55 @@ pub struct IntervalReceipt {
     pub wall_s: Option<f64>,
 }
 
+/// What the intervals take the stated σ for: the threshold Δχ² of a bound on one parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SigmaScale {
+    /// σ is the noise's standard deviation: Δχ² = 1.96² = 3.8415, the 95% quantile of χ²
+    /// with one degree of freedom (exact for a model linear in its parameters).
+    Stated,
+    /// σ fixes the weights, the residuals their common scale s² = χ²/ν (ν = observations −
+    /// parameters): Δχ² = s²·t², t the 97.5% quantile of Student's t with ν degrees of
+    /// freedom (the profile-t rule of nonlinear least squares; exact for a linear model
+    /// whatever the scale of σ).
+    Residual,
+    /// The larger of the two: an interval that is a 95% interval if σ is right and if only
+    /// its ratios are (it contains both). When σ is right it covers more than 95% by what
+    /// the residual scale adds: 96.7% at ν = 14, 96.2% at ν = 28, tending to 95%.
+    Either,
+}
+
+impl SigmaScale {
+    /// The χ² rise that bounds a 95% interval on one parameter, given the fit's χ² and its
+    /// degrees of freedom ν (>= 1): (Δχ², t quantile, residual scale s).
+    pub fn threshold(&self, chi2: f64, dof: i64) -> Result<(f64, f64, f64)> {
+        let nu = dof.max(1) as f64;
+        let t = student_t_quantile(0.975, nu)?;
+        let s2 = chi2 / nu;
+        let stated = DELTA_CHI2_95;
+        let residual = s2 * t * t;
+        let delta = match self {
+            SigmaScale::Stated => stated,
+            SigmaScale::Residual => residual,
+            SigmaScale::Either => stated.max(residual),
+        };
+        if !delta.is_finite() {
+            return Err(FerroError::NonFinite {
+                what: "interval threshold",
+                detail: format!("χ² = {chi2} with {dof} degrees of freedom"),
+            });
+        }
+        Ok((delta, t, libm::sqrt(s2)))
+    }
+}
+
 /// How [`fit`] finds its 95% intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntervalMethod {
-    /// Profile likelihood: where the χ² minimised over the other parameters rises by 3.8415.
+    /// Profile likelihood: where the χ² minimised over the other parameters rises by Δχ².
     Profile,
-    /// Wald: the linearisation's z ± 1.96·sqrt((F⁻¹)_jj).
+    /// Wald: the linearisation's z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj).
     Wald,
 }
 
@@ -912,6 +970,8 @@ struct Profiler<'a> {
     z: &'a [f64],
     /// Φ there.
     cost: f64,
+    /// sqrt(Δχ²): where the profile's signed root sqrt(2(Φ_p − Φ)) bounds the interval.
+    threshold: f64,
     opts: &'a FitOptions,
 }
 
@@ -948,11 +1008,11 @@ impl Profiler<'_> {
 
     /// The bound on side `dir` (−1 lower, +1 upper) of coordinate `j`: first probe at the
     /// Wald half-width `wald`, doubled until the profile's signed root sqrt(2(Φ_p − Φ)) passes
-    /// 1.96, then Illinois regula falsi on it (nearly linear in z_j: exactly so for a model
+    /// sqrt(Δχ²) (1.96 with σ as stated), then Illinois regula falsi on it (nearly linear in z_j: exactly so for a model
     /// linear in its parameters). `slope` is the linearisation's conditional line
     /// dz/dz_j, the warm start of the other coordinates.
     fn side(&self, j: usize, dir: f64, wald: f64, slope: &[f64], counters: &mut Counters) -> Bound {
-        let root = |c: f64| libm::sqrt(2.0 * (c - self.cost).max(0.0)) - Z95;
+        let root = |c: f64| libm::sqrt(2.0 * (c - self.cost).max(0.0)) - self.threshold;
         let along = |from: &[f64], dt: f64| -> Vec<f64> {
             from.iter()
                 .zip(slope)
@@ -966,7 +1026,7 @@ impl Profiler<'_> {
                 self.cost - c
             )
         };
-        let (mut a, mut ha, mut warm_a) = (0.0, -Z95, self.z.to_vec());
+        let (mut a, mut ha, mut warm_a) = (0.0, -self.threshold, self.z.to_vec());
         let mut t = if wald.is_finite() && wald > 0.0 {
             wald.min(PROFILE_SEARCH)
         } else {
@@ -1171,16 +1231,20 @@ pub fn fit(
         halved: (0, 0),
     };
     let mut notes = Vec::new();
+    let dof = cur.r.len() as i64 - np as i64;
+    let (delta_chi2, t_quantile, residual_scale) = opts.sigma_scale.threshold(2.0 * cost, dof)?;
+    let half = libm::sqrt(delta_chi2);
     let profiler = Profiler {
         problem: &problem,
         z: &z,
         cost,
+        threshold: half,
         opts,
     };
     let mut estimates: Vec<Estimate> = Vec::with_capacity(np);
     for (j, p) in params.iter().enumerate() {
         let sd = variance[j].sqrt();
-        let wald = (z[j] - Z95 * sd, z[j] + Z95 * sd);
+        let wald = (z[j] - half * sd, z[j] + half * sd);
         let mut bounds = [wald.0, wald.1];
         let mut methods = ["wald".to_string(), "wald".to_string()];
         if opts.interval == IntervalMethod::Profile && status == Status::Converged {
@@ -1198,7 +1262,7 @@ pub fn fit(
                 .collect();
             for (side, dir) in [(0usize, -1.0), (1, 1.0)] {
                 let which = if side == 0 { "lower" } else { "upper" };
-                match profiler.side(j, dir, Z95 * sd, &slope, &mut interval_counters) {
+                match profiler.side(j, dir, half * sd, &slope, &mut interval_counters) {
                     Bound::Profile(t) => {
                         bounds[side] = z[j] + dir * t;
                         methods[side] = "profile".into();
@@ -1253,11 +1317,14 @@ pub fn fit(
     };
     let intervals = IntervalReceipt {
         method: match opts.interval {
-            IntervalMethod::Profile => "profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by 3.8415 (the 95% quantile of χ² with 1 degree of freedom) above the solution's, found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(Δχ²) − 1.96, the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± 1.96·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)".into(),
-            IntervalMethod::Wald => "Wald: z ± 1.96·sqrt((F⁻¹)_jj) with F = SᵀS at the solution, mapped through exp for log parameters (the linearisation; blind to the model's curvature)".into(),
+            IntervalMethod::Profile => format!("profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by Δχ² = {delta_chi2:.6} above the solution's ({}), found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(2ΔΦ) − sqrt(Δχ²), the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)", sigma_scale_words(opts.sigma_scale)),
+            IntervalMethod::Wald => format!("Wald: z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) with F = SᵀS at the solution and Δχ² = {delta_chi2:.6} ({}), mapped through exp for log parameters (the linearisation; blind to the model's curvature)", sigma_scale_words(opts.sigma_scale)),
         },
         level: 0.95,
-        delta_chi2: DELTA_CHI2_95,
+        sigma_scale: opts.sigma_scale,
+        delta_chi2,
+        residual_scale,
+        t_quantile,
         evaluations: interval_counters.evaluations,
         notes,
         wall_s: interval_wall_s,
@@ -1307,10 +1374,10 @@ pub fn fit(
         cost_start,
         cost,
         observations: cur.r.len(),
-        dof: cur.r.len() as i64 - np as i64,
+        dof,
         chi2: 2.0 * cost,
-        chi2_limit: chi2_limit(cur.r.len() as i64 - np as i64),
-        consistent: 2.0 * cost <= chi2_limit(cur.r.len() as i64 - np as i64),
+        chi2_limit: chi2_limit(dof),
+        consistent: 2.0 * cost <= chi2_limit(dof),
         singular_values: pairs.iter().map(|p| p.0).collect(),
         condition,
         identifiable: weak_directions.is_empty(),
@@ -1363,6 +1430,15 @@ pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict:
         probe: 1e-6,
     };
     predict::predict(&setup, &model, t)
+}
+
+/// What Δχ² is, in words.
+fn sigma_scale_words(scale: SigmaScale) -> &'static str {
+    match scale {
+        SigmaScale::Stated => "σ as stated: 1.96², the 95% quantile of χ² with 1 degree of freedom",
+        SigmaScale::Residual => "σ up to a common scale estimated by the residuals: s²·t², s² = χ²/ν, t the 97.5% quantile of Student's t with ν = observations − parameters degrees of freedom",
+        SigmaScale::Either => "the larger of 1.96² (σ as stated) and s²·t² (σ's scale from the residuals, s² = χ²/ν, t the 97.5% quantile of Student's t with ν = observations − parameters degrees of freedom): a 95% interval whether σ is right or only its ratios are",
+    }
 }
 
 /// Standard normal quantile of 0.999.
