@@ -1106,155 +1106,193 @@ impl Profiler<'_> {
 /// z-score of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
-/// Fit the drop's parameters to observations (see the module docs). `guess` holds the
-/// start of the fitted parameters and the value of the others; its `t_final` is replaced
-/// by the last sample time. `clock`, when given, times the fit.
-pub fn fit(
-    guess: &Drop,
-    obs: &Observations,
-    opts: &FitOptions,
-    clock: Option<&Clock>,
-) -> Result<FitReport> {
-    let t0 = clock.map(|c| c.now());
-    let since = || match (clock, t0) {
-        (Some(c), Some(t0)) => Some(c.now() - t0),
-        _ => None,
-    };
-    let problem = FitProblem::new(guess, obs, opts)?;
-    let params = problem.layout.params.clone();
-    let base = problem.layout.base;
-    let z = problem.layout.coordinates(&base);
-    let mut counters = Counters {
-        evaluations: 0,
-        halved: (0, 0),
-    };
-    let cur = problem.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
-    let cost_start = 0.5 * cur.r.norm_squared();
-    let mut check_evaluations = 0u64;
-    let grad0: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
-    let check_start = if opts.check {
-        Some(problem.check(&z, &grad0, &opts.check_options, &mut check_evaluations)?)
-    } else {
-        None
-    };
-    let mut iterations = vec![Iteration {
-        iteration: 0,
-        cost: cost_start,
-        lambda: 0.0,
-        theta: problem.theta(&z),
-        gradient_norm: grad0.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
-        step_norm: 0.0,
-        accepted: true,
-        evaluations: counters.evaluations,
-        wall_s: since(),
-    }];
-    let np = params.len();
-    let mut record = |mut it: Iteration| {
-        it.wall_s = since();
-        iterations.push(it);
-    };
-    let Minimum {
-        z,
-        cost,
-        eval: cur,
-        status,
-    } = levenberg_marquardt(&problem, z, cur, None, opts, &mut counters, &mut record)?;
-    let evaluations = counters.evaluations;
-    // Identifiability at the solution.
-    let svd = cur.s.clone().svd(false, true);
-    let v_t = svd.v_t.ok_or(FerroError::NonFinite {
-        what: "singular value decomposition",
-        detail: "no right singular vectors".into(),
-    })?;
-    let mut pairs: Vec<(f64, Vec<f64>)> = (0..svd.singular_values.len())
-        .map(|i| (svd.singular_values[i], v_t.row(i).iter().copied().collect()))
-        .collect();
-    // A wide S (fewer rows than parameters) leaves directions it does not see at all.
-    while pairs.len() < np {
-        pairs.push((0.0, null_direction(&pairs, np)));
+/// The start of a fit: its evaluation, Φ there, the gradient check there and the record's
+/// first entry.
+struct Start {
+    z: Vec<f64>,
+    eval: Eval,
+    cost: f64,
+    check: Option<CheckReport>,
+    check_evaluations: u64,
+    iteration: Iteration,
+}
+
+impl FitProblem {
+    /// Evaluate the start (the guess's coordinates) and check Φ's gradient there.
+    fn begin(
+        &self,
+        opts: &FitOptions,
+        counters: &mut Counters,
+        since: &dyn Fn() -> Option<f64>,
+    ) -> Result<Start> {
+        let z = self.layout.coordinates(&self.layout.base);
+        let eval = self.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let cost = 0.5 * eval.r.norm_squared();
+        let mut check_evaluations = 0u64;
+        let grad: Vec<f64> = (eval.s.transpose() * &eval.r).iter().copied().collect();
+        let check = if opts.check {
+            Some(self.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
+        } else {
+            None
+        };
+        let iteration = Iteration {
+            iteration: 0,
+            cost,
+            lambda: 0.0,
+            theta: self.theta(&z),
+            gradient_norm: grad.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
+            step_norm: 0.0,
+            accepted: true,
+            evaluations: counters.evaluations,
+            wall_s: since(),
+        };
+        Ok(Start {
+            z,
+            eval,
+            cost,
+            check,
+            check_evaluations,
+            iteration,
+        })
     }
-    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let largest = pairs.first().map_or(0.0, |p| p.0);
-    let smallest = pairs.last().map_or(0.0, |p| p.0);
-    let condition = if smallest > 0.0 {
-        largest / smallest
-    } else {
-        f64::INFINITY
-    };
-    let mut variance = vec![0.0; np];
-    for (s, v) in &pairs {
-        for j in 0..np {
-            let w = v[j] * v[j];
-            if w > 0.0 {
-                variance[j] += if *s > opts.weak_rel * largest * 1e-6 && *s > 0.0 {
-                    w / (s * s)
-                } else {
-                    f64::INFINITY
-                };
+}
+
+/// Identifiability at the solution: the singular values and right singular vectors of S.
+struct Identifiability {
+    /// (singular value, right singular vector), largest first; a wide S is completed with
+    /// the directions it does not see (singular value 0).
+    pairs: Vec<(f64, Vec<f64>)>,
+    /// The largest singular value.
+    largest: f64,
+    /// Largest over smallest singular value (infinite when singular).
+    condition: f64,
+    /// Variance of each coordinate in the linearisation (infinite along unseen directions).
+    variance: Vec<f64>,
+    weak_directions: Vec<WeakDirection>,
+}
+
+impl Identifiability {
+    fn at(s: &DMatrix<f64>, params: &[Param], opts: &FitOptions) -> Result<Identifiability> {
+        let np = params.len();
+        let svd = s.clone().svd(false, true);
+        let v_t = svd.v_t.ok_or(FerroError::NonFinite {
+            what: "singular value decomposition",
+            detail: "no right singular vectors".into(),
+        })?;
+        let mut pairs: Vec<(f64, Vec<f64>)> = (0..svd.singular_values.len())
+            .map(|i| (svd.singular_values[i], v_t.row(i).iter().copied().collect()))
+            .collect();
+        // A wide S (fewer rows than parameters) leaves directions it does not see at all.
+        while pairs.len() < np {
+            pairs.push((0.0, null_direction(&pairs, np)));
+        }
+        pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let largest = pairs.first().map_or(0.0, |p| p.0);
+        let smallest = pairs.last().map_or(0.0, |p| p.0);
+        let condition = if smallest > 0.0 {
+            largest / smallest
+        } else {
+            f64::INFINITY
+        };
+        let mut variance = vec![0.0; np];
+        for (s, v) in &pairs {
+            for j in 0..np {
+                let w = v[j] * v[j];
+                if w > 0.0 {
+                    variance[j] += if *s > opts.weak_rel * largest * 1e-6 && *s > 0.0 {
+                        w / (s * s)
+                    } else {
+                        f64::INFINITY
+                    };
+                }
             }
         }
-    }
-    let weak_directions: Vec<WeakDirection> = pairs
-        .iter()
-        .filter_map(|(s, v)| {
-            let half = if *s > 0.0 { Z95 / s } else { f64::INFINITY };
-            let kind = if *s < opts.weak_rel * largest || *s == 0.0 {
-                "unidentifiable"
-            } else if half > opts.weak_width {
-                "weakly informed"
-            } else {
-                return None;
-            };
-            Some(WeakDirection {
-                label: combination_label(&params, v),
-                coefficients: v.clone(),
-                singular_value: *s,
-                half_width: half,
-                kind: kind.into(),
+        let weak_directions: Vec<WeakDirection> = pairs
+            .iter()
+            .filter_map(|(s, v)| {
+                let half = if *s > 0.0 { Z95 / s } else { f64::INFINITY };
+                let kind = if *s < opts.weak_rel * largest || *s == 0.0 {
+                    "unidentifiable"
+                } else if half > opts.weak_width {
+                    "weakly informed"
+                } else {
+                    return None;
+                };
+                Some(WeakDirection {
+                    label: combination_label(params, v),
+                    coefficients: v.clone(),
+                    singular_value: *s,
+                    half_width: half,
+                    kind: kind.into(),
+                })
             })
+            .collect();
+        Ok(Identifiability {
+            pairs,
+            largest,
+            condition,
+            variance,
+            weak_directions,
         })
-        .collect();
-    let theta_start = problem.theta(&problem.layout.coordinates(&base));
-    // Covariance of the linearisation, F⁻¹ over the informed directions: the Wald intervals
-    // and the warm start of each profile (the nuisance coordinates' linear response).
-    let informed = |s: f64| s > opts.weak_rel * largest * 1e-6 && s > 0.0;
-    let covariance = |n: usize, j: usize| -> f64 {
-        pairs
+    }
+
+    /// (F⁻¹)_nj over the informed directions: the linearisation's covariance, which gives
+    /// the Wald intervals and the warm start of each profile (the nuisance coordinates'
+    /// linear response).
+    fn covariance(&self, n: usize, j: usize, opts: &FitOptions) -> f64 {
+        let informed = |s: f64| s > opts.weak_rel * self.largest * 1e-6 && s > 0.0;
+        self.pairs
             .iter()
             .filter(|(s, _)| informed(*s))
             .map(|(s, v)| v[n] * v[j] / (s * s))
             .sum()
-    };
-    let interval_clock = since();
+    }
+}
+
+/// The 95% intervals at the solution `min` (profiles where the fit converged and they
+/// were asked for, Wald otherwise), each parameter's estimate with them, and their receipt
+/// (its wall time left to the caller). The profiles' probe counts are added to `counters`.
+fn intervals(
+    problem: &FitProblem,
+    min: &Minimum,
+    ident: &Identifiability,
+    theta_start: &[f64],
+    opts: &FitOptions,
+    counters: &mut Counters,
+) -> Result<(Vec<Estimate>, IntervalReceipt)> {
+    let params = &problem.layout.params;
+    let np = params.len();
+    let z = &min.z;
     let mut interval_counters = Counters {
         evaluations: 0,
         halved: (0, 0),
     };
     let mut notes = Vec::new();
-    let dof = cur.r.len() as i64 - np as i64;
-    let (delta_chi2, t_quantile, residual_scale) = opts.sigma_scale.threshold(2.0 * cost, dof)?;
+    let dof = min.eval.r.len() as i64 - np as i64;
+    let (delta_chi2, t_quantile, residual_scale) =
+        opts.sigma_scale.threshold(2.0 * min.cost, dof)?;
     let half = libm::sqrt(delta_chi2);
     let profiler = Profiler {
-        problem: &problem,
-        z: &z,
-        cost,
+        problem,
+        z,
+        cost: min.cost,
         threshold: half,
         opts,
     };
     let mut estimates: Vec<Estimate> = Vec::with_capacity(np);
     for (j, p) in params.iter().enumerate() {
-        let sd = variance[j].sqrt();
+        let sd = ident.variance[j].sqrt();
         let wald = (z[j] - half * sd, z[j] + half * sd);
         let mut bounds = [wald.0, wald.1];
         let mut methods = ["wald".to_string(), "wald".to_string()];
-        if opts.interval == IntervalMethod::Profile && status == Status::Converged {
-            let cjj = covariance(j, j);
+        if opts.interval == IntervalMethod::Profile && min.status == Status::Converged {
+            let cjj = ident.covariance(j, j, opts);
             let slope: Vec<f64> = (0..np)
                 .map(|n| {
                     if n == j {
                         1.0
                     } else if cjj > 0.0 {
-                        covariance(n, j) / cjj
+                        ident.covariance(n, j, opts) / cjj
                     } else {
                         0.0
                     }
@@ -1302,20 +1340,16 @@ pub fn fit(
             log: p.is_log(),
         });
     }
-    if opts.interval == IntervalMethod::Profile && status != Status::Converged {
+    if opts.interval == IntervalMethod::Profile && min.status != Status::Converged {
         notes.push(format!(
             "the fit ended {} without converging: a profile needs the minimum, so every interval is the Wald interval",
-            match status {
+            match min.status {
                 Status::Stalled => "stalled",
                 _ => "at the iteration cap",
             }
         ));
     }
-    let interval_wall_s = match (since(), interval_clock) {
-        (Some(b), Some(a)) => Some(b - a),
-        _ => None,
-    };
-    let intervals = IntervalReceipt {
+    let receipt = IntervalReceipt {
         method: match opts.interval {
             IntervalMethod::Profile => format!("profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by Δχ² = {delta_chi2:.6} above the solution's ({}), found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(2ΔΦ) − sqrt(Δχ²), the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)", sigma_scale_words(opts.sigma_scale)),
             IntervalMethod::Wald => format!("Wald: z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) with F = SᵀS at the solution and Δχ² = {delta_chi2:.6} ({}), mapped through exp for log parameters (the linearisation; blind to the model's curvature)", sigma_scale_words(opts.sigma_scale)),
@@ -1327,10 +1361,91 @@ pub fn fit(
         t_quantile,
         evaluations: interval_counters.evaluations,
         notes,
-        wall_s: interval_wall_s,
+        wall_s: None,
     };
     counters.halved.0 += interval_counters.halved.0;
     counters.halved.1 += interval_counters.halved.1;
+    Ok((estimates, receipt))
+}
+
+/// Whitened residuals (prediction − value)/σ of one channel at every sample time, NaN where
+/// masked or not measured.
+fn whitened(ch: &Option<Channel>, p: &[f64]) -> Vec<f64> {
+    match ch {
+        Some(c) => (0..p.len())
+            .map(|i| {
+                if c.used[i] {
+                    (p[i] - c.values[i]) / c.sigma
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect(),
+        None => vec![f64::NAN; p.len()],
+    }
+}
+
+/// A check's verdict, "not-run" without one.
+fn verdict(c: &Option<CheckReport>) -> String {
+    c.as_ref()
+        .map_or("not-run".to_string(), |r| r.verdict.to_string())
+}
+
+/// Fit the drop's parameters to observations (see the module docs). `guess` holds the
+/// start of the fitted parameters and the value of the others; its `t_final` is replaced
+/// by the last sample time. `clock`, when given, times the fit.
+///
+/// Phases: set the problem up ([`FitProblem::new`]), evaluate and check the start,
+/// minimise Φ by Levenberg–Marquardt, read identifiability off S at the solution, find the
+/// intervals, check Φ's gradient at the solution and fill in the report.
+pub fn fit(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    clock: Option<&Clock>,
+) -> Result<FitReport> {
+    let t0 = clock.map(|c| c.now());
+    let since = || match (clock, t0) {
+        (Some(c), Some(t0)) => Some(c.now() - t0),
+        _ => None,
+    };
+    let problem = FitProblem::new(guess, obs, opts)?;
+    let mut counters = Counters {
+        evaluations: 0,
+        halved: (0, 0),
+    };
+    let start = problem.begin(opts, &mut counters, &since)?;
+    let theta_start = problem.theta(&start.z);
+    let mut check_evaluations = start.check_evaluations;
+    let mut iterations = vec![start.iteration];
+    let mut record = |mut it: Iteration| {
+        it.wall_s = since();
+        iterations.push(it);
+    };
+    let min = levenberg_marquardt(
+        &problem,
+        start.z,
+        start.eval,
+        None,
+        opts,
+        &mut counters,
+        &mut record,
+    )?;
+    let evaluations = counters.evaluations;
+    let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
+    let interval_clock = since();
+    let (estimates, mut intervals) =
+        intervals(&problem, &min, &ident, &theta_start, opts, &mut counters)?;
+    intervals.wall_s = match (since(), interval_clock) {
+        (Some(b), Some(a)) => Some(b - a),
+        _ => None,
+    };
+    let Minimum {
+        z,
+        cost,
+        eval: cur,
+        status,
+    } = min;
     let grad: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
     let check_solution = if opts.check {
         Some(problem.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
@@ -1338,50 +1453,33 @@ pub fn fit(
         None
     };
     let model = problem.layout.model(&z)?;
-    let whitened = |ch: &Option<Channel>, p: &[f64]| -> Vec<f64> {
-        match ch {
-            Some(c) => (0..p.len())
-                .map(|i| {
-                    if c.used[i] {
-                        (p[i] - c.values[i]) / c.sigma
-                    } else {
-                        f64::NAN
-                    }
-                })
-                .collect(),
-            None => vec![f64::NAN; p.len()],
-        }
-    };
-    let template = template(&problem, opts, &check_start, &check_solution, &estimates);
-    let verdict = |c: &Option<CheckReport>| {
-        c.as_ref()
-            .map_or("not-run".to_string(), |r| r.verdict.to_string())
-    };
+    let template = template(&problem, opts, &start.check, &check_solution, &estimates);
     let receipt = FitReceipt {
-        verdicts: (verdict(&check_start), verdict(&check_solution)),
-        check_start,
+        verdicts: (verdict(&start.check), verdict(&check_solution)),
+        check_start: start.check,
         check_solution,
         template,
         probes_halved: counters.halved.0,
         one_sided: counters.halved.1,
         intervals,
     };
+    let dof = cur.r.len() as i64 - problem.layout.params.len() as i64;
     Ok(FitReport {
         schema: FIT_SCHEMA.into(),
         route: opts.route,
         params: estimates,
         status,
-        cost_start,
+        cost_start: start.cost,
         cost,
         observations: cur.r.len(),
         dof,
         chi2: 2.0 * cost,
         chi2_limit: chi2_limit(dof),
         consistent: 2.0 * cost <= chi2_limit(dof),
-        singular_values: pairs.iter().map(|p| p.0).collect(),
-        condition,
-        identifiable: weak_directions.is_empty(),
-        weak_directions,
+        singular_values: ident.pairs.iter().map(|p| p.0).collect(),
+        condition: ident.condition,
+        identifiable: ident.weak_directions.is_empty(),
+        weak_directions: ident.weak_directions,
         iterations,
         evaluations,
         check_evaluations,
