@@ -94,14 +94,16 @@ class FitResult:
         Fitted value per parameter (SI units).
     interval : dict
         95% interval ``(lo, hi)`` per parameter: profile likelihood (where χ² minimised over the
-        other parameters rises by 3.8415 above its minimum), the Wald interval where the profile
+        other parameters rises by Δχ² above its minimum: by default the larger of 3.8415, σ as
+        stated, and s²·t², σ's scale from the residuals; ``receipt["intervals"]`` gives it and
+        the rule, docs/fit.md its measured coverage), the Wald interval where the profile
         cannot be bracketed (``interval_method`` and ``receipt["intervals"]["notes"]`` say where);
         an unbounded side is inf, or 0 for a log parameter's lower side.
     interval_method : dict
         How each side of ``interval`` was found: ``("profile", "profile")``, ``"profile-unbounded"``
         or ``"wald"`` per side.
     wald_interval : dict
-        The Wald interval z ± 1.96·sqrt((F⁻¹)_jj) from F = SᵀS (in log space for log parameters),
+        The Wald interval z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) from F = SᵀS (in log space for log parameters),
         for comparison.
     start : dict
         The start of each parameter.
