@@ -19,10 +19,27 @@ fn fixtures() -> PyResult<Vec<(String, String)>> {
         .collect()
 }
 
-/// A fixture document read from its JSON text and validated, as a dict.
+/// A fixture document read from its JSON text and validated, as a dict; refusals name
+/// `path` (default: "fixture document") and the field at fault.
 #[pyfunction]
-fn read_fixture<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let f = py_result(Fixture::from_json(text))?;
+#[pyo3(signature = (text, path = None))]
+fn read_fixture<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = py_result(Fixture::from_json_at(text, path.unwrap_or(conf::DOCUMENT)))?;
+    json_document(py, &f)
+}
+
+/// The fixture file at `path` read and validated, as a dict (a file over the core's size
+/// limit is refused before it is read).
+#[pyfunction]
+fn read_fixture_file<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = py_result(Fixture::read(&path))?;
     json_document(py, &f)
 }
 
@@ -48,5 +65,6 @@ fn conformance<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fixtures, m)?)?;
     m.add_function(wrap_pyfunction!(read_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(read_fixture_file, m)?)?;
     m.add_function(wrap_pyfunction!(conformance, m)?)
 }
