@@ -745,3 +745,10 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
         meaning: fixture.verdicts.get(verdict).cloned().unwrap_or_default(),
     })
 }
+
+/// An engine's x(T) and J of `drop` judged against the exact rigid answer: [`conformance`]
+/// against [`drop_fixture`] at `drop`, whose key entry is dv(T)/dy0. The engine audit's
+/// gradient error and sign line (the same three states as the lab's and the sweep's).
+pub fn judge_drop(drop: &Drop, state: &[f64], jacobian: &[Vec<f64>]) -> Result<Conformance> {
+    conformance(&drop_fixture(drop)?, state, jacobian)
+}
