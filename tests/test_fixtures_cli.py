@@ -103,6 +103,13 @@ def test_a_fixture_file_at_fault_as_a_whole_is_refused_with_its_path(tmp_path: P
     assert f"{bad}: " in p.stderr and word in p.stderr, p.stderr
 
 
+def test_a_non_finite_number_in_a_fixture_document_is_refused_naming_its_field() -> None:
+    doc = fm.engines.conformance.fixtures()["drop"]
+    doc["initial_state"][1] = float("nan")
+    with pytest.raises(fm.FixtureError, match=r"^fixture document: field 'initial_state\[1\]': not a finite number"):
+        fm.conformance(doc, [0.0, 0.0], np.eye(2))
+
+
 def test_an_engine_answer_of_the_wrong_shape_names_it() -> None:
     with pytest.raises(fm.InvalidParameter, match="state"):
         fm.conformance("drop", [1.0, 2.0, 3.0], np.eye(2))

@@ -52,6 +52,30 @@ def test_export_writes_every_fixture_and_the_schema_validates_them(tmp_path: Pat
     np.testing.assert_array_equal(drop["exact"]["state"], e.state)
 
 
+@pytest.mark.parametrize("field,value", [
+    ("t_final", None), ("exact.jacobian", [[1.0, 0.0], [0.0, "1"]]), ("parameters.zeta", 1.5),
+    ("parameters.friction", 0.3), ("schema", "ferromotion.fixture/2"), ("parameters.angle", 2.0),
+    ("suggested.dt", [-1e-4]), ("exact.impacts", [-0.1]), ("t_final", 0.0)])
+def test_the_schema_refuses_what_the_core_refuses(field: str, value: object) -> None:
+    # A consumer validating with the shipped schema alone refuses the document the core refuses
+    # (the shape relations between x(0), x(T) and J are the core's alone: JSON Schema cannot say them).
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_FILE.read_text())
+    doc = fixtures()["drop"]
+    keys = field.split(".")
+    parent = doc
+    for k in keys[:-1]:
+        parent = parent[k]
+    if value is None:
+        del parent[keys[-1]]
+    else:
+        parent[keys[-1]] = value
+    with pytest.raises(FixtureError):
+        load_fixture(doc)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
+
+
 def test_slope_exact_answer_agrees_with_hybrid_jacobian_of_slope_ball() -> None:
     doc = fixtures()["slope"]
     p = doc["parameters"]

@@ -272,6 +272,27 @@ fn a_bad_fixture_document_is_refused_naming_its_source_and_the_field() {
             }
         }
     }
+    // A number f64 cannot hold is named by its field.
+    let text = good
+        .to_string()
+        .replace("\"t_final\":0.8", "\"t_final\":1e999");
+    let e = Fixture::from_json(&text).unwrap_err().to_string();
+    assert!(
+        e.starts_with("fixture document: field 't_final': number out of range"),
+        "{e}"
+    );
+    // NaN and Infinity, as Python's json.dumps writes them: not JSON, and named by their field.
+    for word in ["NaN", "-Infinity"] {
+        let text = good.to_string().replace(
+            "\"initial_state\":[0.0,1.0",
+            &format!("\"initial_state\":[0.0,{word}"),
+        );
+        let e = Fixture::from_json(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("fixture document: field 'initial_state[1]': not a finite number"),
+            "{e}"
+        );
+    }
     // The whole file at fault: not JSON, not UTF-8, too large (refused before it is read), absent.
     let file = dir.join("bad.json");
     let shown = file.display().to_string();

@@ -65,9 +65,9 @@ def load_fixture(source: Union[str, Path, Dict[str, Any]]) -> Dict[str, Any]:
     ``"PATH: reason"`` when the whole file is at fault (unreadable, not JSON, too large or too deep).
     """
     if isinstance(source, dict):
-        try:
-            text = json.dumps(source, allow_nan=False)
-        except (TypeError, ValueError) as e:  # a number JSON cannot hold, an object it cannot write
+        try:  # NaN and Infinity are written as such: the core refuses them naming their field
+            text = json.dumps(source)
+        except TypeError as e:  # a value JSON has no type for
             raise FixtureError(f"fixture document: not JSON: {e}") from None
         return dict(_core.read_fixture(text))
     if isinstance(source, str) and source in dict(_core.fixtures()):

@@ -188,6 +188,19 @@ fn nesting(text: &str, limit: usize) -> usize {
     deepest
 }
 
+/// Whether the text at (`line`, `column`), 1-based as serde_json counts, spells a number JSON
+/// does not have (NaN, Infinity, as Python's `json.dumps` writes them).
+fn non_finite_at(text: &str, line: usize, column: usize) -> bool {
+    let rest = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .and_then(|l| l.get(column.saturating_sub(1)..))
+        .unwrap_or("");
+    ["NaN", "Infinity", "-Infinity"]
+        .iter()
+        .any(|w| rest.starts_with(w))
+}
+
 /// `schema` must be [`SCHEMA`]; a later version of the format is named as such.
 fn check_schema(schema: &serde_json::Value) -> Result<()> {
     let Some(s) = schema.as_str() else {
@@ -233,8 +246,24 @@ fn parse(text: &str) -> Result<Fixture> {
             ),
         ));
     }
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| whole(DOCUMENT, format!("not JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // A number JSON cannot hold in f64 (1e999) is a syntax error to a Value; read into the
+        // struct, serde says in which field it sits.
+        let mut de = serde_json::Deserializer::from_str(text);
+        let at = serde_path_to_error::deserialize::<_, Fixture>(&mut de).err();
+        let said = |inner: serde_json::Error| {
+            if non_finite_at(text, inner.line(), inner.column()) {
+                "not a finite number (JSON has no NaN or Infinity)".to_string()
+            } else {
+                inner.to_string()
+            }
+        };
+        match at.map(|a| (a.path().to_string(), said(a.into_inner()))) {
+            // "." is the whole document; "?" a place serde could not name.
+            Some((field, reason)) if field != "." && !field.contains('?') => bad(&field, reason),
+            _ => whole(DOCUMENT, format!("not JSON: {e}")),
+        }
+    })?;
     if !value.is_object() {
         return Err(whole(DOCUMENT, "not a JSON object"));
     }
