@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, set_field
 
 import ferromotion as fm
 
@@ -38,17 +38,6 @@ def test_a_missing_engine_gives_the_install_hint(engine: str, module: str, extra
         assert f"pip install 'ferromotion[{extra}]'" in p.stderr
 
 
-def _edit(doc: dict, path: str, value: object) -> None:
-    """Set (or, for value None, delete) the dotted field ``path`` of ``doc``."""
-    keys = path.split(".")
-    for k in keys[:-1]:
-        doc = doc[k]
-    if value is None:
-        del doc[keys[-1]]
-    else:
-        doc[keys[-1]] = value
-
-
 # (field edited, new value or None to delete it, the field the refusal names, a word of the reason)
 BAD_FIELDS = [
     ("t_final", None, "t_final", "missing"),
@@ -66,7 +55,7 @@ BAD_FIELDS = [
 def test_a_bad_fixture_file_is_refused_with_its_path_and_the_field(tmp_path: Path, field: str, value: object,
                                                                    named: str, word: str) -> None:
     doc = fm.engines.conformance.fixtures()["drop"]
-    _edit(doc, field, value)
+    set_field(doc, field, value)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     prefix = f"{bad}: field '{named}': "

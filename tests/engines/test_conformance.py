@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, set_field
 
 import ferromotion as fm
 from ferromotion.engines import engine_adapter
@@ -62,14 +62,7 @@ def test_the_schema_refuses_what_the_core_refuses(field: str, value: object) -> 
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(SCHEMA_FILE.read_text())
     doc = fixtures()["drop"]
-    keys = field.split(".")
-    parent = doc
-    for k in keys[:-1]:
-        parent = parent[k]
-    if value is None:
-        del parent[keys[-1]]
-    else:
-        parent[keys[-1]] = value
+    set_field(doc, field, value)
     with pytest.raises(FixtureError):
         load_fixture(doc)
     with pytest.raises(jsonschema.ValidationError):
