@@ -416,8 +416,24 @@ export class Progress {
         this.#step("F");
       }
     }
+    // A committed key step re-observes the readout its move already painted: repaint the
+    // steps and hints only when something they show may have changed.
+    const key = this.#paintKey();
+    if (this.#painted && this.#painted.r === r && this.#painted.key === key) return;
     this.#paintSteps();
     this.#paintHints();
+    this.#painted = { r, key };
+  }
+
+  /** The readout and the key the steps and hints were last painted from by observe(), or null. */
+  #painted = null;
+
+  /** Everything besides the readout that the steps, the next-step panel and the hints read. */
+  #paintKey() {
+    const t = this.#track;
+    const s = this.#s;
+    return [this.locked, this.#focus, Object.keys(s.steps).join(), Object.keys(s.checklist).join(),
+      s.prediction ? s.prediction.choice : "", t.log10k, [...t.seen].join(), document.body.dataset.facts ?? ""].join("|");
   }
 
   /**
@@ -538,12 +554,16 @@ export class Progress {
   }
 
   #paintSteps() {
+    this.#painted = null;
     const r = this.#r;
     const s = this.#s.steps;
     for (const li of document.querySelectorAll(".steps li")) {
       const id = li.dataset.step;
-      li.dataset.done = s[id] ? "true" : "false";
-      li.querySelector(".step-state").textContent = s[id] ? "done" : "to do";
+      const done = s[id] ? "true" : "false";
+      if (li.dataset.done !== done) li.dataset.done = done;
+      const state = li.querySelector(".step-state");
+      const word = s[id] ? "done" : "to do";
+      if (state.textContent !== word) state.textContent = word;
     }
     if (!r || this.locked) {
       this.#paintNow();
@@ -604,6 +624,7 @@ export class Progress {
   }
 
   #paintHints() {
+    this.#painted = null;
     const box = $("hints");
     const r = this.#r;
     const hints = [];
