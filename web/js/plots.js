@@ -319,6 +319,7 @@ function update(n, attrs) {
  */
 const measure = document.createElement("canvas").getContext("2d");
 const fonts = new WeakMap();
+const widths = new Map(); // font + text -> px
 function labelWidth(label, text) {
   let font = fonts.get(label);
   if (!font) {
@@ -326,8 +327,14 @@ function labelWidth(label, text) {
     font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
     fonts.set(label, font);
   }
-  measure.font = font;
-  return measure.measureText(text).width;
+  const key = `${font}|${text}`;
+  let width = widths.get(key);
+  if (width === undefined) {
+    measure.font = font;
+    width = measure.measureText(text).width;
+    widths.set(key, width);
+  }
+  return width;
 }
 
 /** Viridis, sampled: presentation colours for the heat map. */
