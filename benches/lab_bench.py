@@ -109,7 +109,7 @@ def measure(page, base: str, label: str, dt: str, tol: str, moves: int, warmup: 
         if i >= warmup:
             t, c, a, part = page.evaluate(
                 "[window.ferromotionLab.timings.at(-1), window.ferromotionLab.core.at(-1), "
-                "window.ferromotionLab.after.at(-1), window.ferromotionLab.parts.at(-1)]")
+                "(window.ferromotionLab.after || [0]).at(-1), window.ferromotionLab.parts.at(-1)]")
             timings.append(t)
             core.append(c)
             after.append(a)
@@ -131,13 +131,15 @@ def main() -> int:
     ap.add_argument("--phone", action="store_true",
                     help="also time a cheap phone (375 x 740, touch, CPU throttled 4x), beside the desktop")
     ap.add_argument("--parts", action="store_true", help="print the desktop's per-part split too")
+    ap.add_argument("--web", type=Path, default=WEB,
+                    help="the lab's folder to serve (default web/; another checkout's web/ compares a change)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON too")
     args = ap.parse_args()
-    if not (WEB / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
+    if not (args.web / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
         print("bench-lab: web/pkg/ is missing; run `make wasm` first", file=sys.stderr)
         return 2
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(WEB)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(args.web)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/index.html"
     results = []

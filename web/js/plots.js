@@ -288,9 +288,10 @@ export class LogPlot extends Figure {
     }
     update(line, { x1: x, x2: x, y1: m.t, y2: h - m.b });
     if (label.textContent !== mk.label) label.textContent = mk.label;
-    // Centred on the line, but never closer to the frame's sides than half its own width
-    // (and at least 40 px): "k = 1.0e8 N/m" stays inside the plot on a phone.
-    const inset = Math.max(40, labelWidth(label, mk.label) / 2 + 3);
+    // Centred on the line, but its ends at least 8 px inside the frame (clear of a marker dot
+    // on the frame's edge), and its centre at least 40 px in: "k = 1.0e8 N/m" stays inside the
+    // plot on a phone.
+    const inset = Math.max(40, labelWidth(label, mk.label) / 2 + 8);
     update(label, { x: Math.min(Math.max(x, m.l + inset), w - m.r - inset), y: m.t + 12 });
     const [y0, y1] = this.yd;
     const points = mk.points.filter((p) => (this.linear ? Number.isFinite(p.y) : p.y > 0));
