@@ -421,6 +421,30 @@ pub struct FitReceipt {
     pub one_sided: u64,
     /// How the 95% intervals were found.
     pub intervals: IntervalReceipt,
+    /// The continuation over the horizon, when the direct fit ended at a χ² inconsistent
+    /// with the stated noise (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+}
+
+/// A second start of an inconsistent fit, by continuation over the horizon: the first half
+/// of the samples fitted from the start, then every sample from there. A wrong local
+/// minimum of a several-bounce record matches the bounces out of step (the fit trades
+/// restitution against height and velocity so that later bounces line up with the wrong
+/// data); the first half sees fewer of them, so its minimum is near the truth's more often,
+/// and the full fit from it keeps the bounces in step. Kept only when its Φ is lower.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Continuation {
+    /// Sample times of each stage (a prefix of the data; the last stage is all of it).
+    pub samples: Vec<usize>,
+    /// Φ of the direct fit.
+    pub cost_direct: f64,
+    /// Φ the continuation reached (`None`: a stage failed, named in `note`).
+    pub cost: Option<f64>,
+    /// Whether the continuation's minimum replaced the direct fit's.
+    pub adopted: bool,
+    /// What happened, in words.
+    pub note: String,
 }
 
 /// How a fit's 95% intervals were found.
@@ -977,6 +1001,65 @@ fn bounded_step(
     None
 }
 
+/// The continuation of a fit whose χ² is inconsistent with the noise ([`Continuation`]):
+/// the first half of the samples from the start, then all of them. Returns the receipt and,
+/// when its Φ is below the direct fit's and it converged, its minimum (`record` got the last
+/// stage's iterations). A stage the model refuses ends it with the direct fit kept.
+fn continue_over_horizon(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    problem: &FitProblem,
+    direct: &Minimum,
+    counters: &mut Counters,
+    record: &mut dyn FnMut(Iteration),
+) -> (Continuation, Option<Minimum>) {
+    let n = obs.t.len();
+    let first = n.div_ceil(2);
+    let mut receipt = Continuation {
+        samples: vec![first, n],
+        cost_direct: direct.cost,
+        cost: None,
+        adopted: false,
+        note: String::new(),
+    };
+    let prefix = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v[..first].to_vec());
+    let half = Observations {
+        t: obs.t[..first].to_vec(),
+        y: prefix(&obs.y),
+        v: prefix(&obs.v),
+        mask_y: obs.mask_y.as_ref().map(|m| m[..first].to_vec()),
+        mask_v: obs.mask_v.as_ref().map(|m| m[..first].to_vec()),
+        ..obs.clone()
+    };
+    let staged = (|| -> Result<Minimum> {
+        let p = FitProblem::new(guess, &half, opts)?;
+        let z = p.start();
+        let e = p.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let m = levenberg_marquardt(&p, z, e, None, opts, counters, &mut |_| {})?;
+        let e = problem.eval(&m.z, &mut counters.evaluations, &mut counters.halved)?;
+        levenberg_marquardt(problem, m.z, e, None, opts, counters, record)
+    })();
+    match staged {
+        Err(e) => receipt.note = format!("a stage failed, the direct fit is kept: {e}"),
+        Ok(m) => {
+            receipt.cost = Some(m.cost);
+            if m.status == Status::Converged && m.cost < direct.cost {
+                receipt.adopted = true;
+                receipt.note =
+                    "the continuation's minimum is lower: it replaces the direct fit's".into();
+                return (receipt, Some(m));
+            }
+            receipt.note = if m.status != Status::Converged {
+                "the continuation did not converge: the direct fit is kept".into()
+            } else {
+                "the continuation's minimum is not lower: the direct fit is kept".into()
+            };
+        }
+    }
+    (receipt, None)
+}
+
 /// The χ² rise that bounds a 95% likelihood-ratio interval on one parameter: the 95%
 /// quantile of χ² with one degree of freedom, 1.96².
 const DELTA_CHI2_95: f64 = Z95 * Z95;
@@ -1467,6 +1550,34 @@ pub fn fit(
         &mut counters,
         &mut record,
     )?;
+    let dof = min.eval.r.len() as i64 - problem.layout.params.len() as i64;
+    let mut continuation = None;
+    let min = if min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof) {
+        let mut staged = Vec::new();
+        let (c, better) = continue_over_horizon(
+            guess,
+            obs,
+            opts,
+            &problem,
+            &min,
+            &mut counters,
+            &mut |it: Iteration| staged.push(it),
+        );
+        continuation = Some(c);
+        match better {
+            Some(better) => {
+                for mut it in staged {
+                    it.iteration += iterations.len() - 1;
+                    it.wall_s = since();
+                    iterations.push(it);
+                }
+                better
+            }
+            None => min,
+        }
+    } else {
+        min
+    };
     let evaluations = counters.evaluations;
     let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
     let interval_clock = since();
@@ -1498,8 +1609,8 @@ pub fn fit(
         probes_halved: counters.halved.0,
         one_sided: counters.halved.1,
         intervals,
+        continuation,
     };
-    let dof = cur.r.len() as i64 - problem.layout.params.len() as i64;
     Ok(FitReport {
         schema: FIT_SCHEMA.into(),
         route: opts.route,
