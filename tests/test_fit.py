@@ -317,5 +317,8 @@ def test_three_bounce_local_minimum_is_left_by_continuation_over_the_horizon():
     phi = fm.FitObjective(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, **kw)
     assert math.isclose(phi(phi.coordinates(r.estimate)), r.cost, rel_tol=1e-12)
     assert "continuation over the horizon (15 then 30 samples)" in r.summary()
+    direct = fm.fit(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, check=False, continuation=False, **kw)
+    assert direct.status == "converged" and not direct.consistent and "continuation" not in direct.receipt
+    assert direct.cost == cont["cost_direct"]
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(r.to_json()), fm.fit_schema())

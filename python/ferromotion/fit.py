@@ -312,7 +312,9 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
     **options
         The core's other ``FitOptions``: ``restitution``, ``tolerance`` (dict), ``probe``,
         ``max_iterations``, ``max_step`` (largest change of a log parameter in one step; 1, a
-        factor e), ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
+        factor e), ``continuation`` (bool, default True: a converged fit whose χ² is inconsistent with
+        the noise retries from the start on the first half of the samples, then all of them, and
+        keeps the lower minimum; the receipt's ``continuation`` says what happened), ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
         (``"profile"``, the default, or ``"wald"``), ``sigma_scale`` (what the intervals take σ
         for: ``"stated"``, the noise's standard deviation, Δχ² = 3.8415; ``"residual"``, weights
         whose scale the residuals estimate, Δχ² = s²·t² with Student's t at n − p degrees of

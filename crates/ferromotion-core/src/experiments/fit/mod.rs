@@ -77,10 +77,13 @@ pub struct FitOptions {
     /// Largest change of a log parameter's coordinate in one step (1: a factor e). A
     /// Gauss–Newton step along a column the data barely see (k while no sample is in
     /// contact) is otherwise unbounded: from a start half a metre low, 180 decades of k in
-    /// one step, into a region whose Jacobian is zero. Larger damping shortens the step until
-    /// it fits, as Levenberg–Marquardt's trust region does. Velocity (not in log form) is
-    /// not bounded.
+    /// one step, into a region whose Jacobian is zero. A coordinate past the bound gets its
+    /// own damping (the multiplier of its constraint), so the others keep their steps.
+    /// Velocity (not in log form) is not bounded.
     pub max_step: f64,
+    /// Whether a converged fit whose χ² is inconsistent with the stated noise retries by
+    /// continuation over the horizon ([`Continuation`]).
+    pub continuation: bool,
     /// Stop when an accepted step lowers Φ by less than this fraction.
     pub ftol: f64,
     /// Stop when the step's largest coordinate is below this.
@@ -112,6 +115,7 @@ impl Default for FitOptions {
             probe: None,
             max_iterations: 100,
             max_step: 1.0,
+            continuation: true,
             ftol: 1e-12,
             xtol: 1e-10,
             weak_rel: 1e-6,
@@ -1552,32 +1556,34 @@ pub fn fit(
     )?;
     let dof = min.eval.r.len() as i64 - problem.layout.params.len() as i64;
     let mut continuation = None;
-    let min = if min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof) {
-        let mut staged = Vec::new();
-        let (c, better) = continue_over_horizon(
-            guess,
-            obs,
-            opts,
-            &problem,
-            &min,
-            &mut counters,
-            &mut |it: Iteration| staged.push(it),
-        );
-        continuation = Some(c);
-        match better {
-            Some(better) => {
-                for mut it in staged {
-                    it.iteration += iterations.len() - 1;
-                    it.wall_s = since();
-                    iterations.push(it);
+    let min =
+        if opts.continuation && min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof)
+        {
+            let mut staged = Vec::new();
+            let (c, better) = continue_over_horizon(
+                guess,
+                obs,
+                opts,
+                &problem,
+                &min,
+                &mut counters,
+                &mut |it: Iteration| staged.push(it),
+            );
+            continuation = Some(c);
+            match better {
+                Some(better) => {
+                    for mut it in staged {
+                        it.iteration += iterations.len() - 1;
+                        it.wall_s = since();
+                        iterations.push(it);
+                    }
+                    better
                 }
-                better
+                None => min,
             }
-            None => min,
-        }
-    } else {
-        min
-    };
+        } else {
+            min
+        };
     let evaluations = counters.evaluations;
     let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
     let interval_clock = since();
