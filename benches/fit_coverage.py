@@ -20,7 +20,9 @@ Run: ``.venv/bin/python benches/fit_coverage.py [--replicates N] [--designs a,b]
 [--diagnose]``. ``--rules`` lists the interval rules to measure side by side on the same replicates:
 ``after`` is fm.fit as it is (``sigma_scale="either"``, steps of a log parameter bounded by a factor e),
 ``stated`` and ``residual`` the two rules ``either`` takes the larger of (docs/fit.md), ``before`` the fit
-before the calibration and the step bound (``sigma_scale="stated"``, ``max_step=1e300``).
+before the calibration, the step bound and the continuation (``sigma_scale="stated"``, ``max_step=1e300``,
+``continuation=False``), ``direct`` fm.fit without the continuation over the horizon that retries a fit whose χ²
+is inconsistent with the noise.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ RULES: Dict[str, Dict[str, object]] = {
     "after": {},
     "stated": {"sigma_scale": "stated"},
     "residual": {"sigma_scale": "residual"},
-    "before": {"sigma_scale": "stated", "max_step": 1e300},
+    "before": {"sigma_scale": "stated", "max_step": 1e300, "continuation": False},
+    "direct": {"continuation": False},
 }
 
 DROP_FIELDS = ("height", "velocity", "zeta", "gravity", "mass")

@@ -77,10 +77,13 @@ pub struct FitOptions {
     /// Largest change of a log parameter's coordinate in one step (1: a factor e). A
     /// Gauss–Newton step along a column the data barely see (k while no sample is in
     /// contact) is otherwise unbounded: from a start half a metre low, 180 decades of k in
-    /// one step, into a region whose Jacobian is zero. Larger damping shortens the step until
-    /// it fits, as Levenberg–Marquardt's trust region does. Velocity (not in log form) is
-    /// not bounded.
+    /// one step, into a region whose Jacobian is zero. A coordinate past the bound gets its
+    /// own damping (the multiplier of its constraint), so the others keep their steps.
+    /// Velocity (not in log form) is not bounded.
     pub max_step: f64,
+    /// Whether a converged fit whose χ² is inconsistent with the stated noise retries by
+    /// continuation over the horizon ([`Continuation`]).
+    pub continuation: bool,
     /// Stop when an accepted step lowers Φ by less than this fraction.
     pub ftol: f64,
     /// Stop when the step's largest coordinate is below this.
@@ -112,6 +115,7 @@ impl Default for FitOptions {
             probe: None,
             max_iterations: 100,
             max_step: 1.0,
+            continuation: true,
             ftol: 1e-12,
             xtol: 1e-10,
             weak_rel: 1e-6,
@@ -421,6 +425,30 @@ pub struct FitReceipt {
     pub one_sided: u64,
     /// How the 95% intervals were found.
     pub intervals: IntervalReceipt,
+    /// The continuation over the horizon, when the direct fit ended at a χ² inconsistent
+    /// with the stated noise (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+}
+
+/// A second start of an inconsistent fit, by continuation over the horizon: the first half
+/// of the samples fitted from the start, then every sample from there. A wrong local
+/// minimum of a several-bounce record matches the bounces out of step (the fit trades
+/// restitution against height and velocity so that later bounces line up with the wrong
+/// data); the first half sees fewer of them, so its minimum is near the truth's more often,
+/// and the full fit from it keeps the bounces in step. Kept only when its Φ is lower.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Continuation {
+    /// Sample times of each stage (a prefix of the data; the last stage is all of it).
+    pub samples: Vec<usize>,
+    /// Φ of the direct fit.
+    pub cost_direct: f64,
+    /// Φ the continuation reached (`None`: a stage failed, named in `note`).
+    pub cost: Option<f64>,
+    /// Whether the continuation's minimum replaced the direct fit's.
+    pub adopted: bool,
+    /// What happened, in words.
+    pub note: String,
 }
 
 /// How a fit's 95% intervals were found.
@@ -858,23 +886,12 @@ fn levenberg_marquardt(
             .collect();
         let mut accepted = None;
         while lambda < 1e16 {
-            let mut m = a.clone();
-            for j in 0..np {
-                m[(j, j)] += lambda * diag[j];
-            }
-            let step = m.cholesky().map(|c| c.solve(&(-&g)));
-            let Some(step) = step else {
+            let Some(step) =
+                bounded_step(&a, &g, &diag, lambda, &problem.layout.params, opts.max_step)
+            else {
                 lambda *= 10.0;
                 continue;
             };
-            let too_far = step
-                .iter()
-                .zip(&problem.layout.params)
-                .any(|(d, p)| p.is_log() && d.abs() > opts.max_step);
-            if too_far {
-                lambda *= 10.0;
-                continue;
-            }
             let trial: Vec<f64> = z.iter().zip(step.iter()).map(|(a, b)| a + b).collect();
             match problem.cost(&trial, &mut counters.evaluations) {
                 Ok(c) if c < cost => {
@@ -939,6 +956,112 @@ fn levenberg_marquardt(
         eval: cur,
         status,
     })
+}
+
+/// The damped Gauss–Newton step (AᵀA + λ·D) d = −g with every log coordinate's change
+/// bounded by `max_step`: the minimiser of the damped model subject to |d_j| ≤ max_step. A
+/// coordinate past its bound gets its own multiplier μ_j on the diagonal (the Lagrange
+/// multiplier of its constraint), raised until the step keeps within the bound, so the
+/// constraint shortens that coordinate's step alone: raising λ instead shortens every
+/// coordinate's, and a column the data barely see (k while no sample is in contact, whose
+/// Gauss–Newton step is decades long) then stalls the well-seen ones for as many iterations
+/// as it keeps pulling. Steps within the bound are the plain damped step, bit for bit.
+/// `None` when the damped matrix is not positive definite or no multiplier bounds the step.
+fn bounded_step(
+    a: &DMatrix<f64>,
+    g: &DVector<f64>,
+    diag: &[f64],
+    lambda: f64,
+    params: &[Param],
+    max_step: f64,
+) -> Option<DVector<f64>> {
+    let np = g.len();
+    let mut mu = vec![0.0_f64; np];
+    for _ in 0..64 {
+        let mut m = a.clone();
+        for j in 0..np {
+            m[(j, j)] += lambda * diag[j];
+            if mu[j] > 0.0 {
+                m[(j, j)] += mu[j];
+            }
+        }
+        let d: Vec<f64> = (0..np).map(|j| m[(j, j)]).collect();
+        let step = m.cholesky()?.solve(&(-g));
+        let mut within = true;
+        for (j, p) in params.iter().enumerate() {
+            let over = step[j].abs() / max_step;
+            if p.is_log() && over > 1.0 {
+                within = false;
+                // For a decoupled coordinate the step is g_j over its diagonal: scaling the
+                // diagonal by the overshoot (and a margin) brings it to the bound; coupling
+                // to the others makes this a guess, so the loop checks again.
+                mu[j] += d[j] * (over * 1.0625 - 1.0);
+            }
+        }
+        if within {
+            return Some(step);
+        }
+    }
+    None
+}
+
+/// The continuation of a fit whose χ² is inconsistent with the noise ([`Continuation`]):
+/// the first half of the samples from the start, then all of them. Returns the receipt and,
+/// when its Φ is below the direct fit's and it converged, its minimum (`record` got the last
+/// stage's iterations). A stage the model refuses ends it with the direct fit kept.
+fn continue_over_horizon(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    problem: &FitProblem,
+    direct: &Minimum,
+    counters: &mut Counters,
+    record: &mut dyn FnMut(Iteration),
+) -> (Continuation, Option<Minimum>) {
+    let n = obs.t.len();
+    let first = n.div_ceil(2);
+    let mut receipt = Continuation {
+        samples: vec![first, n],
+        cost_direct: direct.cost,
+        cost: None,
+        adopted: false,
+        note: String::new(),
+    };
+    let prefix = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v[..first].to_vec());
+    let half = Observations {
+        t: obs.t[..first].to_vec(),
+        y: prefix(&obs.y),
+        v: prefix(&obs.v),
+        mask_y: obs.mask_y.as_ref().map(|m| m[..first].to_vec()),
+        mask_v: obs.mask_v.as_ref().map(|m| m[..first].to_vec()),
+        ..obs.clone()
+    };
+    let staged = (|| -> Result<Minimum> {
+        let p = FitProblem::new(guess, &half, opts)?;
+        let z = p.start();
+        let e = p.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let m = levenberg_marquardt(&p, z, e, None, opts, counters, &mut |_| {})?;
+        let e = problem.eval(&m.z, &mut counters.evaluations, &mut counters.halved)?;
+        levenberg_marquardt(problem, m.z, e, None, opts, counters, record)
+    })();
+    match staged {
+        Err(e) => receipt.note = format!("a stage failed, the direct fit is kept: {e}"),
+        Ok(m) => {
+            receipt.cost = Some(m.cost);
+            if m.status == Status::Converged && m.cost < direct.cost {
+                receipt.adopted = true;
+                receipt.note =
+                    "the continuation's minimum is lower: it replaces the direct fit's".into();
+                return (receipt, Some(m));
+            }
+            receipt.note = if m.status != Status::Converged {
+                "the continuation did not converge: the direct fit is kept".into()
+            } else {
+                "the continuation's minimum is not lower: the direct fit is kept".into()
+            };
+        }
+    }
+    (receipt, None)
 }
 
 /// The χ² rise that bounds a 95% likelihood-ratio interval on one parameter: the 95%
@@ -1431,6 +1554,36 @@ pub fn fit(
         &mut counters,
         &mut record,
     )?;
+    let dof = min.eval.r.len() as i64 - problem.layout.params.len() as i64;
+    let mut continuation = None;
+    let min =
+        if opts.continuation && min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof)
+        {
+            let mut staged = Vec::new();
+            let (c, better) = continue_over_horizon(
+                guess,
+                obs,
+                opts,
+                &problem,
+                &min,
+                &mut counters,
+                &mut |it: Iteration| staged.push(it),
+            );
+            continuation = Some(c);
+            match better {
+                Some(better) => {
+                    for mut it in staged {
+                        it.iteration += iterations.len() - 1;
+                        it.wall_s = since();
+                        iterations.push(it);
+                    }
+                    better
+                }
+                None => min,
+            }
+        } else {
+            min
+        };
     let evaluations = counters.evaluations;
     let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
     let interval_clock = since();
@@ -1462,8 +1615,8 @@ pub fn fit(
         probes_halved: counters.halved.0,
         one_sided: counters.halved.1,
         intervals,
+        continuation,
     };
-    let dof = cur.r.len() as i64 - problem.layout.params.len() as i64;
     Ok(FitReport {
         schema: FIT_SCHEMA.into(),
         route: opts.route,
