@@ -59,10 +59,10 @@
 
 use super::config::{steps_for, QuadrupedExperiment, INPUTS, OUTPUTS};
 use super::located::located_run;
-use super::model::{QuadState, NDOF, NFEET};
+use super::model::{QuadState, Quadruped, NDOF, NFEET};
 use super::report::{count_modes, Forward, Gradient, LawReport, ProbeColumn, Trajectory};
 use super::run::{
-    central, col_err, dist2, probe_stable, rollout_of, run, Keep, RunOptions, Scheme,
+    central, col_err, dist2, probe_stable, rollout_of, run, Keep, Run, RunOptions, Scheme,
     LOCATED_MAX_STEPS,
 };
 use super::step::{ContactLaw, ContactMode, PenaltyContact, Tangent};
@@ -122,100 +122,25 @@ pub(super) fn law_report(
         Ok(v) => v,
         Err(e) => return Ok(failed(format!("converged run at dt/{r}: {e}"))),
     };
-    let dist = |a: &[[f64; 2]], b: &[[f64; 2]]| {
-        a.iter()
-            .zip(b)
-            .map(|(p, q)| dist2(*p, *q))
-            .fold(0.0, f64::max)
-    };
-    let (xe, xf) = (&nominal.final_state, &fine.final_state);
-    let forward = Forward {
-        max_penetration: nominal.max_penetration,
-        max_creep: nominal.max_creep,
-        contact_work: nominal.contact_work,
-        energy_start: robot.energy(&x0.q, &x0.v)?,
-        energy_end: robot.energy(&xe.q, &xe.v)?,
-        converged_distance: dist(&nominal.samples, &fine.samples),
-        converged_final_velocity: dist2([xe.v[0], xe.v[1]], [xf.v[0], xf.v[1]]),
-        converged_penetration: fine.max_penetration,
-        distance_to_rigid: f64::NAN,
-        travel: xe.q[0] - x0.q[0],
-    };
+    let forward = forward_axis(robot, x0, &nominal, &fine)?;
     // Gradient axis.
     let tangent = jacobian_of(nominal.tangent.as_ref().expect("tangent was requested"));
-    let scales = [1.0, 1.0, robot.kp];
-    let mut reference = vec![];
-    let mut typical = vec![0.0; 18];
-    let mut typical_changes = 0;
-    for (j, &scale) in scales.iter().enumerate() {
-        reference.push(probe_stable(
-            robot,
-            &law,
-            x0,
-            cfg.dt,
-            n,
-            j,
-            scale,
-            Keep::Steps,
-            &nominal.modes,
-            cfg.probe_tol,
-            cfg.min_probe,
-            Scheme::Fixed,
-        ));
-        let (d, same) = central(
-            robot,
-            &law,
-            x0,
-            cfg.dt,
-            n,
-            j,
-            cfg.typical_probe * scale,
-            Keep::Steps,
-            &nominal.modes,
-            Scheme::Fixed,
-        )
-        .unwrap_or(([f64::NAN; 6], false));
-        for o in 0..6 {
-            typical[3 * o + j] = d[o];
-        }
-        if !same {
-            typical_changes += 1;
-        }
-    }
+    let probed = probed_reference(cfg, &law, x0, n, &nominal.modes);
+    let (reference, typical, typical_changes) = (probed.reference, probed.typical, probed.changes);
     let mut conv = Converged::default();
-    let (mut refined_tangent, mut refined_tangent_error) = (None, None);
-    let mut refined_tangent_spread = None;
+    let mut refined = Refined::default();
     if cfg.converged_gradient {
         conv = converged(cfg, &law, x0, n, &fine.modes);
         if let Some(cols) = &conv.reference {
             conv.error = matrix_error(&tangent, cols);
         }
-        let opts = RunOptions {
-            tangent: true,
-            trajectory: false,
-            sample_every: usize::MAX,
-        };
-        if let Ok(fr) = run(robot, &law, x0, fine_dt, n * r, opts) {
-            let ft = jacobian_of(fr.tangent.as_ref().expect("tangent was requested"));
-            refined_tangent_error = conv.reference.as_ref().and_then(|c| matrix_error(&ft, c));
-            if r >= 2 && r % 2 == 0 {
-                let half_dt = cfg.dt / (r / 2) as f64;
-                if let Ok(hr) = run(robot, &law, x0, half_dt, n * r / 2, opts) {
-                    let ht = jacobian_of(hr.tangent.as_ref().expect("tangent was requested"));
-                    refined_tangent_spread = Some(
-                        (0..3)
-                            .map(|c| {
-                                let a: Vec<f64> = (0..6).map(|o| ht[3 * o + c]).collect();
-                                let b: Vec<f64> = (0..6).map(|o| ft[3 * o + c]).collect();
-                                col_err(&a, &b)
-                            })
-                            .fold(0.0, f64::max),
-                    );
-                }
-            }
-            refined_tangent = Some(ft);
-        }
+        refined = refined_tangent(cfg, &law, x0, n, conv.reference.as_deref());
     }
+    let Refined {
+        tangent: refined_tangent,
+        error: refined_tangent_error,
+        spread: refined_tangent_spread,
+    } = refined;
     Ok(LawReport {
         law: name,
         contact: law,
@@ -249,6 +174,141 @@ pub(super) fn law_report(
         lcp: nominal.lcp,
         trajectory: nominal.trajectory,
     })
+}
+
+/// The forward axis: what the nominal run at dt did, and how far it is from the run at
+/// dt/refinement (`fine`).
+fn forward_axis(robot: &Quadruped, x0: &QuadState, nominal: &Run, fine: &Run) -> Result<Forward> {
+    let dist = |a: &[[f64; 2]], b: &[[f64; 2]]| {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| dist2(*p, *q))
+            .fold(0.0, f64::max)
+    };
+    let (xe, xf) = (&nominal.final_state, &fine.final_state);
+    Ok(Forward {
+        max_penetration: nominal.max_penetration,
+        max_creep: nominal.max_creep,
+        contact_work: nominal.contact_work,
+        energy_start: robot.energy(&x0.q, &x0.v)?,
+        energy_end: robot.energy(&xe.q, &xe.v)?,
+        converged_distance: dist(&nominal.samples, &fine.samples),
+        converged_final_velocity: dist2([xe.v[0], xe.v[1]], [xf.v[0], xf.v[1]]),
+        converged_penetration: fine.max_penetration,
+        distance_to_rigid: f64::NAN,
+        travel: xe.q[0] - x0.q[0],
+    })
+}
+
+/// The probed reference at dt: per input column, the stable central difference (on the
+/// nominal modes) and the one at the typical probe size, with how many of those changed mode.
+struct Probed {
+    reference: Vec<ProbeColumn>,
+    /// 6 x 3 row-major.
+    typical: Vec<f64>,
+    changes: usize,
+}
+
+fn probed_reference(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    modes: &[[ContactMode; NFEET]],
+) -> Probed {
+    let robot = &cfg.robot;
+    let scales = [1.0, 1.0, robot.kp];
+    let mut out = Probed {
+        reference: vec![],
+        typical: vec![0.0; 18],
+        changes: 0,
+    };
+    for (j, &scale) in scales.iter().enumerate() {
+        out.reference.push(probe_stable(
+            robot,
+            law,
+            x0,
+            cfg.dt,
+            n,
+            j,
+            scale,
+            Keep::Steps,
+            modes,
+            cfg.probe_tol,
+            cfg.min_probe,
+            Scheme::Fixed,
+        ));
+        let (d, same) = central(
+            robot,
+            law,
+            x0,
+            cfg.dt,
+            n,
+            j,
+            cfg.typical_probe * scale,
+            Keep::Steps,
+            modes,
+            Scheme::Fixed,
+        )
+        .unwrap_or(([f64::NAN; 6], false));
+        for o in 0..6 {
+            out.typical[3 * o + j] = d[o];
+        }
+        if !same {
+            out.changes += 1;
+        }
+    }
+    out
+}
+
+/// The tangent at dt/refinement, its error against the converged reference, and its spread
+/// against the tangent at dt/(refinement/2) (an even refinement only). All None where a run
+/// fails.
+#[derive(Default)]
+struct Refined {
+    tangent: Option<Vec<f64>>,
+    error: Option<f64>,
+    spread: Option<f64>,
+}
+
+fn refined_tangent(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    reference: Option<&[ProbeColumn]>,
+) -> Refined {
+    let robot = &cfg.robot;
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    let opts = RunOptions {
+        tangent: true,
+        trajectory: false,
+        sample_every: usize::MAX,
+    };
+    let mut out = Refined::default();
+    let Ok(fr) = run(robot, law, x0, fine_dt, n * r, opts) else {
+        return out;
+    };
+    let ft = jacobian_of(fr.tangent.as_ref().expect("tangent was requested"));
+    out.error = reference.and_then(|c| matrix_error(&ft, c));
+    if r >= 2 && r % 2 == 0 {
+        let half_dt = cfg.dt / (r / 2) as f64;
+        if let Ok(hr) = run(robot, law, x0, half_dt, n * r / 2, opts) {
+            let ht = jacobian_of(hr.tangent.as_ref().expect("tangent was requested"));
+            out.spread = Some(
+                (0..3)
+                    .map(|c| {
+                        let a: Vec<f64> = (0..6).map(|o| ht[3 * o + c]).collect();
+                        let b: Vec<f64> = (0..6).map(|o| ft[3 * o + c]).collect();
+                        col_err(&a, &b)
+                    })
+                    .fold(0.0, f64::max),
+            );
+        }
+    }
+    out.tangent = Some(ft);
+    out
 }
 
 /// The converged-in-dt reference of one law and what certifies it.
