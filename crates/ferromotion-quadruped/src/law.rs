@@ -80,8 +80,6 @@ pub(super) fn law_report(
     };
     let robot = &cfg.robot;
     let n = steps_for(cfg.t_final, cfg.dt, cfg.max_steps)?;
-    let r = cfg.refinement as usize;
-    let fine_dt = cfg.dt / cfg.refinement as f64;
     let failed = |msg: String| LawReport {
         law: name,
         contact: law,
@@ -92,41 +90,18 @@ pub(super) fn law_report(
         lcp: None,
         trajectory: None,
     };
-    let nominal = match run(
-        robot,
-        &law,
-        x0,
-        cfg.dt,
-        n,
-        RunOptions {
-            tangent: true,
-            trajectory: true,
-            sample_every: 1,
-        },
-    ) {
-        Ok(v) => v,
-        Err(e) => return Ok(failed(format!("run at dt: {e}"))),
-    };
-    let fine = match run(
-        robot,
-        &law,
-        x0,
-        fine_dt,
-        n * r,
-        RunOptions {
-            tangent: false,
-            trajectory: false,
-            sample_every: r,
-        },
-    ) {
-        Ok(v) => v,
-        Err(e) => return Ok(failed(format!("converged run at dt/{r}: {e}"))),
+    let (nominal, fine) = match nominal_and_fine(cfg, &law, x0, n) {
+        Ok(runs) => runs,
+        Err(msg) => return Ok(failed(msg)),
     };
     let forward = forward_axis(robot, x0, &nominal, &fine)?;
     // Gradient axis.
     let tangent = jacobian_of(nominal.tangent.as_ref().expect("tangent was requested"));
-    let probed = probed_reference(cfg, &law, x0, n, &nominal.modes);
-    let (reference, typical, typical_changes) = (probed.reference, probed.typical, probed.changes);
+    let Probed {
+        reference,
+        typical,
+        changes: typical_changes,
+    } = probed_reference(cfg, &law, x0, n, &nominal.modes);
     let mut conv = Converged::default();
     let mut refined = Refined::default();
     if cfg.converged_gradient {
@@ -174,6 +149,33 @@ pub(super) fn law_report(
         lcp: nominal.lcp,
         trajectory: nominal.trajectory,
     })
+}
+
+/// The nominal run at dt (with its tangent and trajectory) and the run at dt/refinement
+/// (sampled at dt); a failure as the report's message.
+fn nominal_and_fine(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+) -> std::result::Result<(Run, Run), String> {
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    let nominal = RunOptions {
+        tangent: true,
+        trajectory: true,
+        sample_every: 1,
+    };
+    let nominal =
+        run(&cfg.robot, law, x0, cfg.dt, n, nominal).map_err(|e| format!("run at dt: {e}"))?;
+    let fine = RunOptions {
+        tangent: false,
+        trajectory: false,
+        sample_every: r,
+    };
+    let fine = run(&cfg.robot, law, x0, fine_dt, n * r, fine)
+        .map_err(|e| format!("converged run at dt/{r}: {e}"))?;
+    Ok((nominal, fine))
 }
 
 /// The forward axis: what the nominal run at dt did, and how far it is from the run at
@@ -251,8 +253,8 @@ fn probed_reference(
             Scheme::Fixed,
         )
         .unwrap_or(([f64::NAN; 6], false));
-        for o in 0..6 {
-            out.typical[3 * o + j] = d[o];
+        for (o, &v) in d.iter().enumerate() {
+            out.typical[3 * o + j] = v;
         }
         if !same {
             out.changes += 1;
