@@ -518,45 +518,7 @@ pub fn check_gradient(
     grad: &[f64],
     opts: &CheckOptions,
 ) -> Result<CheckReport> {
-    let n = x.len();
-    if n == 0 || grad.len() != n {
-        return Err(FerroError::InvalidParameter {
-            name: "grad",
-            value: grad.len() as f64,
-            limit: format!("expected a gradient of length {n} (the length of x), non-empty"),
-        });
-    }
-    for (&xi, &gi) in x.iter().zip(grad) {
-        crate::error::finite("x", xi)?;
-        crate::error::finite("grad", gi)?;
-    }
-    positive("tol", opts.tol)?;
-    for &e in opts.eps.iter().chain(&opts.taylor_h) {
-        positive("eps", e)?;
-    }
-    if opts.eps.is_empty() {
-        return Err(FerroError::InvalidParameter {
-            name: "eps",
-            value: 0.0,
-            limit: "needs at least one probe size (three to measure smoothness)".into(),
-        });
-    }
-    let scale = match &opts.scale {
-        None => vec![1.0; n],
-        Some(s) => {
-            if s.len() != n {
-                return Err(FerroError::InvalidParameter {
-                    name: "scale",
-                    value: s.len() as f64,
-                    limit: format!("expected one typical magnitude per coordinate of x ({n})"),
-                });
-            }
-            for &v in s {
-                positive("scale", v)?;
-            }
-            s.clone()
-        }
-    };
+    let scale = validated(x, grad, opts)?;
     let f0 = f(x)?;
     if !f0.is_finite() {
         return Err(FerroError::NonFinite {
@@ -569,24 +531,7 @@ pub fn check_gradient(
         Some(ev) => Some(ev(x)?),
         None => None,
     };
-    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, opts.random_directions, opts.seed)
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (format!("random {i}"), d))
-        .collect();
-    if opts.coordinates {
-        for i in 0..n {
-            let mut d = vec![0.0; n];
-            d[i] = 1.0;
-            dirs.push((format!("coordinate {i}"), d));
-        }
-    }
-    // Directions in x's units: p = scale ⊙ d.
-    for (_, d) in dirs.iter_mut() {
-        for (di, si) in d.iter_mut().zip(&scale) {
-            *di *= si;
-        }
-    }
+    let dirs = directions(opts, &scale);
     let stencil_dirs: Vec<&[f64]> = dirs.iter().take(2).map(|(_, d)| d.as_slice()).collect();
     let noise = measure_noise(f, x, f0, &stencil_dirs, &mut evaluations);
     let sigma = noise.sigma;
@@ -595,22 +540,7 @@ pub fn check_gradient(
         .is_some_and(|s| s.min_event_speed.is_some_and(|v| v < opts.graze_speed));
     let mut ladder = opts.eps.clone();
     ladder.sort_by(|a, b| b.total_cmp(a));
-    let g_scale = libm::sqrt(
-        grad.iter()
-            .zip(&scale)
-            .map(|(g, s)| (g * s) * (g * s))
-            .sum::<f64>(),
-    );
-    let reference = if g_scale > 0.0 {
-        g_scale
-    } else {
-        noise.f_scale
-    };
-    let mut start = if reference > 0.0 {
-        nearest(&ladder, START_FACTOR * libm::cbrt(sigma / reference))
-    } else {
-        0
-    };
+    let mut start = first_rung(grad, &scale, &noise, &ladder);
     let mut walker = Walker {
         f,
         events,
@@ -650,6 +580,115 @@ pub fn check_gradient(
         reports.push(report);
     }
     let evaluations = walker.evaluations;
+    let (max_error, median_error, max_abs_error) = errors(&reports);
+    let (verdict, why) = overall(&reports, &noise, opts, &ladder);
+    Ok(CheckReport {
+        directions: reports,
+        max_error,
+        median_error,
+        max_abs_error,
+        verdict,
+        why,
+        evaluations,
+        noise,
+        options: opts.clone(),
+    })
+}
+
+/// The checker's arguments refused as the core refuses any bad input (a gradient of x's
+/// length, finite numbers, positive tolerances and probes, one scale per coordinate); the
+/// scale per coordinate (1 without one).
+fn validated(x: &[f64], grad: &[f64], opts: &CheckOptions) -> Result<Vec<f64>> {
+    let n = x.len();
+    if n == 0 || grad.len() != n {
+        return Err(FerroError::InvalidParameter {
+            name: "grad",
+            value: grad.len() as f64,
+            limit: format!("expected a gradient of length {n} (the length of x), non-empty"),
+        });
+    }
+    for (&xi, &gi) in x.iter().zip(grad) {
+        crate::error::finite("x", xi)?;
+        crate::error::finite("grad", gi)?;
+    }
+    positive("tol", opts.tol)?;
+    for &e in opts.eps.iter().chain(&opts.taylor_h) {
+        positive("eps", e)?;
+    }
+    if opts.eps.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "eps",
+            value: 0.0,
+            limit: "needs at least one probe size (three to measure smoothness)".into(),
+        });
+    }
+    match &opts.scale {
+        None => Ok(vec![1.0; n]),
+        Some(s) => {
+            if s.len() != n {
+                return Err(FerroError::InvalidParameter {
+                    name: "scale",
+                    value: s.len() as f64,
+                    limit: format!("expected one typical magnitude per coordinate of x ({n})"),
+                });
+            }
+            for &v in s {
+                positive("scale", v)?;
+            }
+            Ok(s.clone())
+        }
+    }
+}
+
+/// The directions probed, labelled: the seeded random ones, then the coordinates if asked,
+/// each in x's units (p = scale ⊙ d).
+fn directions(opts: &CheckOptions, scale: &[f64]) -> Vec<(String, Vec<f64>)> {
+    let n = scale.len();
+    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, opts.random_directions, opts.seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (format!("random {i}"), d))
+        .collect();
+    if opts.coordinates {
+        for i in 0..n {
+            let mut d = vec![0.0; n];
+            d[i] = 1.0;
+            dirs.push((format!("coordinate {i}"), d));
+        }
+    }
+    for (_, d) in dirs.iter_mut() {
+        for (di, si) in d.iter_mut().zip(scale) {
+            *di *= si;
+        }
+    }
+    dirs
+}
+
+/// The rung of the (descending) `ladder` the first direction's walk starts from: the probe
+/// nearest START_FACTOR · cbrt(sigma / reference), the reference the scaled gradient's norm
+/// (or, for a zero gradient, the objective's scale).
+fn first_rung(grad: &[f64], scale: &[f64], noise: &Noise, ladder: &[f64]) -> usize {
+    let g_scale = libm::sqrt(
+        grad.iter()
+            .zip(scale)
+            .map(|(g, s)| (g * s) * (g * s))
+            .sum::<f64>(),
+    );
+    let reference = if g_scale > 0.0 {
+        g_scale
+    } else {
+        noise.f_scale
+    };
+    if reference > 0.0 {
+        nearest(ladder, START_FACTOR * libm::cbrt(noise.sigma / reference))
+    } else {
+        0
+    }
+}
+
+/// The directions' relative errors, largest and median (NaN without any), and their
+/// largest absolute error.
+fn errors(reports: &[DirectionReport]) -> (f64, f64, f64) {
     let mut errs: Vec<f64> = reports.iter().filter_map(|r| r.rel_error).collect();
     errs.sort_by(f64::total_cmp);
     let max_error = errs.last().copied().unwrap_or(f64::NAN);
@@ -664,18 +703,7 @@ pub fn check_gradient(
         .iter()
         .filter_map(|r| r.abs_error)
         .fold(f64::NAN, f64::max);
-    let (verdict, why) = overall(&reports, &noise, opts, &ladder);
-    Ok(CheckReport {
-        directions: reports,
-        max_error,
-        median_error,
-        max_abs_error,
-        verdict,
-        why,
-        evaluations,
-        noise,
-        options: opts.clone(),
-    })
+    (max_error, median_error, max_abs_error)
 }
 
 /// One direction's report from its walk: classification, best probe, Taylor slope, verdict.
