@@ -856,8 +856,112 @@ fn overall(
     opts: &CheckOptions,
     ladder: &[f64],
 ) -> (Verdict, String) {
-    let first = |pred: &dyn Fn(&DirectionReport) -> bool| reports.iter().find(|r| pred(r));
     let smallest = ladder.last().copied().unwrap_or(0.0);
+    refused_at_event(reports, opts, smallest)
+        .or_else(|| not_verified(reports, opts))
+        .or_else(|| refused_not_smooth(reports, smallest))
+        .unwrap_or_else(|| verified(reports, noise, opts))
+}
+
+/// A number the report may lack, NaN where it does (as printed).
+fn or_nan(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+/// First: a direction at a grazing event, or across an event down to the `smallest` probe.
+fn refused_at_event(
+    reports: &[DirectionReport],
+    opts: &CheckOptions,
+    smallest: f64,
+) -> Option<(Verdict, String)> {
+    let r = reports.iter().find(|r| {
+        matches!(
+            r.classification,
+            Classification::Grazing | Classification::EventCrossing
+        )
+    })?;
+    let why = if r.classification == Classification::Grazing {
+        format!(
+            "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
+            r.label, opts.graze_speed
+        )
+    } else {
+        format!(
+            "{}: the event sequence differs between +eps and -eps down to the smallest probe ({smallest:e}); smooth differences cannot certify a gradient across an event",
+            r.label
+        )
+    };
+    Some((Verdict::Refused, why))
+}
+
+/// Then: a direction whose claim the differences contradict (or whose H·d fails Taylor).
+fn not_verified(reports: &[DirectionReport], opts: &CheckOptions) -> Option<(Verdict, String)> {
+    let g = or_nan;
+    let r = reports.iter().find(|r| r.verdict == Verdict::NotVerified)?;
+    let taylor = r
+        .taylor_slope
+        .map_or("not measurable".into(), |s| format!("{s:.2}"));
+    let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f) {
+        format!(
+            "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
+            r.label
+        )
+    } else {
+        format!(
+            "{}: g·p = {:.6e} but the differences give {:.6e} at eps {:.1e}: relative error {:.2e}, absolute {:.2e}, \
+             beyond both the tolerance {:e} and the floor {:.2e} the differences' resolution allows (Taylor slope {taylor})",
+            r.label,
+            r.claimed,
+            g(r.best_fd),
+            g(r.best_eps),
+            g(r.rel_error),
+            g(r.abs_error),
+            opts.tol,
+            g(r.floor),
+        )
+    };
+    Some((Verdict::NotVerified, why))
+}
+
+/// Then: a direction no probe measured smooth (too few probe sizes, or a kink or jump).
+fn refused_not_smooth(reports: &[DirectionReport], smallest: f64) -> Option<(Verdict, String)> {
+    let r = reports.iter().find(|r| r.verdict == Verdict::Refused)?;
+    let why = if r.classification == Classification::Unmeasured {
+        format!(
+            "{}: at least three probe sizes are needed to measure whether f is smooth (got {})",
+            r.label,
+            r.probes.len()
+        )
+    } else if let Some(p) = r
+        .probes
+        .iter()
+        .rev()
+        .find(|p| p.classification == Classification::NonSmooth)
+        .filter(|_| {
+            r.probes
+                .last()
+                .is_some_and(|p| p.classification == Classification::Unmeasured)
+        })
+    {
+        format!(
+            "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
+             below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
+             decade apart)",
+            r.label, p.eps
+        )
+    } else {
+        format!(
+            "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
+             and the eps² model at every size walked (a kink or jump of f at x)",
+            r.label
+        )
+    };
+    Some((Verdict::Refused, why))
+}
+
+/// Otherwise verified: within evaluation noise, in absolute terms only, or plainly.
+fn verified(reports: &[DirectionReport], noise: &Noise, opts: &CheckOptions) -> (Verdict, String) {
+    let g = or_nan;
     let smooth_below = reports
         .iter()
         .filter_map(|r| r.smooth_below)
@@ -866,85 +970,6 @@ fn overall(
         "f's evaluations wander by σ = {:.1e} ({:.1e} of |f|, likely {})",
         noise.sigma, noise.relative, noise.cause
     );
-    let g = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    if let Some(r) = first(&|r| {
-        matches!(
-            r.classification,
-            Classification::Grazing | Classification::EventCrossing
-        )
-    }) {
-        let why = if r.classification == Classification::Grazing {
-            format!(
-                "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
-                r.label, opts.graze_speed
-            )
-        } else {
-            format!(
-                "{}: the event sequence differs between +eps and -eps down to the smallest probe ({smallest:e}); smooth differences cannot certify a gradient across an event",
-                r.label
-            )
-        };
-        return (Verdict::Refused, why);
-    }
-    if let Some(r) = first(&|r| r.verdict == Verdict::NotVerified) {
-        let taylor = r
-            .taylor_slope
-            .map_or("not measurable".into(), |s| format!("{s:.2}"));
-        let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f)
-        {
-            format!(
-                "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
-                r.label
-            )
-        } else {
-            format!(
-                "{}: g·p = {:.6e} but the differences give {:.6e} at eps {:.1e}: relative error {:.2e}, absolute {:.2e}, \
-                 beyond both the tolerance {:e} and the floor {:.2e} the differences' resolution allows (Taylor slope {taylor})",
-                r.label,
-                r.claimed,
-                g(r.best_fd),
-                g(r.best_eps),
-                g(r.rel_error),
-                g(r.abs_error),
-                opts.tol,
-                g(r.floor),
-            )
-        };
-        return (Verdict::NotVerified, why);
-    }
-    if let Some(r) = first(&|r| r.verdict == Verdict::Refused) {
-        let why = if r.classification == Classification::Unmeasured {
-            format!(
-                "{}: at least three probe sizes are needed to measure whether f is smooth (got {})",
-                r.label,
-                r.probes.len()
-            )
-        } else if let Some(p) = r
-            .probes
-            .iter()
-            .rev()
-            .find(|p| p.classification == Classification::NonSmooth)
-            .filter(|_| {
-                r.probes
-                    .last()
-                    .is_some_and(|p| p.classification == Classification::Unmeasured)
-            })
-        {
-            format!(
-                "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
-                 below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
-                 decade apart)",
-                r.label, p.eps
-            )
-        } else {
-            format!(
-                "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
-                 and the eps² model at every size walked (a kink or jump of f at x)",
-                r.label
-            )
-        };
-        return (Verdict::Refused, why);
-    }
     let worst = |v: Verdict| {
         reports
             .iter()
