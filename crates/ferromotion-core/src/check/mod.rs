@@ -722,41 +722,11 @@ fn direction_report(
     w: &Walked,
 ) -> Result<DirectionReport> {
     let c = &w.curve;
-    let mut probes = Vec::with_capacity(w.probes.len());
-    for (&i, raw) in &w.probes {
-        let in_run = i >= w.top && i <= w.bottom;
-        let (class, resolution) = if in_run {
-            (c.class[i - w.top], c.resolution[i - w.top])
-        } else if raw.point.events != Classification::Smooth {
-            (raw.point.events, None)
-        } else {
-            (Classification::Unmeasured, None)
-        };
-        let abs_error = (claimed - raw.point.fd).abs();
-        probes.push(Probe {
-            eps: raw.point.eps,
-            fd: raw.point.fd,
-            abs_error,
-            rel_error: abs_error / raw.point.fd.abs(),
-            resolution,
-            classification: class,
-        });
-    }
+    let probes = probe_rows(w, claimed);
     let best = c
         .best
         .map(|b| (w.top + b, c.resolution[b].unwrap_or(f64::NAN)));
-    let any = |k: Classification| probes.iter().any(|q| q.classification == k);
-    let classification = if any(Classification::Grazing) || grazing_at_x {
-        Classification::Grazing
-    } else if best.is_some() {
-        Classification::Smooth
-    } else if any(Classification::EventCrossing) {
-        Classification::EventCrossing
-    } else if probes.len() < 3 {
-        Classification::Unmeasured
-    } else {
-        Classification::NonSmooth
-    };
+    let classification = classify(&probes, best.is_some(), grazing_at_x);
     // The Taylor remainder: on an explicit ladder (or a default one when H·d is claimed,
     // whose remainder must stay above round-off), else on the probes measured smooth.
     let second = hvp.as_mut().map(|h| h(&p)).transpose()?;
@@ -768,36 +738,7 @@ fn direction_report(
         }
         r.abs() / h
     };
-    let (mut hs, mut rs) = (Vec::new(), Vec::new());
-    let mut explicit = opts.taylor_h.clone();
-    if explicit.is_empty() && curvature.is_some() {
-        explicit = (0..=6)
-            .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
-            .collect();
-    }
-    if explicit.is_empty() {
-        if let Some(t) = c.smooth_top {
-            for i in (w.top + t)..=w.bottom {
-                let raw = &w.probes[&i];
-                hs.push(raw.point.eps);
-                rs.push(remainder(raw.f_plus, raw.point.eps));
-            }
-        }
-    } else {
-        explicit.sort_by(|a, b| b.total_cmp(a));
-        for &h in &explicit {
-            let xh = displaced(walker.x, &p, h);
-            if let (Some(ev), Some(s0)) = (walker.events.as_mut(), sig0) {
-                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
-                    continue;
-                }
-            }
-            walker.evaluations += 1;
-            let Ok(fh) = (walker.f)(&xh) else { continue };
-            hs.push(h);
-            rs.push(remainder(fh, h));
-        }
-    }
+    let (hs, rs) = taylor_points(walker, opts, sig0, &p, w, curvature.is_some(), remainder);
     let taylor_slope = taylor_window_slope(
         &hs,
         &rs,
@@ -847,6 +788,96 @@ fn direction_report(
             Verdict::Verified | Verdict::VerifiedWithinNoise | Verdict::VerifiedAbsolute
         ),
     })
+}
+
+/// Every probe a direction's walk made, with its error against the claim `claimed` and,
+/// inside the run the curve measured, its class and resolution.
+fn probe_rows(w: &Walked, claimed: f64) -> Vec<Probe> {
+    let c = &w.curve;
+    let mut probes = Vec::with_capacity(w.probes.len());
+    for (&i, raw) in &w.probes {
+        let in_run = i >= w.top && i <= w.bottom;
+        let (class, resolution) = if in_run {
+            (c.class[i - w.top], c.resolution[i - w.top])
+        } else if raw.point.events != Classification::Smooth {
+            (raw.point.events, None)
+        } else {
+            (Classification::Unmeasured, None)
+        };
+        let abs_error = (claimed - raw.point.fd).abs();
+        probes.push(Probe {
+            eps: raw.point.eps,
+            fd: raw.point.fd,
+            abs_error,
+            rel_error: abs_error / raw.point.fd.abs(),
+            resolution,
+            classification: class,
+        });
+    }
+    probes
+}
+
+/// A direction's class from its probes: grazing (at a probe or at x) before smooth (a best
+/// probe was found) before an event crossing; too few probes to tell, else not smooth.
+fn classify(probes: &[Probe], has_best: bool, grazing_at_x: bool) -> Classification {
+    let any = |k: Classification| probes.iter().any(|q| q.classification == k);
+    if any(Classification::Grazing) || grazing_at_x {
+        Classification::Grazing
+    } else if has_best {
+        Classification::Smooth
+    } else if any(Classification::EventCrossing) {
+        Classification::EventCrossing
+    } else if probes.len() < 3 {
+        Classification::Unmeasured
+    } else {
+        Classification::NonSmooth
+    }
+}
+
+/// The Taylor test's points (h, remainder at h): on the explicit ladder `opts.taylor_h` (or,
+/// when H·d is claimed, a default one from 1e-1 down to 1e-4), skipping any h whose event
+/// sequence differs from x's or whose f fails; without one, on the walk's probes measured
+/// smooth.
+fn taylor_points(
+    walker: &mut Walker,
+    opts: &CheckOptions,
+    sig0: Option<&EventSignature>,
+    p: &[f64],
+    w: &Walked,
+    second_order: bool,
+    remainder: impl Fn(f64, f64) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut hs, mut rs) = (Vec::new(), Vec::new());
+    let mut explicit = opts.taylor_h.clone();
+    if explicit.is_empty() && second_order {
+        explicit = (0..=6)
+            .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
+            .collect();
+    }
+    if explicit.is_empty() {
+        if let Some(t) = w.curve.smooth_top {
+            for i in (w.top + t)..=w.bottom {
+                let raw = &w.probes[&i];
+                hs.push(raw.point.eps);
+                rs.push(remainder(raw.f_plus, raw.point.eps));
+            }
+        }
+    } else {
+        explicit.sort_by(|a, b| b.total_cmp(a));
+        for &h in &explicit {
+            let xh = displaced(walker.x, p, h);
+            if let (Some(ev), Some(s0)) = (walker.events.as_mut(), sig0) {
+                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
+                    continue;
+                }
+            }
+            walker.evaluations += 1;
+            let Ok(fh) = (walker.f)(&xh) else { continue };
+            hs.push(h);
+            rs.push(remainder(fh, h));
+        }
+    }
+    (hs, rs)
 }
 
 /// The check's verdict and why, from its directions.
