@@ -387,55 +387,67 @@ fn converged(
         })
         .collect();
     // The dt-spread at the certified columns' probes.
-    let half = if cols.iter().any(|c| c.certified) {
-        match rollout_of(robot, law, x0, 0.5 * fine_dt, 2 * n * r, scheme) {
-            Ok((_, m)) => Some(m),
-            Err(e) => {
-                out.failure = Some(format!("the run at dt/{} failed: {e}", 2 * r));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    if let Some(half) = half {
-        let mut spread = 0.0_f64;
-        for (j, col) in cols.iter().enumerate().filter(|c| c.1.certified) {
-            match central(
-                robot,
-                law,
-                x0,
-                0.5 * fine_dt,
-                2 * n * r,
-                j,
-                col.probe,
-                Keep::Events,
-                &half,
-                scheme,
-            ) {
-                Ok((d, true)) => spread = spread.max(col_err(&col.column, &d)),
-                Ok((_, false)) => {
-                    out.failure = Some(format!(
-                        "at dt/{}, the probe {:.1e} of input {} changes the order of the contact events: no spread",
-                        2 * r,
-                        col.probe,
-                        INPUTS[j]
-                    ));
-                    spread = f64::NAN;
-                    break;
-                }
-                Err(e) => {
-                    out.failure = Some(format!("a probe rollout at dt/{} failed: {e}", 2 * r));
-                    spread = f64::NAN;
-                    break;
-                }
-            }
-        }
-        out.spread = spread.is_finite().then_some(spread);
-    }
+    (out.spread, out.failure) = dt_spread(cfg, law, x0, n, scheme, &cols);
     out.tangent_error = located_tangent.and_then(|t| matrix_error(&t, &cols));
     out.reference = Some(cols);
     out
+}
+
+/// The converged reference's dt-spread: the largest change of a certified column when the
+/// run's step is halved again (dt/(2·refinement)), at that column's own probe; with why it
+/// could not be measured (a run failed, or a probe changed the order of the contact events).
+fn dt_spread(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    scheme: Scheme,
+    cols: &[ProbeColumn],
+) -> (Option<f64>, Option<String>) {
+    let robot = &cfg.robot;
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    if !cols.iter().any(|c| c.certified) {
+        return (None, None);
+    }
+    let half = match rollout_of(robot, law, x0, 0.5 * fine_dt, 2 * n * r, scheme) {
+        Ok((_, m)) => m,
+        Err(e) => return (None, Some(format!("the run at dt/{} failed: {e}", 2 * r))),
+    };
+    let mut spread = 0.0_f64;
+    let mut failure = None;
+    for (j, col) in cols.iter().enumerate().filter(|c| c.1.certified) {
+        match central(
+            robot,
+            law,
+            x0,
+            0.5 * fine_dt,
+            2 * n * r,
+            j,
+            col.probe,
+            Keep::Events,
+            &half,
+            scheme,
+        ) {
+            Ok((d, true)) => spread = spread.max(col_err(&col.column, &d)),
+            Ok((_, false)) => {
+                failure = Some(format!(
+                    "at dt/{}, the probe {:.1e} of input {} changes the order of the contact events: no spread",
+                    2 * r,
+                    col.probe,
+                    INPUTS[j]
+                ));
+                spread = f64::NAN;
+                break;
+            }
+            Err(e) => {
+                failure = Some(format!("a probe rollout at dt/{} failed: {e}", 2 * r));
+                spread = f64::NAN;
+                break;
+            }
+        }
+    }
+    (spread.is_finite().then_some(spread), failure)
 }
 
 /// The tangent's 6 × 3 Jacobian of the trunk's final state, row-major.
