@@ -2,8 +2,8 @@
 
 A function's length runs from its `fn` line to its closing brace (braces matched past
 strings, chars and comments). Prints every function at or over the limit, longest first;
-exits 1 when one is not among the named exceptions below, or when an exception has been
-split (then drop it from the list). Run by scripts/lint.sh.
+exits 1 when one is not among the named exceptions below, or when an exception grew; an
+exception that has been split is reported (drop it from the list). Run by scripts/lint.sh.
 
     python3 scripts/long_functions.py [--limit 100] [--all]
 """
@@ -20,8 +20,26 @@ ROOT = Path(__file__).resolve().parent.parent
 CRATES = ("crates/ferromotion-core/src", "crates/ferromotion-quadruped/src")
 LIMIT = 100
 
-#: Functions allowed at or over the limit, as "path:name" (path under crates/), each with why.
+#: Functions allowed at or over the limit, as "path:name" (path under crates/): the length
+#: they may not exceed (today's), and why they are still long.
 EXCEPTIONS = {
+    # experiments/fit belongs to the fit work in progress (its own helper); split it there.
+    "ferromotion-core/src/experiments/fit/mod.rs:fit": (281, "fit in progress elsewhere"),
+    "ferromotion-core/src/experiments/fit/mod.rs:template": (138, "fit in progress elsewhere"),
+    "ferromotion-core/src/experiments/fit/mod.rs:levenberg_marquardt": (107, "fit in progress elsewhere"),
+    "ferromotion-core/src/experiments/fit/predict.rs:fixed_rollout": (122, "fit in progress elsewhere"),
+    # Integrator and contact loops: one pass of state and tangent through a step, where
+    # splitting would move the bit-identity oracles' reference code (tests/*_identity.rs)
+    # and the golden parity; not yet split.
+    "ferromotion-quadruped/src/step.rs:propagate_tangent": (135, "the tangent through one step, not yet split"),
+    "ferromotion-quadruped/src/step.rs:rigid_step": (115, "one rigid-contact step, not yet split"),
+    "ferromotion-quadruped/src/located.rs:located_run": (134, "the event-located rollout loop, not yet split"),
+    "ferromotion-core/src/physics/contact/penalty.rs:flow_detail": (126, "the flow's phase loop, not yet split"),
+    "ferromotion-core/src/physics/contact/penalty.rs:force_zero_time": (102, "the bracketed root of one phase, not yet split"),
+    "ferromotion-core/src/physics/integrate/corrected.rs:corrected": (117, "the corrected route's loop, not yet split"),
+    "ferromotion-core/src/physics/integrate/corrected.rs:fast_steps": (103, "the corrected route's fast path, not yet split"),
+    "ferromotion-core/src/physics/integrate/adaptive.rs:run": (101, "the adaptive rollout loop, not yet split"),
+    "ferromotion-core/src/experiments/hybrid.rs:solve": (119, "the hybrid event loop, not yet split"),
 }
 
 FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+\"[^\"]*\")\s+)*fn\s+(\w+)")
@@ -129,18 +147,22 @@ def main() -> int:
     args = parser.parse_args()
     found = long_functions(args.limit)
     for lines, key, rel, first, last in found:
-        mark = "  (named exception)" if key in EXCEPTIONS else ""
+        mark = f"  (named exception: {EXCEPTIONS[key][1]})" if key in EXCEPTIONS else ""
         print(f"{lines:5d}  {rel}:{first}-{last}  {key.split(':')[1]}{mark}")
     print(f"{len(found)} function(s) of {args.limit} lines or more in {', '.join(CRATES)}")
     if args.all:
         return 0
     new = [key for _, key, *_ in found if key not in EXCEPTIONS]
+    grew = [(key, lines) for lines, key, *_ in found if key in EXCEPTIONS and lines > EXCEPTIONS[key][0]]
     gone = sorted(set(EXCEPTIONS) - {key for _, key, *_ in found}) if args.limit == LIMIT else []
+    here = Path(__file__).name
     for key in new:
-        print(f"too long: {key}: split it into named phases (or name it in EXCEPTIONS in {Path(__file__).name}, with why)")
+        print(f"too long: {key}: split it into named phases (or name it in EXCEPTIONS in {here}, with why)")
+    for key, lines in grew:
+        print(f"grew: {key} is {lines} lines, {EXCEPTIONS[key][0]} allowed: split it rather than grow it")
     for key in gone:
-        print(f"no longer long: {key}: drop it from EXCEPTIONS in {Path(__file__).name}")
-    return 1 if new or gone else 0
+        print(f"note: {key} is no longer long: drop it from EXCEPTIONS in {here}")
+    return 1 if new or grew else 0
 
 
 if __name__ == "__main__":
