@@ -38,7 +38,6 @@ EXCEPTIONS = {
     "ferromotion-core/src/physics/contact/penalty.rs:force_zero_time": (102, "the bracketed root of one phase, not yet split"),
     "ferromotion-core/src/physics/integrate/corrected.rs:corrected": (117, "the corrected route's loop, not yet split"),
     "ferromotion-core/src/physics/integrate/corrected.rs:fast_steps": (103, "the corrected route's fast path, not yet split"),
-    "ferromotion-core/src/physics/integrate/adaptive.rs:run": (101, "the adaptive rollout loop, not yet split"),
     "ferromotion-core/src/experiments/hybrid.rs:solve": (119, "the hybrid event loop, not yet split"),
 }
 
