@@ -137,28 +137,7 @@ impl ContactPhase {
     /// (a 1e-12 tolerance left 1e-5 relative errors, issue 13). With `tol > 0` the search
     /// stops once the bracket or the Newton step is below `tol` seconds.
     pub fn force_zero_time(&self, x: &State, s_max: f64, tol: f64) -> Option<ExitTime> {
-        // F(s) = m·g - G(s), G = k·u_y + c·u_v for the deviation u from equilibrium, and
-        // G(s) = exp(-alpha·s)·(A·cos(beta·s) + B·sin(beta·s)) = exp(-alpha·s)·R·cos(beta·s - phi).
-        // G' = -exp(-alpha·s)·R·omega·sin(beta·s - phi + psi) with psi = atan2(alpha, beta),
-        // so F's minima sit at beta·s = phi - psi + 2·pi·n and rise from one to the next
-        // (the envelope decays). F starts pushing, so it returns to zero inside
-        // (0, s1] for s1 its first minimum after 0, or never: an exact bracket, which
-        // sampling is not (a dip shorter than the sampling window goes unseen).
-        let (k, c) = (self.law.stiffness, self.law.damping);
-        let u = x - self.equilibrium();
-        let g0 = k * u[0] + c * u[1];
-        let du = self.rhs_jacobian() * u;
-        let b = (k * du[0] + c * du[1] + self.alpha * g0) / self.beta;
-        let phi = libm::atan2(b, g0);
-        let psi = libm::atan2(self.alpha, self.beta);
-        let period = 2.0 * std::f64::consts::PI / self.beta;
-        let mut s1 = (phi - psi) / self.beta;
-        while s1 <= 0.0 && s1.is_finite() {
-            s1 += period;
-        }
-        if !s1.is_finite() {
-            return None;
-        }
+        let s1 = self.first_force_minimum(x)?;
         let lo = 0.0;
         let hi = s1.min(s_max);
         if self.force_and_rate(&self.advance(x, hi)).0 > 0.0 {
@@ -237,6 +216,31 @@ impl ContactPhase {
             }
         }
         Some(self.exit_time(x, hi, hi - lo))
+    }
+
+    /// The time of the force's first minimum after 0 from `x` (None if not finite): F starts
+    /// pushing, so it returns to zero inside (0, s1] or never, an exact bracket.
+    fn first_force_minimum(&self, x: &State) -> Option<f64> {
+        // F(s) = m·g - G(s), G = k·u_y + c·u_v for the deviation u from equilibrium, and
+        // G(s) = exp(-alpha·s)·(A·cos(beta·s) + B·sin(beta·s)) = exp(-alpha·s)·R·cos(beta·s - phi).
+        // G' = -exp(-alpha·s)·R·omega·sin(beta·s - phi + psi) with psi = atan2(alpha, beta),
+        // so F's minima sit at beta·s = phi - psi + 2·pi·n and rise from one to the next
+        // (the envelope decays). F starts pushing, so it returns to zero inside
+        // (0, s1] for s1 its first minimum after 0, or never: an exact bracket, which
+        // sampling is not (a dip shorter than the sampling window goes unseen).
+        let (k, c) = (self.law.stiffness, self.law.damping);
+        let u = x - self.equilibrium();
+        let g0 = k * u[0] + c * u[1];
+        let du = self.rhs_jacobian() * u;
+        let b = (k * du[0] + c * du[1] + self.alpha * g0) / self.beta;
+        let phi = libm::atan2(b, g0);
+        let psi = libm::atan2(self.alpha, self.beta);
+        let period = 2.0 * std::f64::consts::PI / self.beta;
+        let mut s1 = (phi - psi) / self.beta;
+        while s1 <= 0.0 && s1.is_finite() {
+            s1 += period;
+        }
+        s1.is_finite().then_some(s1)
     }
 
     /// The located force-zero time `s` with its uncertainty: the bracket plus the time
