@@ -36,7 +36,6 @@ EXCEPTIONS = {
     "ferromotion-quadruped/src/located.rs:located_run": (134, "the event-located rollout loop, not yet split"),
     "ferromotion-core/src/physics/contact/penalty.rs:flow_detail": (126, "the flow's phase loop, not yet split"),
     "ferromotion-core/src/physics/integrate/corrected.rs:fast_steps": (103, "the hand-written flight loop kept in registers (tests/corrected_fast_identity.rs); splitting it costs speed"),
-    "ferromotion-core/src/experiments/hybrid.rs:solve": (119, "the hybrid event loop, not yet split"),
 }
 
 FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+\"[^\"]*\")\s+)*fn\s+(\w+)")
