@@ -34,7 +34,6 @@ EXCEPTIONS = {
     "ferromotion-quadruped/src/step.rs:propagate_tangent": (135, "the tangent through one step, not yet split"),
     "ferromotion-quadruped/src/step.rs:rigid_step": (115, "one rigid-contact step, not yet split"),
     "ferromotion-quadruped/src/located.rs:located_run": (134, "the event-located rollout loop, not yet split"),
-    "ferromotion-core/src/physics/contact/penalty.rs:flow_detail": (126, "the flow's phase loop, not yet split"),
     "ferromotion-core/src/physics/integrate/corrected.rs:fast_steps": (103, "the hand-written flight loop kept in registers (tests/corrected_fast_identity.rs); splitting it costs speed"),
 }
 
