@@ -215,6 +215,42 @@ def test_layout_fits_375px_with_visible_focus(phone: Page, lab: str) -> None:
     assert 250 < svg_width <= 375
 
 
+#: Each stiffness plot's marker label and the frame it must stay inside, in screen pixels.
+MARKER_LABELS = """() => ['#error-plot', '#forward-plot'].map((id) => {
+  const svg = document.querySelector(`${id} svg`);
+  const label = svg.querySelector('.marker-label').getBoundingClientRect();
+  const frame = svg.querySelector('rect.frame').getBoundingClientRect();
+  return [id, svg.querySelector('.marker-label').textContent, label.left - frame.left, frame.right - label.right];
+})"""
+
+
+def test_marker_labels_stay_inside_the_plots_at_every_k(browser, lab: str) -> None:
+    """The k marker's label ("k = 1.0e8 N/m") keeps clear of both sides of each stiffness
+    plot's frame at every slider position, on a desktop and on a 375 px phone."""
+    for viewport in ({"width": 1280, "height": 900}, {"width": 375, "height": 800}):
+        pg = new_page(browser, lab, viewport)
+        try:
+            open_lab(pg, lab, "?k=1e2&dt=1e-4&tol=1e-12&ev=0&cor=0")
+            commit_prediction(pg)
+            settle(pg)
+            # On a phone the plots draw when they scroll near; then the slider, without scrolling.
+            pg.locator("#forward-plot").scroll_into_view_if_needed()
+            pg.wait_for_function("document.querySelectorAll('#error-plot .marker-label, #forward-plot .marker-label')"
+                                 ".length === 2")
+            pg.evaluate("document.getElementById('stiffness').focus({ preventScroll: true })")
+            seen = set()
+            for step in range(61):
+                if step:
+                    press(pg, "ArrowRight")
+                for plot, text, left, right in pg.evaluate(MARKER_LABELS):
+                    seen.add(text)
+                    assert left >= 1 and right >= 1, (viewport["width"], plot, text, left, right)
+            assert {"k = 1.0e2 N/m", "k = 1.0e8 N/m"} <= seen, seen
+            assert pg.console_errors == []
+        finally:
+            pg.context.close()
+
+
 def test_screenshots_at_desktop_and_375px(browser, lab: str) -> None:
     """Full-page screenshots with every panel open, for a person to look at."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -275,25 +275,67 @@ export class LogPlot extends Figure {
     const { m, w, h } = this.box;
     const mk = this.marker;
     const x = this.sx(mk.x);
-    const parts = [];
-    if (x >= m.l - 1 && x <= w - m.r + 1) {
-      parts.push(node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "marker-line" }));
-      const label = node("text", {
-        x: Math.min(Math.max(x, m.l + 40), w - m.r - 40), y: m.t + 12, "text-anchor": "middle", class: "marker-label",
-      });
-      label.textContent = mk.label;
-      parts.push(label);
-      const [y0, y1] = this.yd;
-      for (const p of mk.points) {
-        if (this.linear ? !Number.isFinite(p.y) : !(p.y > 0)) continue;
-        const cy = this.linear
-          ? this.sy(Math.min(y1, Math.max(y0, p.y)))
-          : this.sy(10 ** Math.min(y1, Math.max(y0, Math.log10(p.y))));
-        parts.push(node("circle", { cx: x, cy, r: 5, class: `marker-dot ${p.cls}` }));
-      }
+    const layer = this.markerLayer;
+    if (!(x >= m.l - 1 && x <= w - m.r + 1)) {
+      layer.replaceChildren();
+      return;
     }
-    this.markerLayer.replaceChildren(...parts);
+    // A slider move only moves the marker: its nodes are kept and their attributes updated.
+    let [line, label, ...dots] = layer.children;
+    if (!label) {
+      line = node("line", { class: "marker-line" }, layer);
+      label = node("text", { "text-anchor": "middle", class: "marker-label" }, layer);
+    }
+    update(line, { x1: x, x2: x, y1: m.t, y2: h - m.b });
+    if (label.textContent !== mk.label) label.textContent = mk.label;
+    // Centred on the line, but its ends at least 8 px inside the frame (clear of a marker dot
+    // on the frame's edge), and its centre at least 40 px in: "k = 1.0e8 N/m" stays inside the
+    // plot on a phone.
+    const inset = Math.max(40, labelWidth(label, mk.label) / 2 + 8);
+    update(label, { x: Math.min(Math.max(x, m.l + inset), w - m.r - inset), y: m.t + 12 });
+    const [y0, y1] = this.yd;
+    const points = mk.points.filter((p) => (this.linear ? Number.isFinite(p.y) : p.y > 0));
+    points.forEach((p, i) => {
+      const cy = this.linear
+        ? this.sy(Math.min(y1, Math.max(y0, p.y)))
+        : this.sy(10 ** Math.min(y1, Math.max(y0, Math.log10(p.y))));
+      const dot = dots[i] ?? node("circle", { r: 5 }, layer);
+      update(dot, { cx: x, cy, class: `marker-dot ${p.cls}` });
+    });
+    for (const dot of dots.slice(points.length)) dot.remove();
   }
+}
+
+/** Set the attributes that changed (an unchanged write still costs the browser a style pass). */
+function update(n, attrs) {
+  for (const [k, v] of Object.entries(attrs)) {
+    const value = String(v);
+    if (n.getAttribute(k) !== value) n.setAttribute(k, value);
+  }
+}
+
+/**
+ * A marker label's width in px, from its computed font on a canvas: no layout is forced, so a
+ * slider move stays one style and layout pass. The font is read once per label node.
+ */
+const measure = document.createElement("canvas").getContext("2d");
+const fonts = new WeakMap();
+const widths = new Map(); // font + text -> px
+function labelWidth(label, text) {
+  let font = fonts.get(label);
+  if (!font) {
+    const cs = getComputedStyle(label);
+    font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    fonts.set(label, font);
+  }
+  const key = `${font}|${text}`;
+  let width = widths.get(key);
+  if (width === undefined) {
+    measure.font = font;
+    width = measure.measureText(text).width;
+    widths.set(key, width);
+  }
+  return width;
 }
 
 /** Viridis, sampled: presentation colours for the heat map. */

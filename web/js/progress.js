@@ -179,6 +179,9 @@ export class Progress {
     this.#wireQuiz();
     this.#wireReset();
     $("export-progress").addEventListener("click", () => this.download());
+    addEventListener("pagehide", () => {
+      if (this.#unsaved) this.#save();
+    });
     const name = $("learner-name");
     name.value = this.learner;
     name.addEventListener("change", () => {
@@ -221,6 +224,9 @@ export class Progress {
   }
 
   #save() {
+    // Quiet (a move's frame): stored by paint() right after, or when the page goes away.
+    this.#unsaved = this.#quiet;
+    if (this.#quiet) return;
     try {
       localStorage.setItem(STORE, JSON.stringify(this.#s));
     } catch {
@@ -382,8 +388,9 @@ export class Progress {
    * produced it; `source` names the control ("slider" for a committed slider value,
    * "slider-move" for one passed through, "dt", "tolerance", "corrected", "open").
    */
-  observe(r, { learner = false, source = "init" } = {}) {
+  observe(r, { learner = false, source = "init", paint = true } = {}) {
     this.#r = r;
+    this.#quiet = !paint;
     const divisor = r.dt_divisor;
     const lk = log10k(r.k);
     const wrong = !r.fixed.errors.right_sign;
@@ -416,8 +423,46 @@ export class Progress {
         this.#step("F");
       }
     }
+    this.#quiet = false;
+    if (paint) this.paint();
+  }
+
+  /**
+   * Paint what observe() learnt: the checklist if an item ticked, the guided steps and the
+   * hints (and store the progress if it changed). The page calls this after the frame that
+   * shows a slider move's readouts and plots (observe(r, {paint: false})), so a move's frame
+   * carries only the readouts; it runs before the next move is read.
+   */
+  paint() {
+    if (this.#unsaved) this.#save();
+    if (this.#unpainted) {
+      this.#unpainted = false;
+      this.#paintChecklist();
+    }
+    // A committed key step re-observes the readout its move already painted: repaint the
+    // steps and hints only when something they show may have changed.
+    const r = this.#r;
+    const key = this.#paintKey();
+    if (this.#painted && this.#painted.r === r && this.#painted.key === key) return;
     this.#paintSteps();
     this.#paintHints();
+    this.#painted = { r, key };
+  }
+
+  /** Inside observe(r, {paint: false}): a tick is stored and painted by paint(). */
+  #quiet = false;
+  #unsaved = false;
+  #unpainted = false;
+
+  /** The readout and the key the steps and hints were last painted from by observe(), or null. */
+  #painted = null;
+
+  /** Everything besides the readout that the steps, the next-step panel and the hints read. */
+  #paintKey() {
+    const t = this.#track;
+    const s = this.#s;
+    return [this.locked, this.#focus, Object.keys(s.steps).join(), Object.keys(s.checklist).join(),
+      s.prediction ? s.prediction.choice : "", t.log10k, [...t.seen].join(), document.body.dataset.facts ?? ""].join("|");
   }
 
   /**
@@ -450,7 +495,8 @@ export class Progress {
     if (this.#s.checklist[item]) return;
     this.#s.checklist[item] = { ...detail, at: Date.now(), seen: readingsOf(item, this.#r) };
     this.#save();
-    this.#paintChecklist();
+    if (this.#quiet) this.#unpainted = true;
+    else this.#paintChecklist();
     const done = ITEMS.filter((i) => this.#s.checklist[i]).length;
     this.#announce(done === ITEMS.length ? "Checklist complete: PASS." : `Checklist: ${done} of ${ITEMS.length} done.`);
   }
@@ -538,12 +584,16 @@ export class Progress {
   }
 
   #paintSteps() {
+    this.#painted = null;
     const r = this.#r;
     const s = this.#s.steps;
     for (const li of document.querySelectorAll(".steps li")) {
       const id = li.dataset.step;
-      li.dataset.done = s[id] ? "true" : "false";
-      li.querySelector(".step-state").textContent = s[id] ? "done" : "to do";
+      const done = s[id] ? "true" : "false";
+      if (li.dataset.done !== done) li.dataset.done = done;
+      const state = li.querySelector(".step-state");
+      const word = s[id] ? "done" : "to do";
+      if (state.textContent !== word) state.textContent = word;
     }
     if (!r || this.locked) {
       this.#paintNow();
@@ -604,6 +654,7 @@ export class Progress {
   }
 
   #paintHints() {
+    this.#painted = null;
     const box = $("hints");
     const r = this.#r;
     const hints = [];

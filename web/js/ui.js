@@ -45,26 +45,33 @@ const METHOD = { richardson: "central differences", forward: "forward sensitivit
  * without events, so the page never offers that pair.
  */
 function enableControls(locked) {
-  for (const c of CONTROLS) c.disabled = locked || !ready;
   const forward = el.jacobian.value === "forward";
-  if (forward) el.events.checked = true;
-  el.events.disabled = el.events.disabled || forward;
-  el.jacobianNote.dataset.active = String(forward);
+  if (forward && !el.events.checked) el.events.checked = true;
+  for (const c of CONTROLS) {
+    const disabled = locked || !ready || (c === el.events && forward);
+    if (c.disabled !== disabled) c.disabled = disabled;
+  }
+  attr(el.jacobianNote, "data-active", String(forward));
 }
 
 /** Stiffnesses of the error plot's curves: eight per decade from 1e2 to 1e8 N/m. */
 const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
 
 // What `make bench-lab` and the browser tests read: update timings (ms, from the input
-// event's timestamp to every readout and plot updated) and how many background jobs run.
-// `core` holds the part of each update spent in the core (from the event to the readout).
-const hook = (window.ferromotionLab = { timings: [], core: [], parts: [], background: 0, ready: false, updates: 0 });
+// event's timestamp to every readout and plot updated, the checklist graded and, with
+// `forceLayout`, style and layout recomputed; a key step's "change" work included) and how
+// many background jobs run. `core` holds the part of each update spent in the core's
+// readout; `parts` splits each update (ms): event (the wait from the event's timestamp to the
+// listener), core, progress, readouts, strip+controls, plots, further, commit (grading the
+// committed value), layout. `after` holds what a slider move leaves for after its frame (the
+// checklist, steps and hints painted, and their style and layout with `forceLayout`), ms.
+const hook = (window.ferromotionLab = { timings: [], core: [], parts: [], after: [], background: 0, ready: false, updates: 0 });
 
 // ---- status line -------------------------------------------------------------------------
 
-function report(text, kind) {
-  el.status.textContent = tidy(text);
-  el.status.dataset.kind = kind;
+function report(sentence, kind) {
+  text(el.status, tidy(sentence));
+  attr(el.status, "data-kind", kind);
 }
 
 const failed = (what) => report(`Something in the page failed (${String(what).replace(/\.$/, "")}). Reload to start again.`, "error");
@@ -75,13 +82,30 @@ addEventListener("unhandledrejection", (event) => failed(event.reason && event.r
 
 /** The readout nodes by name, looked up once (a slider move writes about thirty of them). */
 const readoutNodes = new Map();
-function put(name, text) {
+function put(name, value) {
   let n = readoutNodes.get(name);
   if (!n) {
     n = el.readouts.querySelector(`[data-r="${name}"]`);
     readoutNodes.set(name, n);
   }
-  if (n.textContent !== text) n.textContent = text;
+  return text(n, value);
+}
+
+/**
+ * Write a node's text or an attribute only when it changes: an unchanged write still costs a
+ * style pass. The text last written here is remembered, so the DOM is not read back (only
+ * this file writes these nodes).
+ */
+const written = new WeakMap();
+function text(n, value) {
+  if (written.get(n) !== value) {
+    if (n.textContent !== value) n.textContent = value;
+    written.set(n, value);
+  }
+  return n;
+}
+function attr(n, name, value) {
+  if (n.getAttribute(name) !== value) n.setAttribute(name, value);
   return n;
 }
 
@@ -144,7 +168,7 @@ function render(r) {
   put("gradient-words", e.gradient >= 1
     ? `The worst entry is off by ${num(e.gradient)} times the largest entry of the exact Jacobian.`
     : `The worst entry is off by ${num(100 * e.gradient)}% of the largest entry of the exact Jacobian.`);
-  put("sign", signText(e.sign)).dataset.sign = e.sign;
+  attr(put("sign", signText(e.sign)), "data-sign", e.sign);
   put("sign-values", `Fixed route ${signed(e.dv_dy0)} 1/s; exact ${signed(e.dv_dy0_exact)} 1/s.${e.sign === "right_far_off"
     ? ` The signs agree, but the gradient error is ${num(e.gradient)}: the integrator is unstable at this step (k·dt²/m = ${num(r.k_dt2)}), so the agreement is an accident.`
     : ""}`);
@@ -206,47 +230,58 @@ function render(r) {
 }
 
 /** The phone's sticky strip: stiffness, sign, gradient error and the tolerance route's verdict. */
+const stripNodes = new Map();
 function paintStrip(r) {
   const e = r.fixed.errors;
-  const set = (name, text) => {
-    const n = el.strip.querySelector(`[data-s="${name}"]`);
-    if (n.textContent !== text) n.textContent = text;
-    return n;
+  const set = (name, value) => {
+    let n = stripNodes.get(name);
+    if (!n) {
+      n = el.strip.querySelector(`[data-s="${name}"]`);
+      stripNodes.set(name, n);
+    }
+    return text(n, value);
   };
   set("k", kText(r.k));
-  set("sign", signText(e.sign)).dataset.sign = e.sign;
+  attr(set("sign", signText(e.sign)), "data-sign", e.sign);
   set("gradient", `gradient error ${num(e.gradient)}`);
   // Step F's answer too, so a phone need not scroll to the route table for it.
   const t = r.tolerance;
   const tol = set("tolerance", t ? `tolerance route ${t.lands ? "lands" : "misses"} (${num(t.errors.gradient)})` : "");
-  tol.hidden = !t;
-  if (t) tol.dataset.lands = String(t.lands);
+  if (tol.hidden !== !t) tol.hidden = !t;
+  if (t) attr(tol, "data-lands", String(t.lands));
 }
 
 /** Set the controls from what the core computed, so a refused change leaves no trace. */
 function syncControls(r) {
-  el.stiffness.value = (Math.round(Math.log10(r.k) * 10) / 10).toFixed(1);
-  el.stiffness.setAttribute("aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.sign)}`);
-  el.kLabel.textContent = kText(r.k);
+  const value = (Math.round(Math.log10(r.k) * 10) / 10).toFixed(1);
+  if (el.stiffness.value !== value) el.stiffness.value = value;
+  attr(el.stiffness, "aria-valuetext", `${kText(r.k)}, ${signText(r.fixed.errors.sign)}`);
+  text(el.kLabel, kText(r.k));
   for (const button of el.dtButtons) {
-    button.setAttribute("aria-pressed", String(Number(button.dataset.divisor) === r.dt_divisor));
+    attr(button, "aria-pressed", String(Number(button.dataset.divisor) === r.dt_divisor));
   }
-  el.dtLabel.textContent = dtText(r.dt);
-  el.plotSub.textContent = `(fixed step, ${dtText(r.dt)})`;
-  el.tolerance.checked = r.tolerance !== null;
+  text(el.dtLabel, dtText(r.dt));
+  text(el.plotSub, `(fixed step, ${dtText(r.dt)})`);
+  check(el.tolerance, r.tolerance !== null);
   if (r.tolerance) {
-    el.events.checked = r.tolerance.events;
-    el.jacobian.value = r.tolerance.jacobian_method;
+    check(el.events, r.tolerance.events);
+    if (el.jacobian.value !== r.tolerance.jacobian_method) el.jacobian.value = r.tolerance.jacobian_method;
     selectRtol(r.tolerance.rtol);
   }
   enableControls(progress.locked);
   const rtol = Number(el.rtol.value);
-  el.tolSetting.textContent = `${r.tolerance ? "On" : "Off"} · rtol = ${exp(rtol, 0)} · events ${el.events.checked ? "on" : "off"} · ${METHOD[el.jacobian.value]} · atol = rtol × 1e-2`;
-  el.corrected.checked = view.corrected;
+  text(el.tolSetting, `${r.tolerance ? "On" : "Off"} · rtol = ${exp(rtol, 0)} · events ${el.events.checked ? "on" : "off"} · ${METHOD[el.jacobian.value]} · atol = rtol × 1e-2`);
+  check(el.corrected, view.corrected);
+}
+
+/** Tick or untick a checkbox, leaving it alone when it already is. */
+function check(box, on) {
+  if (box.checked !== on) box.checked = on;
 }
 
 function selectRtol(rtol) {
   const value = exp(rtol, 0);
+  if (el.rtol.value === value) return;
   if (![...el.rtol.options].some((o) => o.value === value)) el.rtol.add(new Option(value, value));
   el.rtol.value = value;
 }
@@ -500,6 +535,7 @@ const progress = new Progress({
  * trusted input events; `t0` is the event's timestamp (for the timing hook).
  */
 function update(change, { learner = false, source = "init", t0 = performance.now() } = {}) {
+  const start = performance.now();
   let taken = bench.apply(change);
   let r = bench.readout();
   if (!r) {
@@ -508,17 +544,21 @@ function update(change, { learner = false, source = "init", t0 = performance.now
   }
   if (!r) return;
   const t1 = performance.now();
-  hook.core.push(t1 - t0);
+  hook.core.push(t1 - start);
   last = r;
-  // Where the page's own time goes, per part (ms), for the benchmark's breakdown.
-  const parts = {};
+  // Where the page's own time goes, per part (ms), for the benchmark's breakdown: "event" is
+  // the wait from the input event's timestamp to this handler, "core" the core's readout.
+  const parts = { event: start - t0, core: t1 - start };
   let mark = t1;
   const step = (name) => {
     const now = performance.now();
-    parts[name] = now - mark;
+    parts[name] = (parts[name] ?? 0) + now - mark;
     mark = now;
   };
-  progress.observe(r, { learner, source });
+  // A slider move (dragged or a key step) paints only the readouts and plots in its frame;
+  // the checklist, steps and hints it may change are painted right after that frame.
+  const later = source === "slider-move";
+  progress.observe(r, { learner, source, paint: !later });
   step("progress");
   render(r);
   step("readouts");
@@ -534,10 +574,45 @@ function update(change, { learner = false, source = "init", t0 = performance.now
   step("layout");
   hook.parts.push(parts);
   hook.timings.push(performance.now() - t0);
-  hook.updates += 1;
+  // A key step fires "change" right after "input", in the same task: its work belongs to
+  // this move's frame too (see the change listener), until the task ends.
+  openMove = { t0, parts, index: hook.timings.length - 1 };
+  setTimeout(() => {
+    openMove = null;
+  }, 0);
+  if (later) afterFrame(1);
+  else hook.updates += 1;
   writeUrl();
   announceReadout(r);
   if (taken) report(`Ready. Core ${bench.version()}: every number on this page is computed in your browser.`, "ok");
+}
+
+/** The move whose frame is still being built (its task has not ended), for the timing hook. */
+let openMove = null;
+
+/**
+ * Paint the learner's progress after the next frame (once for any number of moves in it) and
+ * only then count the `moves` as done in the hook: what tests and `make bench-lab` wait for
+ * is every readout, plot, step and hint painted.
+ */
+let unsettled = null;
+function afterFrame(moves) {
+  if (unsettled) {
+    unsettled.moves += moves;
+    return;
+  }
+  const batch = (unsettled = { moves });
+  const run = () => {
+    if (unsettled !== batch) return;
+    unsettled = null;
+    const t0 = performance.now();
+    progress.paint();
+    if (hook.forceLayout) void document.body.offsetHeight;
+    hook.after.push(performance.now() - t0);
+    hook.updates += batch.moves;
+  };
+  requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, 100); // a hidden tab draws no frames
 }
 
 /**
@@ -578,9 +653,22 @@ async function main() {
   // so a stiffness merely passed through mid-drag ticks nothing.
   el.stiffness.addEventListener("input", (event) => update({ log10k: Number(el.stiffness.value) }, meta(event, "slider-move")));
   el.stiffness.addEventListener("change", (event) => {
-    if (last) {
-      progress.observe(last, { learner: event.isTrusted, source: "slider" });
-      render(last);
+    // Grade the committed value. The readouts already show it: the "input" listener rendered
+    // this readout, and grading changes no readout card (only the checklist and steps).
+    if (!last) return;
+    const move = openMove;
+    const mark = performance.now();
+    progress.observe(last, { learner: event.isTrusted, source: "slider", paint: false });
+    afterFrame(0);
+    if (move) {
+      // Same task as the move: add this work, and the layout it causes, to the move's time.
+      move.parts.commit = performance.now() - mark;
+      if (hook.forceLayout) {
+        const a = performance.now();
+        void document.body.offsetHeight;
+        move.parts.layout += performance.now() - a;
+      }
+      hook.timings[move.index] = performance.now() - move.t0;
     }
   });
   for (const button of el.dtButtons) {
