@@ -7,3 +7,5 @@ set -euo pipefail
 step "cargo fmt --all --check" cargo fmt --all --check
 step "cargo clippy --workspace --all-targets -- -D warnings" \
     cargo clippy --workspace --all-targets -- -D warnings
+step "no core function of 100 lines or more beyond the named exceptions (scripts/long_functions.py)" \
+    "$PY" scripts/long_functions.py

@@ -1,4 +1,10 @@
-"""The drop and its routes: x(T) and J = dx(T)/dx(0) by each route (core: ``physics/``, ``lab/scenario.rs``)."""
+"""The drop and its routes: x(T) and J = dx(T)/dx(0) by each route (core: ``physics/``, ``lab/scenario.rs``).
+
+Each route passes its options on as ``(names, values)``, two tuples the binding reads as the
+core's options struct (a dict would do, but costs a call several times more to build), and
+the binding returns the :class:`Route` itself: a route called in a loop pays the core and
+well under a microsecond (``benches/call_overhead.py``).
+"""
 
 from __future__ import annotations
 
@@ -111,7 +117,7 @@ def exact(drop: Drop, *, restitution: Optional[float] = None,
     >>> round(float(r.jacobian[1, 0]), 2)   # the time-of-impact term (1+e) g / |v|
     3.61
     """
-    return Route._from_core("exact", _core.exact(drop, {"restitution": restitution, "graze_speed": graze_speed}))
+    return _core.exact(drop, (("restitution", "graze_speed"), (restitution, graze_speed)))
 
 
 def fixed(drop: Drop, k: float, dt: float = DT, *, max_steps: int = DEFAULTS["max_steps"]) -> Route:
@@ -146,7 +152,7 @@ def fixed(drop: Drop, k: float, dt: float = DT, *, max_steps: int = DEFAULTS["ma
     >>> bool(r.jacobian[1, 0] < 0)   # the true dv(T)/dy0 is positive
     True
     """
-    return Route._from_core("fixed", _core.fixed(drop, k, dt, {"max_steps": max_steps}))
+    return _core.fixed(drop, k, dt, (("max_steps",), (max_steps,)))
 
 
 def rk4(drop: Drop, k: float, dt: float = DT, *, max_steps: int = DEFAULTS["max_steps"]) -> Route:
@@ -187,7 +193,7 @@ def rk4(drop: Drop, k: float, dt: float = DT, *, max_steps: int = DEFAULTS["max_
     >>> bool(r.jacobian[1, 0] < 0)   # a higher order does not restore the saltation
     True
     """
-    return Route._from_core("rk4", _core.rk4(drop, k, dt, {"max_steps": max_steps}))
+    return _core.rk4(drop, k, dt, (("max_steps",), (max_steps,)))
 
 
 def corrected(drop: Drop, k: float, dt: float = DT, *, locate: bool = DEFAULTS["locate"],
@@ -228,7 +234,7 @@ def corrected(drop: Drop, k: float, dt: float = DT, *, locate: bool = DEFAULTS["
     >>> bool(r.jacobian[1, 0] > 0), r.force_evals >= fm.fixed(fm.Drop(), k=1e6, dt=1e-4).force_evals
     (True, True)
     """
-    return Route._from_core("corrected", _core.corrected(drop, k, dt, {"locate": locate, "max_steps": max_steps}))
+    return _core.corrected(drop, k, dt, (("locate", "max_steps"), (locate, max_steps)))
 
 
 def flow(drop: Drop, k: float, *, root_rtol: float = DEFAULTS["root_rtol"],
@@ -269,7 +275,7 @@ def flow(drop: Drop, k: float, *, root_rtol: float = DEFAULTS["root_rtol"],
     >>> bool(r.jacobian[1, 0] > 0)
     True
     """
-    return Route._from_core("flow", _core.flow(drop, k, {"root_rtol": root_rtol, "max_events": max_events}))
+    return _core.flow(drop, k, (("root_rtol", "max_events"), (root_rtol, max_events)))
 
 
 def tolerance(drop: Drop, k: float, *, rtol: float = TOL["rtol"], atol: Optional[float] = TOL["atol"],
@@ -327,11 +333,8 @@ def tolerance(drop: Drop, k: float, *, rtol: float = TOL["rtol"], atol: Optional
     >>> f.rollouts, bool(abs(f.jacobian - fm.flow(fm.Drop(), k=1e6).jacobian).max() < 1e-4)
     (1, True)
     """
-    return Route._from_core(
-        "tolerance",
-        _core.tolerance(drop, k, {"rtol": rtol, "atol": atol, "events": events, "eps": eps, "max_steps": max_steps,
-                                  "jacobian": jacobian, "min_step": min_step}),
-    )
+    return _core.tolerance(drop, k, (("rtol", "atol", "events", "eps", "max_steps", "jacobian", "min_step"),
+                                     (rtol, atol, events, eps, max_steps, jacobian, min_step)))
 
 
 

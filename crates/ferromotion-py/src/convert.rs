@@ -22,22 +22,38 @@ use pyo3::prelude::*;
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 
-/// Options as the core's own serde struct, read from a dict: missing keys take the core's
+/// Options as the core's own serde struct, read from a dict, or from a pair of tuples
+/// `(names, values)` that stands for `dict(zip(names, values))` (the routes' form: two tuples
+/// cost a Python function far less to build than a dict): missing keys take the core's
 /// defaults; an unknown key or a wrong type is refused as the core refuses a document it
 /// cannot read (`ScenarioError`, naming the key).
 ///
-/// A flat dict of `None`, bools, floats, ints and strings (every route's options) is read
-/// through a `serde_json::Value` built here, several times faster than pythonize's
-/// deserializer (a route called in a loop pays it per call); anything else, and any dict
-/// that struct refuses, goes through pythonize, whose error the caller sees.
+/// Flat entries, `None`, bools, floats, ints and strings (every route's options), are read
+/// straight into the struct by [`flat`], with no intermediate document and no allocation (a
+/// route called in a loop pays it per call); anything else, and anything that struct
+/// refuses, goes through pythonize as a dict, whose error the caller sees.
 pub struct Options<T>(pub T);
 
 impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        if let Some(t) = flat_json(&obj).and_then(|v| serde_json::from_value(v).ok()) {
-            return Ok(Options(t));
+        use pyo3::types::PyDict;
+        let py = obj.py();
+        let mut obj = obj.to_owned();
+        if let Some((names, values)) = flat::pair(&obj) {
+            if let Ok(t) = T::deserialize(flat::Entries::new(names.iter().zip(values.iter()))) {
+                return Ok(Options(t));
+            }
+            let dict = PyDict::new(py);
+            for (name, value) in names.iter().zip(values.iter()) {
+                dict.set_item(name, value)?;
+            }
+            obj = dict.into_any();
+        } else if let Ok(dict) = obj.cast::<PyDict>() {
+            if let Ok(t) = T::deserialize(flat::Entries::new(dict.iter())) {
+                return Ok(Options(t));
+            }
         }
         let read = pythonize::depythonize(&obj).map_err(|e| {
             FerroError::Scenario(named(&obj, &e.to_string(), |one| {
@@ -48,34 +64,206 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
     }
 }
 
-/// A dict whose values are all `None`, bools, floats, ints (i64/u64) or strings, as JSON;
-/// `None` for anything else (nested values, numpy scalars, NaN, huge ints).
-fn flat_json(obj: &Bound<'_, PyAny>) -> Option<serde_json::Value> {
-    use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
-    use serde_json::Value;
-    let dict = obj.cast::<PyDict>().ok()?;
-    let mut map = serde_json::Map::with_capacity(dict.len());
-    for (key, value) in dict.iter() {
-        let key: String = key.cast::<PyString>().ok()?.extract().ok()?;
-        let value = if value.is_none() {
-            Value::Null
-        } else if let Ok(b) = value.cast::<PyBool>() {
-            Value::Bool(b.is_true())
-        } else if let Ok(f) = value.cast::<PyFloat>() {
-            Value::Number(serde_json::Number::from_f64(f.value())?)
-        } else if value.cast::<PyInt>().is_ok() {
-            match value.extract::<i64>() {
-                Ok(i) => Value::from(i),
-                Err(_) => Value::from(value.extract::<u64>().ok()?),
-            }
-        } else if let Ok(text) = value.cast::<PyString>() {
-            Value::String(text.extract().ok()?)
-        } else {
-            return None;
-        };
-        map.insert(key, value);
+/// A serde deserializer over flat entries (a dict's, or a pair of tuples'): string keys; values `None`, bools, floats, ints
+/// (i64/u64) and strings (read as a unit enum variant where the struct wants one). Anything
+/// else is an error, and the caller then reads the dict through pythonize instead.
+///
+/// Keys and variant names are matched against the struct's own names as interned Python
+/// strings (a key written in Python source is that same object), so a route called in a
+/// loop copies no text; any other string is read as text.
+mod flat {
+    use pyo3::prelude::*;
+    use pyo3::sync::PyOnceLock;
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+    use serde::de::{self, value::Error, IntoDeserializer, Visitor};
+    use std::sync::Mutex;
+
+    /// The entries, as a deserializer of the whole struct and then as its map.
+    pub struct Entries<'py, I> {
+        items: I,
+        fields: &'static [&'static str],
+        interned: Option<Interned>,
+        value: Option<Bound<'py, PyAny>>,
     }
-    Some(Value::Object(map))
+
+    impl<'py, I: Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>> Entries<'py, I> {
+        pub fn new(items: I) -> Self {
+            Entries {
+                items,
+                fields: &[],
+                interned: None,
+                value: None,
+            }
+        }
+    }
+
+    /// `(names, values)`: two tuples of the same length.
+    pub fn pair<'py>(
+        obj: &Bound<'py, PyAny>,
+    ) -> Option<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
+        let pair = obj.cast::<PyTuple>().ok()?;
+        if pair.len() != 2 {
+            return None;
+        }
+        let names = pair.get_item(0).ok()?.cast_into::<PyTuple>().ok()?;
+        let values = pair.get_item(1).ok()?.cast_into::<PyTuple>().ok()?;
+        (names.len() == values.len()).then_some((names, values))
+    }
+    struct Value<'py>(Bound<'py, PyAny>);
+
+    fn refused<T>() -> Result<T, Error> {
+        Err(de::Error::custom("not a flat value"))
+    }
+
+    type Interned = &'static [Py<PyString>];
+
+    /// `names` (a struct's fields or an enum's variants) as interned Python strings, made
+    /// once per list.
+    fn interned(py: Python<'_>, names: &'static [&'static str]) -> Option<Interned> {
+        static LISTS: PyOnceLock<Mutex<Vec<(usize, Interned)>>> = PyOnceLock::new();
+        if names.is_empty() {
+            return None;
+        }
+        let mut lists = LISTS.get_or_init(py, Default::default).lock().ok()?;
+        let at = names.as_ptr() as usize;
+        if let Some((_, made)) = lists.iter().find(|(list, _)| *list == at) {
+            return Some(made);
+        }
+        let made: Vec<Py<PyString>> = names
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect();
+        let made: Interned = Box::leak(made.into_boxed_slice());
+        lists.push((at, made));
+        Some(made)
+    }
+
+    /// A string's text: one of `names` without a copy when it is that name's interned
+    /// string (`interned`, the same list), else read from Python.
+    fn read<T>(
+        text: &Bound<'_, PyString>,
+        names: &'static [&'static str],
+        interned: Option<Interned>,
+        visit: impl FnOnce(&str) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let known = interned.and_then(|i| i.iter().position(|n| n.as_ptr() == text.as_ptr()));
+        match known {
+            Some(at) => visit(names[at]),
+            None => match text.to_cow() {
+                Ok(owned) => visit(&owned),
+                Err(_) => refused(),
+            },
+        }
+    }
+
+    impl<'de, 'py, I: Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>> de::Deserializer<'de>
+        for Entries<'py, I>
+    {
+        type Error = Error;
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.deserialize_struct("", &[], visitor)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            let mut entries = self;
+            entries.fields = fields;
+            visitor.visit_map(entries)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+
+    impl<'de, 'py, I: Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>> de::MapAccess<'de>
+        for Entries<'py, I>
+    {
+        type Error = Error;
+        fn next_key_seed<K: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, Error> {
+            let Some((key, value)) = self.items.next() else {
+                return Ok(None);
+            };
+            let Ok(key) = key.cast::<PyString>() else {
+                return refused();
+            };
+            if self.interned.is_none() {
+                self.interned = interned(key.py(), self.fields);
+            }
+            self.value = Some(value);
+            read(key, self.fields, self.interned, |k| {
+                seed.deserialize(k.into_deserializer()).map(Some)
+            })
+        }
+        fn next_value_seed<V: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, Error> {
+            match self.value.take() {
+                Some(value) => seed.deserialize(Value(value)),
+                None => refused(),
+            }
+        }
+    }
+
+    impl<'de> de::Deserializer<'de> for Value<'_> {
+        type Error = Error;
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            let v = &self.0;
+            if v.is_none() {
+                visitor.visit_unit()
+            } else if let Ok(b) = v.cast::<PyBool>() {
+                visitor.visit_bool(b.is_true())
+            } else if let Ok(f) = v.cast::<PyFloat>() {
+                visitor.visit_f64(f.value())
+            } else if v.cast::<PyInt>().is_ok() {
+                match v.extract::<i64>() {
+                    Ok(i) => visitor.visit_i64(i),
+                    Err(_) => match v.extract::<u64>() {
+                        Ok(u) => visitor.visit_u64(u),
+                        Err(_) => refused(),
+                    },
+                }
+            } else if let Ok(text) = v.cast::<PyString>() {
+                read(text, &[], None, |t| visitor.visit_str(t))
+            } else {
+                refused()
+            }
+        }
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+            if self.0.is_none() {
+                visitor.visit_none()
+            } else {
+                visitor.visit_some(self)
+            }
+        }
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            variants: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Error> {
+            let Ok(text) = self.0.cast::<PyString>() else {
+                return refused();
+            };
+            let interned = interned(text.py(), variants);
+            read(text, variants, interned, |t| {
+                visitor.visit_enum(t.into_deserializer())
+            })
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf unit unit_struct newtype_struct seq tuple tuple_struct map
+            struct identifier ignored_any
+        }
+    }
 }
 
 /// `message` prefixed with the key at fault when it names nothing: pythonize reports a wrong

@@ -5,11 +5,17 @@
 //! rk4) and the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our
 //! clock). Nothing is converted that the caller does not read: a route called in a loop
 //! pays for the core and one small object (`make bench`, table 5).
+//!
+//! The routes return the package's `Route` (`ferromotion._results.Route`) around that answer,
+//! made here as `Route._from_core(name, answer)` makes it but without a Python call: the
+//! Python function then only passes its arguments on (`benches/call_overhead.py`).
 
 use crate::convert::{clock, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyString, PyType};
 
 #[pyfunction]
 fn validate_drop(drop: DropArg) {
@@ -89,8 +95,47 @@ impl PyRouteAnswer {
     }
 }
 
+/// The package's `Route` holding `answer` from the route `name`: `object.__new__(Route)` with
+/// its two slots, `route` and `_answer`, set (`Route` refuses `setattr`, being frozen, so the
+/// slots are set as `object.__setattr__` sets them).
+fn route_object<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyString>,
+    answer: PyRouteAnswer,
+) -> PyResult<Bound<'py, PyAny>> {
+    static ROUTE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let class = ROUTE.import(py, "ferromotion._results", "Route")?;
+    let new = NEW.get_or_try_init(py, || {
+        py.get_type::<PyAny>().getattr("__new__").map(Bound::unbind)
+    })?;
+    let route = new.bind(py).call1((class,))?;
+    let answer = Bound::new(py, answer)?.into_any();
+    set_slot(&route, pyo3::intern!(py, "route"), name.as_any())?;
+    set_slot(&route, pyo3::intern!(py, "_answer"), &answer)?;
+    Ok(route)
+}
+
+/// `object.__setattr__(obj, name, value)`: the slot's own descriptor, past a frozen class's
+/// `__setattr__`.
+fn set_slot(
+    obj: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: three live object pointers, borrowed for the call; -1 means an exception is set.
+    let status =
+        unsafe { pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(obj.py()))
+    }
+}
+
 /// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
-/// core options struct, the answer the core's `RouteResult` with the call's wall time.
+/// core options struct, the answer the core's `RouteResult` with the call's wall time, in the
+/// package's `Route`.
 macro_rules! route {
     ($name:ident($($arg:ident),*), $options:ty) => {
         #[pyfunction]
@@ -100,10 +145,11 @@ macro_rules! route {
             drop: DropArg,
             $($arg: f64,)*
             options: Option<Options<$options>>,
-        ) -> PyResult<PyRouteAnswer> {
+        ) -> PyResult<Bound<'py, PyAny>> {
             let o = crate::convert::options(options);
             let run = || fm::lab::clock::timed_route(&clock(), || fm::$name(&drop.0, $($arg,)* &o));
-            Ok(PyRouteAnswer(py_result(py.detach(run))?))
+            let answer = PyRouteAnswer(py_result(py.detach(run))?);
+            route_object(py, pyo3::intern!(py, stringify!($name)), answer)
         }
     };
 }

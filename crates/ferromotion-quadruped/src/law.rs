@@ -59,10 +59,10 @@
 
 use super::config::{steps_for, QuadrupedExperiment, INPUTS, OUTPUTS};
 use super::located::located_run;
-use super::model::{QuadState, NDOF, NFEET};
+use super::model::{QuadState, Quadruped, NDOF, NFEET};
 use super::report::{count_modes, Forward, Gradient, LawReport, ProbeColumn, Trajectory};
 use super::run::{
-    central, col_err, dist2, probe_stable, rollout_of, run, Keep, RunOptions, Scheme,
+    central, col_err, dist2, probe_stable, rollout_of, run, Keep, Run, RunOptions, Scheme,
     LOCATED_MAX_STEPS,
 };
 use super::step::{ContactLaw, ContactMode, PenaltyContact, Tangent};
@@ -80,8 +80,6 @@ pub(super) fn law_report(
     };
     let robot = &cfg.robot;
     let n = steps_for(cfg.t_final, cfg.dt, cfg.max_steps)?;
-    let r = cfg.refinement as usize;
-    let fine_dt = cfg.dt / cfg.refinement as f64;
     let failed = |msg: String| LawReport {
         law: name,
         contact: law,
@@ -92,130 +90,32 @@ pub(super) fn law_report(
         lcp: None,
         trajectory: None,
     };
-    let nominal = match run(
-        robot,
-        &law,
-        x0,
-        cfg.dt,
-        n,
-        RunOptions {
-            tangent: true,
-            trajectory: true,
-            sample_every: 1,
-        },
-    ) {
-        Ok(v) => v,
-        Err(e) => return Ok(failed(format!("run at dt: {e}"))),
+    let (nominal, fine) = match nominal_and_fine(cfg, &law, x0, n) {
+        Ok(runs) => runs,
+        Err(msg) => return Ok(failed(msg)),
     };
-    let fine = match run(
-        robot,
-        &law,
-        x0,
-        fine_dt,
-        n * r,
-        RunOptions {
-            tangent: false,
-            trajectory: false,
-            sample_every: r,
-        },
-    ) {
-        Ok(v) => v,
-        Err(e) => return Ok(failed(format!("converged run at dt/{r}: {e}"))),
-    };
-    let dist = |a: &[[f64; 2]], b: &[[f64; 2]]| {
-        a.iter()
-            .zip(b)
-            .map(|(p, q)| dist2(*p, *q))
-            .fold(0.0, f64::max)
-    };
-    let (xe, xf) = (&nominal.final_state, &fine.final_state);
-    let forward = Forward {
-        max_penetration: nominal.max_penetration,
-        max_creep: nominal.max_creep,
-        contact_work: nominal.contact_work,
-        energy_start: robot.energy(&x0.q, &x0.v)?,
-        energy_end: robot.energy(&xe.q, &xe.v)?,
-        converged_distance: dist(&nominal.samples, &fine.samples),
-        converged_final_velocity: dist2([xe.v[0], xe.v[1]], [xf.v[0], xf.v[1]]),
-        converged_penetration: fine.max_penetration,
-        distance_to_rigid: f64::NAN,
-        travel: xe.q[0] - x0.q[0],
-    };
+    let forward = forward_axis(robot, x0, &nominal, &fine)?;
     // Gradient axis.
     let tangent = jacobian_of(nominal.tangent.as_ref().expect("tangent was requested"));
-    let scales = [1.0, 1.0, robot.kp];
-    let mut reference = vec![];
-    let mut typical = vec![0.0; 18];
-    let mut typical_changes = 0;
-    for (j, &scale) in scales.iter().enumerate() {
-        reference.push(probe_stable(
-            robot,
-            &law,
-            x0,
-            cfg.dt,
-            n,
-            j,
-            scale,
-            Keep::Steps,
-            &nominal.modes,
-            cfg.probe_tol,
-            cfg.min_probe,
-            Scheme::Fixed,
-        ));
-        let (d, same) = central(
-            robot,
-            &law,
-            x0,
-            cfg.dt,
-            n,
-            j,
-            cfg.typical_probe * scale,
-            Keep::Steps,
-            &nominal.modes,
-            Scheme::Fixed,
-        )
-        .unwrap_or(([f64::NAN; 6], false));
-        for o in 0..6 {
-            typical[3 * o + j] = d[o];
-        }
-        if !same {
-            typical_changes += 1;
-        }
-    }
+    let Probed {
+        reference,
+        typical,
+        changes: typical_changes,
+    } = probed_reference(cfg, &law, x0, n, &nominal.modes);
     let mut conv = Converged::default();
-    let (mut refined_tangent, mut refined_tangent_error) = (None, None);
-    let mut refined_tangent_spread = None;
+    let mut refined = Refined::default();
     if cfg.converged_gradient {
         conv = converged(cfg, &law, x0, n, &fine.modes);
         if let Some(cols) = &conv.reference {
             conv.error = matrix_error(&tangent, cols);
         }
-        let opts = RunOptions {
-            tangent: true,
-            trajectory: false,
-            sample_every: usize::MAX,
-        };
-        if let Ok(fr) = run(robot, &law, x0, fine_dt, n * r, opts) {
-            let ft = jacobian_of(fr.tangent.as_ref().expect("tangent was requested"));
-            refined_tangent_error = conv.reference.as_ref().and_then(|c| matrix_error(&ft, c));
-            if r >= 2 && r % 2 == 0 {
-                let half_dt = cfg.dt / (r / 2) as f64;
-                if let Ok(hr) = run(robot, &law, x0, half_dt, n * r / 2, opts) {
-                    let ht = jacobian_of(hr.tangent.as_ref().expect("tangent was requested"));
-                    refined_tangent_spread = Some(
-                        (0..3)
-                            .map(|c| {
-                                let a: Vec<f64> = (0..6).map(|o| ht[3 * o + c]).collect();
-                                let b: Vec<f64> = (0..6).map(|o| ft[3 * o + c]).collect();
-                                col_err(&a, &b)
-                            })
-                            .fold(0.0, f64::max),
-                    );
-                }
-            }
-            refined_tangent = Some(ft);
-        }
+        refined = refined_tangent(cfg, &law, x0, n, conv.reference.as_deref());
     }
+    let Refined {
+        tangent: refined_tangent,
+        error: refined_tangent_error,
+        spread: refined_tangent_spread,
+    } = refined;
     Ok(LawReport {
         law: name,
         contact: law,
@@ -249,6 +149,168 @@ pub(super) fn law_report(
         lcp: nominal.lcp,
         trajectory: nominal.trajectory,
     })
+}
+
+/// The nominal run at dt (with its tangent and trajectory) and the run at dt/refinement
+/// (sampled at dt); a failure as the report's message.
+fn nominal_and_fine(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+) -> std::result::Result<(Run, Run), String> {
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    let nominal = RunOptions {
+        tangent: true,
+        trajectory: true,
+        sample_every: 1,
+    };
+    let nominal =
+        run(&cfg.robot, law, x0, cfg.dt, n, nominal).map_err(|e| format!("run at dt: {e}"))?;
+    let fine = RunOptions {
+        tangent: false,
+        trajectory: false,
+        sample_every: r,
+    };
+    let fine = run(&cfg.robot, law, x0, fine_dt, n * r, fine)
+        .map_err(|e| format!("converged run at dt/{r}: {e}"))?;
+    Ok((nominal, fine))
+}
+
+/// The forward axis: what the nominal run at dt did, and how far it is from the run at
+/// dt/refinement (`fine`).
+fn forward_axis(robot: &Quadruped, x0: &QuadState, nominal: &Run, fine: &Run) -> Result<Forward> {
+    let dist = |a: &[[f64; 2]], b: &[[f64; 2]]| {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| dist2(*p, *q))
+            .fold(0.0, f64::max)
+    };
+    let (xe, xf) = (&nominal.final_state, &fine.final_state);
+    Ok(Forward {
+        max_penetration: nominal.max_penetration,
+        max_creep: nominal.max_creep,
+        contact_work: nominal.contact_work,
+        energy_start: robot.energy(&x0.q, &x0.v)?,
+        energy_end: robot.energy(&xe.q, &xe.v)?,
+        converged_distance: dist(&nominal.samples, &fine.samples),
+        converged_final_velocity: dist2([xe.v[0], xe.v[1]], [xf.v[0], xf.v[1]]),
+        converged_penetration: fine.max_penetration,
+        distance_to_rigid: f64::NAN,
+        travel: xe.q[0] - x0.q[0],
+    })
+}
+
+/// The probed reference at dt: per input column, the stable central difference (on the
+/// nominal modes) and the one at the typical probe size, with how many of those changed mode.
+struct Probed {
+    reference: Vec<ProbeColumn>,
+    /// 6 x 3 row-major.
+    typical: Vec<f64>,
+    changes: usize,
+}
+
+fn probed_reference(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    modes: &[[ContactMode; NFEET]],
+) -> Probed {
+    let robot = &cfg.robot;
+    let scales = [1.0, 1.0, robot.kp];
+    let mut out = Probed {
+        reference: vec![],
+        typical: vec![0.0; 18],
+        changes: 0,
+    };
+    for (j, &scale) in scales.iter().enumerate() {
+        out.reference.push(probe_stable(
+            robot,
+            law,
+            x0,
+            cfg.dt,
+            n,
+            j,
+            scale,
+            Keep::Steps,
+            modes,
+            cfg.probe_tol,
+            cfg.min_probe,
+            Scheme::Fixed,
+        ));
+        let (d, same) = central(
+            robot,
+            law,
+            x0,
+            cfg.dt,
+            n,
+            j,
+            cfg.typical_probe * scale,
+            Keep::Steps,
+            modes,
+            Scheme::Fixed,
+        )
+        .unwrap_or(([f64::NAN; 6], false));
+        for (o, &v) in d.iter().enumerate() {
+            out.typical[3 * o + j] = v;
+        }
+        if !same {
+            out.changes += 1;
+        }
+    }
+    out
+}
+
+/// The tangent at dt/refinement, its error against the converged reference, and its spread
+/// against the tangent at dt/(refinement/2) (an even refinement only). All None where a run
+/// fails.
+#[derive(Default)]
+struct Refined {
+    tangent: Option<Vec<f64>>,
+    error: Option<f64>,
+    spread: Option<f64>,
+}
+
+fn refined_tangent(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    reference: Option<&[ProbeColumn]>,
+) -> Refined {
+    let robot = &cfg.robot;
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    let opts = RunOptions {
+        tangent: true,
+        trajectory: false,
+        sample_every: usize::MAX,
+    };
+    let mut out = Refined::default();
+    let Ok(fr) = run(robot, law, x0, fine_dt, n * r, opts) else {
+        return out;
+    };
+    let ft = jacobian_of(fr.tangent.as_ref().expect("tangent was requested"));
+    out.error = reference.and_then(|c| matrix_error(&ft, c));
+    if r >= 2 && r % 2 == 0 {
+        let half_dt = cfg.dt / (r / 2) as f64;
+        if let Ok(hr) = run(robot, law, x0, half_dt, n * r / 2, opts) {
+            let ht = jacobian_of(hr.tangent.as_ref().expect("tangent was requested"));
+            out.spread = Some(
+                (0..3)
+                    .map(|c| {
+                        let a: Vec<f64> = (0..6).map(|o| ht[3 * o + c]).collect();
+                        let b: Vec<f64> = (0..6).map(|o| ft[3 * o + c]).collect();
+                        col_err(&a, &b)
+                    })
+                    .fold(0.0, f64::max),
+            );
+        }
+    }
+    out.tangent = Some(ft);
+    out
 }
 
 /// The converged-in-dt reference of one law and what certifies it.
@@ -325,55 +387,67 @@ fn converged(
         })
         .collect();
     // The dt-spread at the certified columns' probes.
-    let half = if cols.iter().any(|c| c.certified) {
-        match rollout_of(robot, law, x0, 0.5 * fine_dt, 2 * n * r, scheme) {
-            Ok((_, m)) => Some(m),
-            Err(e) => {
-                out.failure = Some(format!("the run at dt/{} failed: {e}", 2 * r));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    if let Some(half) = half {
-        let mut spread = 0.0_f64;
-        for (j, col) in cols.iter().enumerate().filter(|c| c.1.certified) {
-            match central(
-                robot,
-                law,
-                x0,
-                0.5 * fine_dt,
-                2 * n * r,
-                j,
-                col.probe,
-                Keep::Events,
-                &half,
-                scheme,
-            ) {
-                Ok((d, true)) => spread = spread.max(col_err(&col.column, &d)),
-                Ok((_, false)) => {
-                    out.failure = Some(format!(
-                        "at dt/{}, the probe {:.1e} of input {} changes the order of the contact events: no spread",
-                        2 * r,
-                        col.probe,
-                        INPUTS[j]
-                    ));
-                    spread = f64::NAN;
-                    break;
-                }
-                Err(e) => {
-                    out.failure = Some(format!("a probe rollout at dt/{} failed: {e}", 2 * r));
-                    spread = f64::NAN;
-                    break;
-                }
-            }
-        }
-        out.spread = spread.is_finite().then_some(spread);
-    }
+    (out.spread, out.failure) = dt_spread(cfg, law, x0, n, scheme, &cols);
     out.tangent_error = located_tangent.and_then(|t| matrix_error(&t, &cols));
     out.reference = Some(cols);
     out
+}
+
+/// The converged reference's dt-spread: the largest change of a certified column when the
+/// run's step is halved again (dt/(2·refinement)), at that column's own probe; with why it
+/// could not be measured (a run failed, or a probe changed the order of the contact events).
+fn dt_spread(
+    cfg: &QuadrupedExperiment,
+    law: &ContactLaw,
+    x0: &QuadState,
+    n: usize,
+    scheme: Scheme,
+    cols: &[ProbeColumn],
+) -> (Option<f64>, Option<String>) {
+    let robot = &cfg.robot;
+    let r = cfg.refinement as usize;
+    let fine_dt = cfg.dt / cfg.refinement as f64;
+    if !cols.iter().any(|c| c.certified) {
+        return (None, None);
+    }
+    let half = match rollout_of(robot, law, x0, 0.5 * fine_dt, 2 * n * r, scheme) {
+        Ok((_, m)) => m,
+        Err(e) => return (None, Some(format!("the run at dt/{} failed: {e}", 2 * r))),
+    };
+    let mut spread = 0.0_f64;
+    let mut failure = None;
+    for (j, col) in cols.iter().enumerate().filter(|c| c.1.certified) {
+        match central(
+            robot,
+            law,
+            x0,
+            0.5 * fine_dt,
+            2 * n * r,
+            j,
+            col.probe,
+            Keep::Events,
+            &half,
+            scheme,
+        ) {
+            Ok((d, true)) => spread = spread.max(col_err(&col.column, &d)),
+            Ok((_, false)) => {
+                failure = Some(format!(
+                    "at dt/{}, the probe {:.1e} of input {} changes the order of the contact events: no spread",
+                    2 * r,
+                    col.probe,
+                    INPUTS[j]
+                ));
+                spread = f64::NAN;
+                break;
+            }
+            Err(e) => {
+                failure = Some(format!("a probe rollout at dt/{} failed: {e}", 2 * r));
+                spread = f64::NAN;
+                break;
+            }
+        }
+    }
+    (spread.is_finite().then_some(spread), failure)
 }
 
 /// The tangent's 6 × 3 Jacobian of the trunk's final state, row-major.

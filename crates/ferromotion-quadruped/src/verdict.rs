@@ -173,25 +173,7 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
             both: false,
         };
     };
-    let select = |keep: &dyn Fn(&Forward) -> bool| -> Vec<usize> {
-        pen.iter().filter(|p| keep(&p.1)).map(|p| p.0).collect()
-    };
-    let matches = select(&|f| {
-        f.max_penetration <= rf.max_penetration
-            && f.max_creep <= rf.max_creep
-            && f.converged_distance <= rf.converged_distance
-            && f.contact_work <= rf.contact_work.max(0.0)
-    });
-    let fw: Vec<(usize, &Forward)> = pen.iter().map(|p| (p.0, &p.1)).collect();
-    let forward = ForwardVerdict {
-        rigid_wins: matches.is_empty(),
-        least_penetration: first_min(&fw, |f| f.max_penetration),
-        least_creep: first_min(&fw, |f| f.max_creep),
-        closer: select(&|f| f.converged_distance < rf.converged_distance),
-        far: select(&|f| f.converged_distance > FAR_FACTOR * rf.converged_distance),
-        pumps: select(&|f| f.contact_work > 0.0),
-        matches,
-    };
+    let forward = forward_verdict(&rf, &pen);
     let uncertified: Vec<usize> = pen
         .iter()
         .filter(|p| p.2.certified_columns == 0)
@@ -206,8 +188,63 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
         })
         .map(|p| p.0)
         .collect();
+    let gradient = gradient_verdicts(cfg, rg, &pen, &compared, &uncertified);
+    let both = forward.rigid_wins
+        && gradient
+            .iter()
+            .all(|m| m.outcome == Outcome::Win || m.outcome == Outcome::Tie);
+    Verdict {
+        incomparable: None,
+        compared,
+        forward: Some(forward),
+        gradient,
+        uncertified,
+        converged_only,
+        both,
+    }
+}
+
+/// A penalty law with both axes: its index among the penalty runs, its forward axis and its
+/// gradient axis.
+type Penalty<'a> = (usize, Forward, &'a Gradient);
+
+/// The forward axis: which penalty laws match the rigid one on every forward measure (the
+/// rigid law wins if none does), which penetrate and creep least, which converge closer or
+/// far worse, which pump energy.
+fn forward_verdict(rf: &Forward, pen: &[Penalty]) -> ForwardVerdict {
+    let select = |keep: &dyn Fn(&Forward) -> bool| -> Vec<usize> {
+        pen.iter().filter(|p| keep(&p.1)).map(|p| p.0).collect()
+    };
+    let matches = select(&|f| {
+        f.max_penetration <= rf.max_penetration
+            && f.max_creep <= rf.max_creep
+            && f.converged_distance <= rf.converged_distance
+            && f.contact_work <= rf.contact_work.max(0.0)
+    });
+    let fw: Vec<(usize, &Forward)> = pen.iter().map(|p| (p.0, &p.1)).collect();
+    ForwardVerdict {
+        rigid_wins: matches.is_empty(),
+        least_penetration: first_min(&fw, |f| f.max_penetration),
+        least_creep: first_min(&fw, |f| f.max_creep),
+        closer: select(&|f| f.converged_distance < rf.converged_distance),
+        far: select(&|f| f.converged_distance > FAR_FACTOR * rf.converged_distance),
+        pumps: select(&|f| f.contact_work > 0.0),
+        matches,
+    }
+}
+
+/// The gradient axis, one verdict per measure: the rigid law's value against every penalty
+/// law certified on that measure (`compared`: every penalty law with both axes;
+/// `uncertified`: those with no certified column).
+fn gradient_verdicts(
+    cfg: &QuadrupedExperiment,
+    rg: &Gradient,
+    pen: &[Penalty],
+    compared: &[usize],
+    uncertified: &[usize],
+) -> Vec<MeasureVerdict> {
     let tol = cfg.probe_tol;
-    let gradient: Vec<MeasureVerdict> = MEASURES
+    MEASURES
         .iter()
         .map(|&(key, name)| {
             let r = measure(rg, key);
@@ -243,18 +280,5 @@ pub fn verdict(cfg: &QuadrupedExperiment, rigid: &LawReport, penalty: &[LawRepor
                 unexplained,
             }
         })
-        .collect();
-    let both = forward.rigid_wins
-        && gradient
-            .iter()
-            .all(|m| m.outcome == Outcome::Win || m.outcome == Outcome::Tie);
-    Verdict {
-        incomparable: None,
-        compared,
-        forward: Some(forward),
-        gradient,
-        uncertified,
-        converged_only,
-        both,
-    }
+        .collect()
 }

@@ -9,8 +9,15 @@
 //!   linearly; `J = ½·(x_land - target)²`. Smooth between changes of the landing step.
 //! - The drop: v(T) of the rigid model (`exact`) and of the fixed-step map.
 
+use crate::check::{
+    check_gradient, CheckOptions, CheckReport, EventSignature, ObjectiveInfo, Receipt,
+};
 use crate::error::{positive, Result};
+use crate::physics::contact::rigid::{exact, exact_with_impacts, ExactOptions};
+use crate::physics::integrate::fixed::{contact_signature, fixed, fixed_state, FixedOptions};
 use crate::physics::jacobian::Dual;
+use crate::physics::model::Drop;
+use crate::physics::state::{Jacobian, State};
 
 /// The scalar linear system's objective and gradient at (a, b).
 pub fn linear_scalar(a: f64, b: f64) -> (f64, [f64; 2]) {
@@ -85,215 +92,280 @@ impl Projectile {
     }
 }
 
-/// The fixtures the CLI and the lab can check by name.
-pub const FIXTURES: [&str; 7] = [
-    "scalar",
-    "projectile",
-    "drop-exact",
-    "drop-fixed",
-    "drop-fixed-own-map",
-    "drop-across-impact",
-    "drop-grazing",
+/// The fixtures the CLI and the lab can check by name (the rows of [`TABLE`], in order).
+pub const FIXTURES: [&str; 7] = {
+    let mut names = [""; 7];
+    let mut i = 0;
+    while i < TABLE.len() {
+        names[i] = TABLE[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// One fixture: the objective its receipt describes and how its gradient is checked.
+struct Fixture {
+    name: &'static str,
+    /// The objective, in words (with its formula), and its units.
+    objective: &'static str,
+    units: &'static str,
+    /// How the claimed gradient is computed and the integrator behind the objective.
+    route: &'static str,
+    integrator: &'static str,
+    /// The check itself: inputs, claimed gradient, the checker's report and what the
+    /// receipt says of the inputs.
+    check: fn(&CheckOptions) -> Result<Checked>,
+}
+
+/// A fixture's check, for its receipt.
+struct Checked {
+    x: [f64; 2],
+    gradient: [f64; 2],
+    report: CheckReport,
+    /// The inputs and anything else a reader needs.
+    description: String,
+    tolerances: Vec<(&'static str, f64)>,
+}
+
+const RIGID: &str = "saltation matrices (rigid impact)";
+const FIXED: &str = "fixed-step forward-mode tangent (penalty contact)";
+const EULER: &str = "semi-implicit Euler";
+const FLIGHT: &str = "closed-form flight";
+/// The drop fixtures' stiffness (N/m) and step (s).
+const K: f64 = 1e6;
+const DT: f64 = 1e-4;
+
+/// Every fixture: one row each.
+const TABLE: [Fixture; 7] = [
+    Fixture {
+        name: "scalar",
+        objective: "J = ½(x2 - 2)² of x_{k+1} = a·x_k + b·u, x0 = 1, u = 1",
+        units: "1",
+        route: "forward-mode dual numbers",
+        integrator: "none (two map steps)",
+        check: scalar,
+    },
+    Fixture {
+        name: "projectile",
+        objective: "J = ½(x_land - 2 m)²",
+        units: "m²",
+        route: "forward-mode dual numbers",
+        integrator: EULER,
+        check: projectile,
+    },
+    Fixture {
+        name: "drop-exact",
+        objective: "v(T) of the rigid drop",
+        units: "m/s",
+        route: RIGID,
+        integrator: FLIGHT,
+        check: |opts| rigid_drop(Drop::default(), Claim::Rigid, opts),
+    },
+    Fixture {
+        name: "drop-fixed",
+        objective: "v(T) of the rigid drop",
+        units: "m/s",
+        route: FIXED,
+        integrator: EULER,
+        check: |opts| rigid_drop(Drop::default(), Claim::FixedStep, opts),
+    },
+    Fixture {
+        name: "drop-fixed-own-map",
+        objective: "v(T) of the fixed-step penalty map itself",
+        units: "m/s",
+        route: FIXED,
+        integrator: EULER,
+        check: fixed_own_map,
+    },
+    Fixture {
+        name: "drop-across-impact",
+        objective: "v(T) of the rigid drop",
+        units: "m/s",
+        route: RIGID,
+        integrator: FLIGHT,
+        check: |opts| rigid_drop(across_impact(), Claim::Rigid, opts),
+    },
+    Fixture {
+        name: "drop-grazing",
+        objective: "v(T) of the rigid drop",
+        units: "m/s",
+        route: RIGID,
+        integrator: FLIGHT,
+        check: |opts| rigid_drop(grazing(), Claim::Rigid, opts),
+    },
 ];
 
 /// Run the gradient check of a named fixture and write its receipt.
-pub fn check_fixture(
-    name: &str,
-    opts: &crate::check::CheckOptions,
-) -> Result<crate::check::Receipt> {
-    use crate::check::{check_gradient, EventSignature, ObjectiveInfo, Receipt};
-    use crate::physics::contact::rigid::{exact, exact_with_impacts, ExactOptions};
-    use crate::physics::integrate::fixed::{contact_signature, fixed, fixed_state, FixedOptions};
-    use crate::physics::model::Drop;
-    use crate::physics::state::State;
-
-    let info = |name: &str,
-                units: &str,
-                description: &str,
-                route: &str,
-                integrator: &str,
-                tolerances: &[(&str, f64)]| ObjectiveInfo {
-        name: name.into(),
-        units: units.into(),
-        description: description.into(),
-        route: route.into(),
-        integrator: integrator.into(),
-        tolerances: tolerances
+pub fn check_fixture(name: &str, opts: &CheckOptions) -> Result<Receipt> {
+    let Some(fixture) = TABLE.iter().find(|f| f.name == name) else {
+        return Err(crate::FerroError::InvalidParameter {
+            name: "fixture",
+            value: f64::NAN,
+            limit: format!("unknown fixture `{name}`; known: {}", FIXTURES.join(", ")),
+        });
+    };
+    let checked = (fixture.check)(opts)?;
+    let info = ObjectiveInfo {
+        name: fixture.objective.into(),
+        units: fixture.units.into(),
+        description: checked.description,
+        route: fixture.route.into(),
+        integrator: fixture.integrator.into(),
+        tolerances: checked
+            .tolerances
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
     };
-    let at = |d: &Drop, x: &[f64]| d.with_x0(&State::new(x[0], x[1]));
-    // The rigid model's impacts as the event sequence.
-    let exact_events = |d: Drop| {
-        move |x: &[f64]| {
-            let lenient = ExactOptions {
-                graze_speed: 1e-12,
-                ..Default::default()
-            };
-            let (_, impacts) = exact_with_impacts(&at(&d, x), &lenient)?;
-            Ok(EventSignature {
-                sequence: vec![impacts.len() as i64],
-                min_event_speed: impacts.iter().map(|i| -i.v_minus).reduce(f64::min),
-            })
-        }
+    Ok(Receipt::new(
+        info,
+        checked.x.to_vec(),
+        checked.gradient.to_vec(),
+        checked.report,
+    ))
+}
+
+fn scalar(opts: &CheckOptions) -> Result<Checked> {
+    let x = [0.5, 0.4];
+    let (_, gradient) = linear_scalar(x[0], x[1]);
+    let mut objective = |x: &[f64]| Ok(linear_scalar(x[0], x[1]).0);
+    let report = check_gradient(&mut objective, None, None, &x, &gradient, opts)?;
+    Ok(Checked {
+        x,
+        gradient,
+        report,
+        description: "inputs (a, b)".into(),
+        tolerances: vec![],
+    })
+}
+
+fn projectile(opts: &CheckOptions) -> Result<Checked> {
+    let p = Projectile::default();
+    let x = [3.0, 4.0];
+    let (_, gradient) = p.objective(x[0], x[1])?;
+    let mut objective = |x: &[f64]| Ok(p.objective(x[0], x[1])?.0);
+    let mut events = |x: &[f64]| {
+        Ok(EventSignature {
+            sequence: vec![p.landing(x[0], x[1])?.1],
+            min_event_speed: None,
+        })
     };
-    let v_row = |j: &crate::physics::state::Jacobian| [j[(1, 0)], j[(1, 1)]];
-    let (k, dt) = (1e6, 1e-4);
-    match name {
-        "scalar" => {
-            let x = [0.5, 0.4];
-            let (_, g) = linear_scalar(x[0], x[1]);
-            let report = check_gradient(
-                &mut |x: &[f64]| Ok(linear_scalar(x[0], x[1]).0),
-                None,
-                None,
-                &x,
-                &g,
-                opts,
-            )?;
-            Ok(Receipt::new(
-                info(
-                    "J = ½(x2 - 2)² of x_{k+1} = a·x_k + b·u, x0 = 1, u = 1",
-                    "1",
-                    "inputs (a, b)",
-                    "forward-mode dual numbers",
-                    "none (two map steps)",
-                    &[],
-                ),
-                x.to_vec(),
-                g.to_vec(),
-                report,
-            ))
-        }
-        "projectile" => {
-            let p = Projectile::default();
-            let x = [3.0, 4.0];
-            let (_, g) = p.objective(x[0], x[1])?;
-            let report = check_gradient(
-                &mut |x: &[f64]| Ok(p.objective(x[0], x[1])?.0),
-                Some(&mut |x: &[f64]| {
-                    Ok(EventSignature {
-                        sequence: vec![p.landing(x[0], x[1])?.1],
-                        min_event_speed: None,
-                    })
-                }),
-                None,
-                &x,
-                &g,
-                opts,
-            )?;
-            Ok(Receipt::new(
-                info(
-                    "J = ½(x_land - 2 m)²",
-                    "m²",
-                    "inputs (vx0, vz0) in m/s",
-                    "forward-mode dual numbers",
-                    "semi-implicit Euler",
-                    &[("dt", p.dt)],
-                ),
-                x.to_vec(),
-                g.to_vec(),
-                report,
-            ))
-        }
-        "drop-exact" | "drop-fixed" | "drop-across-impact" | "drop-grazing" => {
-            let d = match name {
-                "drop-across-impact" => Drop {
-                    t_final: Drop::default().first_impact_time() + 1e-12,
-                    ..Drop::default()
-                },
-                "drop-grazing" => Drop {
-                    height: 4e-8,
-                    t_final: 1.5e-4,
-                    ..Drop::default()
-                },
-                _ => Drop::default(),
-            };
-            let x = [d.height, d.velocity];
-            let lenient = ExactOptions {
-                graze_speed: 1e-12,
-                ..Default::default()
-            };
-            let (g, route, integrator, tolerances): ([f64; 2], &str, &str, Vec<(&str, f64)>) =
-                if name == "drop-fixed" {
-                    (
-                        v_row(&fixed(&d, k, dt, &FixedOptions::default())?.jacobian),
-                        "fixed-step forward-mode tangent (penalty contact)",
-                        "semi-implicit Euler",
-                        vec![("k", k), ("dt", dt)],
-                    )
-                } else {
-                    (
-                        v_row(&exact(&d, &lenient)?.jacobian),
-                        "saltation matrices (rigid impact)",
-                        "closed-form flight",
-                        vec![],
-                    )
-                };
-            let mut objective = move |x: &[f64]| Ok(exact(&at(&d, x), &lenient)?.state[1]);
-            let report = check_gradient(
-                &mut objective,
-                Some(&mut exact_events(d)),
-                None,
-                &x,
-                &g,
-                opts,
-            )?;
-            Ok(Receipt::new(
-                info(
-                    "v(T) of the rigid drop",
-                    "m/s",
-                    &format!("inputs (y0 m, v0 m/s), T = {} s", d.t_final),
-                    route,
-                    integrator,
-                    &tolerances,
-                ),
-                x.to_vec(),
-                g.to_vec(),
-                report,
-            ))
-        }
-        "drop-fixed-own-map" => {
-            let d = Drop::default();
-            let x = [d.height, d.velocity];
-            let g = v_row(&fixed(&d, k, dt, &FixedOptions::default())?.jacobian);
-            let report = check_gradient(
-                &mut |x: &[f64]| Ok(fixed_state(&at(&d, x), k, dt, &FixedOptions::default())?[1]),
-                Some(&mut |x: &[f64]| {
-                    Ok(EventSignature {
-                        sequence: contact_signature(&at(&d, x), k, dt, &FixedOptions::default())?,
-                        min_event_speed: None,
-                    })
-                }),
-                None,
-                &x,
-                &g,
-                &crate::check::CheckOptions {
-                    tol: opts.tol.max(1e-5),
-                    ..opts.clone()
-                },
-            )?;
-            Ok(Receipt::new(
-                info(
-                    "v(T) of the fixed-step penalty map itself",
-                    "m/s",
-                    "inputs (y0 m, v0 m/s); event sequence = the steps in contact",
-                    "fixed-step forward-mode tangent (penalty contact)",
-                    "semi-implicit Euler",
-                    &[("k", k), ("dt", dt)],
-                ),
-                x.to_vec(),
-                g.to_vec(),
-                report,
-            ))
-        }
-        other => Err(crate::FerroError::InvalidParameter {
-            name: "fixture",
-            value: f64::NAN,
-            limit: format!("unknown fixture `{other}`; known: {}", FIXTURES.join(", ")),
-        }),
+    let report = check_gradient(&mut objective, Some(&mut events), None, &x, &gradient, opts)?;
+    Ok(Checked {
+        x,
+        gradient,
+        report,
+        description: "inputs (vx0, vz0) in m/s".into(),
+        tolerances: vec![("dt", p.dt)],
+    })
+}
+
+/// Which gradient a rigid-drop fixture claims for v(T): the rigid model's own, or the
+/// fixed-step route's (which the rigid objective exposes as wrong).
+#[derive(Clone, Copy, PartialEq)]
+enum Claim {
+    Rigid,
+    FixedStep,
+}
+
+/// The rigid drop ending 1e-12 s after its first impact.
+fn across_impact() -> Drop {
+    Drop {
+        t_final: Drop::default().first_impact_time() + 1e-12,
+        ..Drop::default()
     }
+}
+
+/// A drop from 40 nm: its impact barely faster than nothing.
+fn grazing() -> Drop {
+    Drop {
+        height: 4e-8,
+        t_final: 1.5e-4,
+        ..Drop::default()
+    }
+}
+
+/// The rigid model, lenient about grazing (the checker probes near-grazing inputs).
+fn lenient() -> ExactOptions {
+    ExactOptions {
+        graze_speed: 1e-12,
+        ..Default::default()
+    }
+}
+
+/// `d` started from x = (y0, v0).
+fn at(d: &Drop, x: &[f64]) -> Drop {
+    d.with_x0(&State::new(x[0], x[1]))
+}
+
+/// The v(T) row of a Jacobian: (dv/dy0, dv/dv0).
+fn v_row(j: &Jacobian) -> [f64; 2] {
+    [j[(1, 0)], j[(1, 1)]]
+}
+
+/// v(T) of the rigid drop `d`, checked against the gradient `claim` names; the rigid
+/// model's impacts are the event sequence.
+fn rigid_drop(d: Drop, claim: Claim, opts: &CheckOptions) -> Result<Checked> {
+    let x = [d.height, d.velocity];
+    let (gradient, tolerances) = match claim {
+        Claim::FixedStep => (
+            v_row(&fixed(&d, K, DT, &FixedOptions::default())?.jacobian),
+            vec![("k", K), ("dt", DT)],
+        ),
+        Claim::Rigid => (v_row(&exact(&d, &lenient())?.jacobian), vec![]),
+    };
+    let mut objective = move |x: &[f64]| Ok(exact(&at(&d, x), &lenient())?.state[1]);
+    let mut events = move |x: &[f64]| {
+        let (_, impacts) = exact_with_impacts(&at(&d, x), &lenient())?;
+        Ok(EventSignature {
+            sequence: vec![impacts.len() as i64],
+            min_event_speed: impacts.iter().map(|i| -i.v_minus).reduce(f64::min),
+        })
+    };
+    let report = check_gradient(&mut objective, Some(&mut events), None, &x, &gradient, opts)?;
+    Ok(Checked {
+        x,
+        gradient,
+        report,
+        description: format!("inputs (y0 m, v0 m/s), T = {} s", d.t_final),
+        tolerances,
+    })
+}
+
+/// v(T) of the fixed-step penalty map itself, checked against its own tangent; the steps
+/// in contact are the event sequence. The map is rougher than the rigid one, so the
+/// tolerance is at least 1e-5.
+fn fixed_own_map(opts: &CheckOptions) -> Result<Checked> {
+    let d = Drop::default();
+    let o = FixedOptions::default();
+    let x = [d.height, d.velocity];
+    let gradient = v_row(&fixed(&d, K, DT, &o)?.jacobian);
+    let mut objective = |x: &[f64]| Ok(fixed_state(&at(&d, x), K, DT, &o)?[1]);
+    let mut events = |x: &[f64]| {
+        Ok(EventSignature {
+            sequence: contact_signature(&at(&d, x), K, DT, &o)?,
+            min_event_speed: None,
+        })
+    };
+    let opts = CheckOptions {
+        tol: opts.tol.max(1e-5),
+        ..opts.clone()
+    };
+    let report = check_gradient(
+        &mut objective,
+        Some(&mut events),
+        None,
+        &x,
+        &gradient,
+        &opts,
+    )?;
+    Ok(Checked {
+        x,
+        gradient,
+        report,
+        description: "inputs (y0 m, v0 m/s); event sequence = the steps in contact".into(),
+        tolerances: vec![("k", K), ("dt", DT)],
+    })
 }
 
 #[cfg(test)]

@@ -518,45 +518,7 @@ pub fn check_gradient(
     grad: &[f64],
     opts: &CheckOptions,
 ) -> Result<CheckReport> {
-    let n = x.len();
-    if n == 0 || grad.len() != n {
-        return Err(FerroError::InvalidParameter {
-            name: "grad",
-            value: grad.len() as f64,
-            limit: format!("expected a gradient of length {n} (the length of x), non-empty"),
-        });
-    }
-    for (&xi, &gi) in x.iter().zip(grad) {
-        crate::error::finite("x", xi)?;
-        crate::error::finite("grad", gi)?;
-    }
-    positive("tol", opts.tol)?;
-    for &e in opts.eps.iter().chain(&opts.taylor_h) {
-        positive("eps", e)?;
-    }
-    if opts.eps.is_empty() {
-        return Err(FerroError::InvalidParameter {
-            name: "eps",
-            value: 0.0,
-            limit: "needs at least one probe size (three to measure smoothness)".into(),
-        });
-    }
-    let scale = match &opts.scale {
-        None => vec![1.0; n],
-        Some(s) => {
-            if s.len() != n {
-                return Err(FerroError::InvalidParameter {
-                    name: "scale",
-                    value: s.len() as f64,
-                    limit: format!("expected one typical magnitude per coordinate of x ({n})"),
-                });
-            }
-            for &v in s {
-                positive("scale", v)?;
-            }
-            s.clone()
-        }
-    };
+    let scale = validated(x, grad, opts)?;
     let f0 = f(x)?;
     if !f0.is_finite() {
         return Err(FerroError::NonFinite {
@@ -569,24 +531,7 @@ pub fn check_gradient(
         Some(ev) => Some(ev(x)?),
         None => None,
     };
-    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, opts.random_directions, opts.seed)
-        .into_iter()
-        .enumerate()
-        .map(|(i, d)| (format!("random {i}"), d))
-        .collect();
-    if opts.coordinates {
-        for i in 0..n {
-            let mut d = vec![0.0; n];
-            d[i] = 1.0;
-            dirs.push((format!("coordinate {i}"), d));
-        }
-    }
-    // Directions in x's units: p = scale ⊙ d.
-    for (_, d) in dirs.iter_mut() {
-        for (di, si) in d.iter_mut().zip(&scale) {
-            *di *= si;
-        }
-    }
+    let dirs = directions(opts, &scale);
     let stencil_dirs: Vec<&[f64]> = dirs.iter().take(2).map(|(_, d)| d.as_slice()).collect();
     let noise = measure_noise(f, x, f0, &stencil_dirs, &mut evaluations);
     let sigma = noise.sigma;
@@ -595,22 +540,7 @@ pub fn check_gradient(
         .is_some_and(|s| s.min_event_speed.is_some_and(|v| v < opts.graze_speed));
     let mut ladder = opts.eps.clone();
     ladder.sort_by(|a, b| b.total_cmp(a));
-    let g_scale = libm::sqrt(
-        grad.iter()
-            .zip(&scale)
-            .map(|(g, s)| (g * s) * (g * s))
-            .sum::<f64>(),
-    );
-    let reference = if g_scale > 0.0 {
-        g_scale
-    } else {
-        noise.f_scale
-    };
-    let mut start = if reference > 0.0 {
-        nearest(&ladder, START_FACTOR * libm::cbrt(sigma / reference))
-    } else {
-        0
-    };
+    let mut start = first_rung(grad, &scale, &noise, &ladder);
     let mut walker = Walker {
         f,
         events,
@@ -650,6 +580,115 @@ pub fn check_gradient(
         reports.push(report);
     }
     let evaluations = walker.evaluations;
+    let (max_error, median_error, max_abs_error) = errors(&reports);
+    let (verdict, why) = overall(&reports, &noise, opts, &ladder);
+    Ok(CheckReport {
+        directions: reports,
+        max_error,
+        median_error,
+        max_abs_error,
+        verdict,
+        why,
+        evaluations,
+        noise,
+        options: opts.clone(),
+    })
+}
+
+/// The checker's arguments refused as the core refuses any bad input (a gradient of x's
+/// length, finite numbers, positive tolerances and probes, one scale per coordinate); the
+/// scale per coordinate (1 without one).
+fn validated(x: &[f64], grad: &[f64], opts: &CheckOptions) -> Result<Vec<f64>> {
+    let n = x.len();
+    if n == 0 || grad.len() != n {
+        return Err(FerroError::InvalidParameter {
+            name: "grad",
+            value: grad.len() as f64,
+            limit: format!("expected a gradient of length {n} (the length of x), non-empty"),
+        });
+    }
+    for (&xi, &gi) in x.iter().zip(grad) {
+        crate::error::finite("x", xi)?;
+        crate::error::finite("grad", gi)?;
+    }
+    positive("tol", opts.tol)?;
+    for &e in opts.eps.iter().chain(&opts.taylor_h) {
+        positive("eps", e)?;
+    }
+    if opts.eps.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "eps",
+            value: 0.0,
+            limit: "needs at least one probe size (three to measure smoothness)".into(),
+        });
+    }
+    match &opts.scale {
+        None => Ok(vec![1.0; n]),
+        Some(s) => {
+            if s.len() != n {
+                return Err(FerroError::InvalidParameter {
+                    name: "scale",
+                    value: s.len() as f64,
+                    limit: format!("expected one typical magnitude per coordinate of x ({n})"),
+                });
+            }
+            for &v in s {
+                positive("scale", v)?;
+            }
+            Ok(s.clone())
+        }
+    }
+}
+
+/// The directions probed, labelled: the seeded random ones, then the coordinates if asked,
+/// each in x's units (p = scale ⊙ d).
+fn directions(opts: &CheckOptions, scale: &[f64]) -> Vec<(String, Vec<f64>)> {
+    let n = scale.len();
+    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, opts.random_directions, opts.seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (format!("random {i}"), d))
+        .collect();
+    if opts.coordinates {
+        for i in 0..n {
+            let mut d = vec![0.0; n];
+            d[i] = 1.0;
+            dirs.push((format!("coordinate {i}"), d));
+        }
+    }
+    for (_, d) in dirs.iter_mut() {
+        for (di, si) in d.iter_mut().zip(scale) {
+            *di *= si;
+        }
+    }
+    dirs
+}
+
+/// The rung of the (descending) `ladder` the first direction's walk starts from: the probe
+/// nearest START_FACTOR · cbrt(sigma / reference), the reference the scaled gradient's norm
+/// (or, for a zero gradient, the objective's scale).
+fn first_rung(grad: &[f64], scale: &[f64], noise: &Noise, ladder: &[f64]) -> usize {
+    let g_scale = libm::sqrt(
+        grad.iter()
+            .zip(scale)
+            .map(|(g, s)| (g * s) * (g * s))
+            .sum::<f64>(),
+    );
+    let reference = if g_scale > 0.0 {
+        g_scale
+    } else {
+        noise.f_scale
+    };
+    if reference > 0.0 {
+        nearest(ladder, START_FACTOR * libm::cbrt(noise.sigma / reference))
+    } else {
+        0
+    }
+}
+
+/// The directions' relative errors, largest and median (NaN without any), and their
+/// largest absolute error.
+fn errors(reports: &[DirectionReport]) -> (f64, f64, f64) {
     let mut errs: Vec<f64> = reports.iter().filter_map(|r| r.rel_error).collect();
     errs.sort_by(f64::total_cmp);
     let max_error = errs.last().copied().unwrap_or(f64::NAN);
@@ -664,18 +703,7 @@ pub fn check_gradient(
         .iter()
         .filter_map(|r| r.abs_error)
         .fold(f64::NAN, f64::max);
-    let (verdict, why) = overall(&reports, &noise, opts, &ladder);
-    Ok(CheckReport {
-        directions: reports,
-        max_error,
-        median_error,
-        max_abs_error,
-        verdict,
-        why,
-        evaluations,
-        noise,
-        options: opts.clone(),
-    })
+    (max_error, median_error, max_abs_error)
 }
 
 /// One direction's report from its walk: classification, best probe, Taylor slope, verdict.
@@ -694,41 +722,11 @@ fn direction_report(
     w: &Walked,
 ) -> Result<DirectionReport> {
     let c = &w.curve;
-    let mut probes = Vec::with_capacity(w.probes.len());
-    for (&i, raw) in &w.probes {
-        let in_run = i >= w.top && i <= w.bottom;
-        let (class, resolution) = if in_run {
-            (c.class[i - w.top], c.resolution[i - w.top])
-        } else if raw.point.events != Classification::Smooth {
-            (raw.point.events, None)
-        } else {
-            (Classification::Unmeasured, None)
-        };
-        let abs_error = (claimed - raw.point.fd).abs();
-        probes.push(Probe {
-            eps: raw.point.eps,
-            fd: raw.point.fd,
-            abs_error,
-            rel_error: abs_error / raw.point.fd.abs(),
-            resolution,
-            classification: class,
-        });
-    }
+    let probes = probe_rows(w, claimed);
     let best = c
         .best
         .map(|b| (w.top + b, c.resolution[b].unwrap_or(f64::NAN)));
-    let any = |k: Classification| probes.iter().any(|q| q.classification == k);
-    let classification = if any(Classification::Grazing) || grazing_at_x {
-        Classification::Grazing
-    } else if best.is_some() {
-        Classification::Smooth
-    } else if any(Classification::EventCrossing) {
-        Classification::EventCrossing
-    } else if probes.len() < 3 {
-        Classification::Unmeasured
-    } else {
-        Classification::NonSmooth
-    };
+    let classification = classify(&probes, best.is_some(), grazing_at_x);
     // The Taylor remainder: on an explicit ladder (or a default one when H·d is claimed,
     // whose remainder must stay above round-off), else on the probes measured smooth.
     let second = hvp.as_mut().map(|h| h(&p)).transpose()?;
@@ -740,36 +738,7 @@ fn direction_report(
         }
         r.abs() / h
     };
-    let (mut hs, mut rs) = (Vec::new(), Vec::new());
-    let mut explicit = opts.taylor_h.clone();
-    if explicit.is_empty() && curvature.is_some() {
-        explicit = (0..=6)
-            .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
-            .collect();
-    }
-    if explicit.is_empty() {
-        if let Some(t) = c.smooth_top {
-            for i in (w.top + t)..=w.bottom {
-                let raw = &w.probes[&i];
-                hs.push(raw.point.eps);
-                rs.push(remainder(raw.f_plus, raw.point.eps));
-            }
-        }
-    } else {
-        explicit.sort_by(|a, b| b.total_cmp(a));
-        for &h in &explicit {
-            let xh = displaced(walker.x, &p, h);
-            if let (Some(ev), Some(s0)) = (walker.events.as_mut(), sig0) {
-                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
-                    continue;
-                }
-            }
-            walker.evaluations += 1;
-            let Ok(fh) = (walker.f)(&xh) else { continue };
-            hs.push(h);
-            rs.push(remainder(fh, h));
-        }
-    }
+    let (hs, rs) = taylor_points(walker, opts, sig0, &p, w, curvature.is_some(), remainder);
     let taylor_slope = taylor_window_slope(
         &hs,
         &rs,
@@ -821,6 +790,96 @@ fn direction_report(
     })
 }
 
+/// Every probe a direction's walk made, with its error against the claim `claimed` and,
+/// inside the run the curve measured, its class and resolution.
+fn probe_rows(w: &Walked, claimed: f64) -> Vec<Probe> {
+    let c = &w.curve;
+    let mut probes = Vec::with_capacity(w.probes.len());
+    for (&i, raw) in &w.probes {
+        let in_run = i >= w.top && i <= w.bottom;
+        let (class, resolution) = if in_run {
+            (c.class[i - w.top], c.resolution[i - w.top])
+        } else if raw.point.events != Classification::Smooth {
+            (raw.point.events, None)
+        } else {
+            (Classification::Unmeasured, None)
+        };
+        let abs_error = (claimed - raw.point.fd).abs();
+        probes.push(Probe {
+            eps: raw.point.eps,
+            fd: raw.point.fd,
+            abs_error,
+            rel_error: abs_error / raw.point.fd.abs(),
+            resolution,
+            classification: class,
+        });
+    }
+    probes
+}
+
+/// A direction's class from its probes: grazing (at a probe or at x) before smooth (a best
+/// probe was found) before an event crossing; too few probes to tell, else not smooth.
+fn classify(probes: &[Probe], has_best: bool, grazing_at_x: bool) -> Classification {
+    let any = |k: Classification| probes.iter().any(|q| q.classification == k);
+    if any(Classification::Grazing) || grazing_at_x {
+        Classification::Grazing
+    } else if has_best {
+        Classification::Smooth
+    } else if any(Classification::EventCrossing) {
+        Classification::EventCrossing
+    } else if probes.len() < 3 {
+        Classification::Unmeasured
+    } else {
+        Classification::NonSmooth
+    }
+}
+
+/// The Taylor test's points (h, remainder at h): on the explicit ladder `opts.taylor_h` (or,
+/// when H·d is claimed, a default one from 1e-1 down to 1e-4), skipping any h whose event
+/// sequence differs from x's or whose f fails; without one, on the walk's probes measured
+/// smooth.
+fn taylor_points(
+    walker: &mut Walker,
+    opts: &CheckOptions,
+    sig0: Option<&EventSignature>,
+    p: &[f64],
+    w: &Walked,
+    second_order: bool,
+    remainder: impl Fn(f64, f64) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut hs, mut rs) = (Vec::new(), Vec::new());
+    let mut explicit = opts.taylor_h.clone();
+    if explicit.is_empty() && second_order {
+        explicit = (0..=6)
+            .map(|i| libm::pow(10.0, -1.0 - 0.5 * i as f64))
+            .collect();
+    }
+    if explicit.is_empty() {
+        if let Some(t) = w.curve.smooth_top {
+            for i in (w.top + t)..=w.bottom {
+                let raw = &w.probes[&i];
+                hs.push(raw.point.eps);
+                rs.push(remainder(raw.f_plus, raw.point.eps));
+            }
+        }
+    } else {
+        explicit.sort_by(|a, b| b.total_cmp(a));
+        for &h in &explicit {
+            let xh = displaced(walker.x, p, h);
+            if let (Some(ev), Some(s0)) = (walker.events.as_mut(), sig0) {
+                if ev(&xh).map(|s| s.sequence != s0.sequence).unwrap_or(true) {
+                    continue;
+                }
+            }
+            walker.evaluations += 1;
+            let Ok(fh) = (walker.f)(&xh) else { continue };
+            hs.push(h);
+            rs.push(remainder(fh, h));
+        }
+    }
+    (hs, rs)
+}
+
 /// The check's verdict and why, from its directions.
 fn overall(
     reports: &[DirectionReport],
@@ -828,8 +887,112 @@ fn overall(
     opts: &CheckOptions,
     ladder: &[f64],
 ) -> (Verdict, String) {
-    let first = |pred: &dyn Fn(&DirectionReport) -> bool| reports.iter().find(|r| pred(r));
     let smallest = ladder.last().copied().unwrap_or(0.0);
+    refused_at_event(reports, opts, smallest)
+        .or_else(|| not_verified(reports, opts))
+        .or_else(|| refused_not_smooth(reports, smallest))
+        .unwrap_or_else(|| verified(reports, noise, opts))
+}
+
+/// A number the report may lack, NaN where it does (as printed).
+fn or_nan(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+/// First: a direction at a grazing event, or across an event down to the `smallest` probe.
+fn refused_at_event(
+    reports: &[DirectionReport],
+    opts: &CheckOptions,
+    smallest: f64,
+) -> Option<(Verdict, String)> {
+    let r = reports.iter().find(|r| {
+        matches!(
+            r.classification,
+            Classification::Grazing | Classification::EventCrossing
+        )
+    })?;
+    let why = if r.classification == Classification::Grazing {
+        format!(
+            "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
+            r.label, opts.graze_speed
+        )
+    } else {
+        format!(
+            "{}: the event sequence differs between +eps and -eps down to the smallest probe ({smallest:e}); smooth differences cannot certify a gradient across an event",
+            r.label
+        )
+    };
+    Some((Verdict::Refused, why))
+}
+
+/// Then: a direction whose claim the differences contradict (or whose H·d fails Taylor).
+fn not_verified(reports: &[DirectionReport], opts: &CheckOptions) -> Option<(Verdict, String)> {
+    let g = or_nan;
+    let r = reports.iter().find(|r| r.verdict == Verdict::NotVerified)?;
+    let taylor = r
+        .taylor_slope
+        .map_or("not measurable".into(), |s| format!("{s:.2}"));
+    let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f) {
+        format!(
+            "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
+            r.label
+        )
+    } else {
+        format!(
+            "{}: g·p = {:.6e} but the differences give {:.6e} at eps {:.1e}: relative error {:.2e}, absolute {:.2e}, \
+             beyond both the tolerance {:e} and the floor {:.2e} the differences' resolution allows (Taylor slope {taylor})",
+            r.label,
+            r.claimed,
+            g(r.best_fd),
+            g(r.best_eps),
+            g(r.rel_error),
+            g(r.abs_error),
+            opts.tol,
+            g(r.floor),
+        )
+    };
+    Some((Verdict::NotVerified, why))
+}
+
+/// Then: a direction no probe measured smooth (too few probe sizes, or a kink or jump).
+fn refused_not_smooth(reports: &[DirectionReport], smallest: f64) -> Option<(Verdict, String)> {
+    let r = reports.iter().find(|r| r.verdict == Verdict::Refused)?;
+    let why = if r.classification == Classification::Unmeasured {
+        format!(
+            "{}: at least three probe sizes are needed to measure whether f is smooth (got {})",
+            r.label,
+            r.probes.len()
+        )
+    } else if let Some(p) = r
+        .probes
+        .iter()
+        .rev()
+        .find(|p| p.classification == Classification::NonSmooth)
+        .filter(|_| {
+            r.probes
+                .last()
+                .is_some_and(|p| p.classification == Classification::Unmeasured)
+        })
+    {
+        format!(
+            "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
+             below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
+             decade apart)",
+            r.label, p.eps
+        )
+    } else {
+        format!(
+            "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
+             and the eps² model at every size walked (a kink or jump of f at x)",
+            r.label
+        )
+    };
+    Some((Verdict::Refused, why))
+}
+
+/// Otherwise verified: within evaluation noise, in absolute terms only, or plainly.
+fn verified(reports: &[DirectionReport], noise: &Noise, opts: &CheckOptions) -> (Verdict, String) {
+    let g = or_nan;
     let smooth_below = reports
         .iter()
         .filter_map(|r| r.smooth_below)
@@ -838,85 +1001,6 @@ fn overall(
         "f's evaluations wander by σ = {:.1e} ({:.1e} of |f|, likely {})",
         noise.sigma, noise.relative, noise.cause
     );
-    let g = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    if let Some(r) = first(&|r| {
-        matches!(
-            r.classification,
-            Classification::Grazing | Classification::EventCrossing
-        )
-    }) {
-        let why = if r.classification == Classification::Grazing {
-            format!(
-                "{}: an event is slower than {:e}; its time-of-impact term is too large for any difference to certify",
-                r.label, opts.graze_speed
-            )
-        } else {
-            format!(
-                "{}: the event sequence differs between +eps and -eps down to the smallest probe ({smallest:e}); smooth differences cannot certify a gradient across an event",
-                r.label
-            )
-        };
-        return (Verdict::Refused, why);
-    }
-    if let Some(r) = first(&|r| r.verdict == Verdict::NotVerified) {
-        let taylor = r
-            .taylor_slope
-            .map_or("not measurable".into(), |s| format!("{s:.2}"));
-        let why = if r.taylor_second_order && r.abs_error.zip(r.floor).is_some_and(|(a, f)| a <= f)
-        {
-            format!(
-                "{}: the claimed H·d fails the second-order Taylor test (slope {taylor}, expected 2)",
-                r.label
-            )
-        } else {
-            format!(
-                "{}: g·p = {:.6e} but the differences give {:.6e} at eps {:.1e}: relative error {:.2e}, absolute {:.2e}, \
-                 beyond both the tolerance {:e} and the floor {:.2e} the differences' resolution allows (Taylor slope {taylor})",
-                r.label,
-                r.claimed,
-                g(r.best_fd),
-                g(r.best_eps),
-                g(r.rel_error),
-                g(r.abs_error),
-                opts.tol,
-                g(r.floor),
-            )
-        };
-        return (Verdict::NotVerified, why);
-    }
-    if let Some(r) = first(&|r| r.verdict == Verdict::Refused) {
-        let why = if r.classification == Classification::Unmeasured {
-            format!(
-                "{}: at least three probe sizes are needed to measure whether f is smooth (got {})",
-                r.label,
-                r.probes.len()
-            )
-        } else if let Some(p) = r
-            .probes
-            .iter()
-            .rev()
-            .find(|p| p.classification == Classification::NonSmooth)
-            .filter(|_| {
-                r.probes
-                    .last()
-                    .is_some_and(|p| p.classification == Classification::Unmeasured)
-            })
-        {
-            format!(
-                "{}: the probes up to {:.1e} straddle a kink or jump, and the ladder has fewer than three probe sizes \
-                 below it, too few to measure smoothness there; pass a finer `eps` ladder (the default is half a \
-                 decade apart)",
-                r.label, p.eps
-            )
-        } else {
-            format!(
-                "{}: no probe down to {smallest:e} was measured smooth: the difference quotients disagree beyond noise \
-                 and the eps² model at every size walked (a kink or jump of f at x)",
-                r.label
-            )
-        };
-        return (Verdict::Refused, why);
-    }
     let worst = |v: Verdict| {
         reports
             .iter()

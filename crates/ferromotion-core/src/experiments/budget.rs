@@ -198,26 +198,7 @@ pub fn equal_budget_timed(
     opts: &BudgetOptions,
     clock: Option<&Clock>,
 ) -> Result<EqualBudget> {
-    drop.validate()?;
-    positive("k", opts.k)?;
-    if opts.budget < 8 || opts.budget % 4 != 0 {
-        return Err(FerroError::InvalidParameter {
-            name: "budget",
-            value: opts.budget as f64,
-            limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
-        });
-    }
-    // With no probe the trap has no rows and its spread would be -inf - inf.
-    if opts.probes.is_empty() {
-        return Err(FerroError::InvalidParameter {
-            name: "probes",
-            value: 0.0,
-            limit: "needs at least one probe size".into(),
-        });
-    }
-    for &p in &opts.probes {
-        positive("probes", p)?;
-    }
+    validate(drop, opts)?;
     let reference = flow(drop, opts.k, &FlowOptions::default())?;
     let b = opts.budget;
     let t = drop.t_final;
@@ -242,43 +223,7 @@ pub fn equal_budget_timed(
             &reference,
         ),
     ];
-    for (name, method, detail) in [
-        (
-            "adaptive",
-            (false, JacobianMethod::Richardson),
-            "8 rollouts",
-        ),
-        (
-            "adaptive + events",
-            (true, JacobianMethod::Richardson),
-            "8 rollouts",
-        ),
-        (
-            "adaptive + forward",
-            (true, JacobianMethod::Forward),
-            "events, 1 rollout",
-        ),
-    ] {
-        match within_budget(drop, opts.k, method, b, clock)? {
-            Some((rtol, r, wall)) => rows.push(row(
-                name,
-                format!("rtol = {rtol:.0e}, {detail}"),
-                (&r, wall),
-                &reference,
-            )),
-            None => rows.push(BudgetRow {
-                route: name.into(),
-                setting: "no rtol on the grid fits the budget".into(),
-                force_evals: 0,
-                gradient_error: f64::NAN,
-                state_error: f64::NAN,
-                right_sign: false,
-                sign: None,
-                dv_dy0: f64::NAN,
-                wall_s: None,
-            }),
-        }
-    }
+    rows.extend(adaptive_rows(drop, opts.k, b, clock, &reference)?);
     let (cor, cor_wall) = run(&|| corrected(drop, opts.k, dt_euler, &CorrectedOptions::default()))?;
     rows.push(row(
         "corrected",
@@ -286,25 +231,7 @@ pub fn equal_budget_timed(
         (&cor, cor_wall),
         &reference,
     ));
-    let x0 = drop.x0();
-    let euler_map =
-        |x: &State| fixed_state(&drop.with_x0(x), opts.k, dt_euler, &FixedOptions::default());
-    let rk4_map = |x: &State| rk4_state(&drop.with_x0(x), opts.k, dt_rk4, &Rk4Options::default());
-    let scale = crate::physics::state::max_abs(&reference.jacobian);
-    let err = |j: &Jacobian| crate::physics::state::max_abs(&(j - reference.jacobian)) / scale;
-    let mut probe_trap = vec![];
-    for &eps in &opts.probes {
-        // The core's one central-difference helper, the same probe on both inputs.
-        let je = fd::central_jacobian(euler_map, &x0, fd::Probe::Absolute(eps))?;
-        let jr = fd::central_jacobian(rk4_map, &x0, fd::Probe::Absolute(eps))?;
-        probe_trap.push(ProbeRow {
-            probe: eps,
-            euler_dv_dy0: je[(1, 0)],
-            euler_error: err(&je),
-            rk4_dv_dy0: jr[(1, 0)],
-            rk4_error: err(&jr),
-        });
-    }
+    let probe_trap = probe_trap(drop, opts, (dt_euler, dt_rk4), &reference.jacobian)?;
     let spread = |f: fn(&ProbeRow) -> f64| {
         let (lo, hi) = probe_trap
             .iter()
@@ -323,6 +250,112 @@ pub fn equal_budget_timed(
         rows,
         probe_trap,
     })
+}
+
+/// The comparison's inputs refused as the core refuses any bad input: a valid drop, a
+/// positive k, a budget RK4 can spend (a multiple of 4, at least 8), positive probes.
+fn validate(drop: &Drop, opts: &BudgetOptions) -> Result<()> {
+    drop.validate()?;
+    positive("k", opts.k)?;
+    if opts.budget < 8 || opts.budget % 4 != 0 {
+        return Err(FerroError::InvalidParameter {
+            name: "budget",
+            value: opts.budget as f64,
+            limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
+        });
+    }
+    // With no probe the trap has no rows and its spread would be -inf - inf.
+    if opts.probes.is_empty() {
+        return Err(FerroError::InvalidParameter {
+            name: "probes",
+            value: 0.0,
+            limit: "needs at least one probe size".into(),
+        });
+    }
+    for &p in &opts.probes {
+        positive("probes", p)?;
+    }
+    Ok(())
+}
+
+/// The three adaptive rows (Richardson without and with events, forward sensitivities),
+/// each at the tightest rtol on the grid that fits the budget `b`, or a row saying none does.
+fn adaptive_rows(
+    drop: &Drop,
+    k: f64,
+    b: u64,
+    clock: Option<&Clock>,
+    reference: &RouteResult,
+) -> Result<Vec<BudgetRow>> {
+    let mut rows = Vec::new();
+    for (name, method, detail) in [
+        (
+            "adaptive",
+            (false, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + events",
+            (true, JacobianMethod::Richardson),
+            "8 rollouts",
+        ),
+        (
+            "adaptive + forward",
+            (true, JacobianMethod::Forward),
+            "events, 1 rollout",
+        ),
+    ] {
+        match within_budget(drop, k, method, b, clock)? {
+            Some((rtol, r, wall)) => rows.push(row(
+                name,
+                format!("rtol = {rtol:.0e}, {detail}"),
+                (&r, wall),
+                reference,
+            )),
+            None => rows.push(BudgetRow {
+                route: name.into(),
+                setting: "no rtol on the grid fits the budget".into(),
+                force_evals: 0,
+                gradient_error: f64::NAN,
+                state_error: f64::NAN,
+                right_sign: false,
+                sign: None,
+                dv_dy0: f64::NAN,
+                wall_s: None,
+            }),
+        }
+    }
+    Ok(rows)
+}
+
+/// The probe trap: the Euler and RK4 maps' central-difference Jacobians (the core's one
+/// helper, the same absolute probe on both inputs) at every probe size, each against the
+/// flow's Jacobian `reference`.
+fn probe_trap(
+    drop: &Drop,
+    opts: &BudgetOptions,
+    (dt_euler, dt_rk4): (f64, f64),
+    reference: &Jacobian,
+) -> Result<Vec<ProbeRow>> {
+    let x0 = drop.x0();
+    let euler_map =
+        |x: &State| fixed_state(&drop.with_x0(x), opts.k, dt_euler, &FixedOptions::default());
+    let rk4_map = |x: &State| rk4_state(&drop.with_x0(x), opts.k, dt_rk4, &Rk4Options::default());
+    let scale = crate::physics::state::max_abs(reference);
+    let err = |j: &Jacobian| crate::physics::state::max_abs(&(j - reference)) / scale;
+    let mut probe_trap = vec![];
+    for &eps in &opts.probes {
+        let je = fd::central_jacobian(euler_map, &x0, fd::Probe::Absolute(eps))?;
+        let jr = fd::central_jacobian(rk4_map, &x0, fd::Probe::Absolute(eps))?;
+        probe_trap.push(ProbeRow {
+            probe: eps,
+            euler_dv_dy0: je[(1, 0)],
+            euler_error: err(&je),
+            rk4_dv_dy0: jr[(1, 0)],
+            rk4_error: err(&jr),
+        });
+    }
+    Ok(probe_trap)
 }
 
 impl EqualBudget {

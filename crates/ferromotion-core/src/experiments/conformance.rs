@@ -546,6 +546,14 @@ impl Fixture {
     /// Check the document's values: schema, shapes of x(T) and J against x(0), finite
     /// numbers in range; refusals name the field.
     pub fn validate(&self) -> Result<()> {
+        let n = self.validate_shapes()?;
+        self.validate_numbers(n)?;
+        self.validate_tables()
+    }
+
+    /// The schema, x(0)'s length (the fixture's own where it is known), the parameters'
+    /// ranges, and the lengths of the names, units, x(T) and J against x(0)'s: that length.
+    fn validate_shapes(&self) -> Result<usize> {
         if self.schema != SCHEMA {
             return Err(bad(
                 "schema",
@@ -613,6 +621,12 @@ impl Fixture {
                 format!("{} entries, expected {n}", r.len()),
             ));
         }
+        Ok(n)
+    }
+
+    /// Finite x(0), x(T) and J; t_final, the key entry, the tolerances and the impact times
+    /// in range.
+    fn validate_numbers(&self, n: usize) -> Result<()> {
         let finite = |field: &str, v: &[f64]| -> Result<()> {
             match v.iter().position(|x| !x.is_finite()) {
                 Some(i) => Err(bad(&format!("{field}[{i}]"), "not a finite number")),
@@ -653,6 +667,13 @@ impl Fixture {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Every verdict named, a `dt` among the suggestions, every suggestion positive, and the
+    /// sign line's far-off threshold.
+    fn validate_tables(&self) -> Result<()> {
+        let t = &self.tolerances;
         for v in ["conforms", "right", "right_far_off", "wrong"] {
             if !self.verdicts.contains_key(v) {
                 return Err(bad(&format!("verdicts.{v}"), "missing"));

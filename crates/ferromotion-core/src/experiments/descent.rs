@@ -276,76 +276,10 @@ impl Problem {
             .min_by(|a, b| loss[a.0 * n + a.1].total_cmp(&loss[b.0 * n + b.1]))
             .copied()
             .unwrap_or((0, 0));
-        let mut local_minima = 0;
-        for &(i, j) in &feasible {
-            let l = loss[i * n + j];
-            let mut lowest = true;
-            for (di, dj) in [
-                (-1i64, 0i64),
-                (1, 0),
-                (0, -1),
-                (0, 1),
-                (-1, -1),
-                (-1, 1),
-                (1, -1),
-                (1, 1),
-            ] {
-                let (a, b) = (i as i64 + di, j as i64 + dj);
-                if a < 0 || b < 0 || a >= n as i64 || b >= n as i64 {
-                    continue;
-                }
-                let m = loss[a as usize * n + b as usize];
-                if !m.is_nan() && m <= l {
-                    lowest = false;
-                }
-            }
-            if lowest {
-                local_minima += 1;
-            }
-        }
-        // Starts: interior points (every grid point within MARGIN cells is feasible, so
-        // no start sits on an impact at T or a second bounce at T), the four nearest the
-        // corners of the interior's bounding box, so that they spread over the basin.
-        let margin = (n / 10).max(1) as i64;
-        let interior: Vec<(usize, usize)> = feasible
+        let local_minima = local_minima(&loss, n, &feasible);
+        let starts = starts(&loss, n, &feasible, best)
             .iter()
-            .copied()
-            .filter(|&(i, j)| {
-                (-margin..=margin).all(|di| {
-                    (-margin..=margin).all(|dj| {
-                        let (a, b) = (i as i64 + di, j as i64 + dj);
-                        a >= 0
-                            && b >= 0
-                            && a < n as i64
-                            && b < n as i64
-                            && !loss[a as usize * n + b as usize].is_nan()
-                    })
-                })
-            })
-            .collect();
-        let pool = if interior.len() >= 4 {
-            &interior
-        } else {
-            &feasible
-        };
-        let (imin, imax) = pool
-            .iter()
-            .fold((n, 0), |a, p| (a.0.min(p.0), a.1.max(p.0)));
-        let (jmin, jmax) = pool
-            .iter()
-            .fold((n, 0), |a, p| (a.0.min(p.1), a.1.max(p.1)));
-        let starts = [(imin, jmin), (imin, jmax), (imax, jmin), (imax, jmax)]
-            .iter()
-            .map(|&(ci, cj)| {
-                let p = pool
-                    .iter()
-                    .min_by_key(|p| {
-                        (p.0 as i64 - ci as i64).pow(2) + (p.1 as i64 - cj as i64).pow(2)
-                    })
-                    .copied()
-                    .unwrap_or(best);
-                [heights[p.0], velocities[p.1]]
-            })
+            .map(|p| [heights[p.0], velocities[p.1]])
             .collect();
         Ok(Landscape {
             grid_minimum: [heights[best.0], velocities[best.1]],
@@ -501,4 +435,86 @@ pub fn descent(problem: &Problem, arms: &[Arm]) -> Result<Descent> {
         landscape,
         arms: results,
     })
+}
+
+/// Grid points of the n x n `loss` (NaN: infeasible) at or below none of their feasible
+/// neighbours (8-connected): the landscape's local minima.
+fn local_minima(loss: &[f64], n: usize, feasible: &[(usize, usize)]) -> usize {
+    let mut local_minima = 0;
+    for &(i, j) in feasible {
+        let l = loss[i * n + j];
+        let mut lowest = true;
+        for (di, dj) in [
+            (-1i64, 0i64),
+            (1, 0),
+            (0, -1),
+            (0, 1),
+            (-1, -1),
+            (-1, 1),
+            (1, -1),
+            (1, 1),
+        ] {
+            let (a, b) = (i as i64 + di, j as i64 + dj);
+            if a < 0 || b < 0 || a >= n as i64 || b >= n as i64 {
+                continue;
+            }
+            let m = loss[a as usize * n + b as usize];
+            if !m.is_nan() && m <= l {
+                lowest = false;
+            }
+        }
+        if lowest {
+            local_minima += 1;
+        }
+    }
+    local_minima
+}
+
+/// The four starts, as grid indices: interior points (every grid point within a margin of
+/// cells is feasible, so no start sits on an impact at T or a second bounce at T), the four
+/// nearest the corners of the interior's bounding box, so that they spread over the basin
+/// (all feasible points when fewer than 4 are interior; `best` if none is nearer).
+fn starts(
+    loss: &[f64],
+    n: usize,
+    feasible: &[(usize, usize)],
+    best: (usize, usize),
+) -> Vec<(usize, usize)> {
+    let margin = (n / 10).max(1) as i64;
+    let interior: Vec<(usize, usize)> = feasible
+        .iter()
+        .copied()
+        .filter(|&(i, j)| {
+            (-margin..=margin).all(|di| {
+                (-margin..=margin).all(|dj| {
+                    let (a, b) = (i as i64 + di, j as i64 + dj);
+                    a >= 0
+                        && b >= 0
+                        && a < n as i64
+                        && b < n as i64
+                        && !loss[a as usize * n + b as usize].is_nan()
+                })
+            })
+        })
+        .collect();
+    let pool = if interior.len() >= 4 {
+        &interior[..]
+    } else {
+        feasible
+    };
+    let (imin, imax) = pool
+        .iter()
+        .fold((n, 0), |a, p| (a.0.min(p.0), a.1.max(p.0)));
+    let (jmin, jmax) = pool
+        .iter()
+        .fold((n, 0), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+    [(imin, jmin), (imin, jmax), (imax, jmin), (imax, jmax)]
+        .iter()
+        .map(|&(ci, cj)| {
+            pool.iter()
+                .min_by_key(|p| (p.0 as i64 - ci as i64).pow(2) + (p.1 as i64 - cj as i64).pow(2))
+                .copied()
+                .unwrap_or(best)
+        })
+        .collect()
 }

@@ -210,6 +210,90 @@ fn one_crossing(crossed: &[usize], t: f64, h: f64) -> Result<Option<usize>> {
     }
 }
 
+/// Where guard `i` crosses zero inside the step from (x, phi) of length h that ends at `y`:
+/// the sub-step length, on (0, h], by secant and bisection in turn.
+fn locate(
+    sys: &dyn HybridSystem,
+    mode: usize,
+    i: usize,
+    (x, phi, y): (&DVector<f64>, &DMatrix<f64>, &DVector<f64>),
+    t: f64,
+    h: f64,
+) -> f64 {
+    let g_at = |s: f64| sys.guard(mode, i, &rk4(sys, mode, x, phi, s).0);
+    let (mut lo, mut hi) = (0.0, h);
+    let (mut g_lo, mut g_hi) = (sys.guard(mode, i, x), sys.guard(mode, i, y));
+    for _ in 0..200 {
+        let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
+        let s = if secant > lo && secant < hi {
+            secant
+        } else {
+            0.5 * (lo + hi)
+        };
+        let g = g_at(s);
+        if g > 0.0 {
+            lo = s;
+            g_lo = g;
+        } else {
+            hi = s;
+            g_hi = g;
+        }
+        if hi - lo <= 1e-15 * h.max(t.abs()) || g == 0.0 {
+            break;
+        }
+        // A bisection after every secant step keeps the bracket shrinking even when
+        // the secant sticks to one end.
+        let mid = 0.5 * (lo + hi);
+        let gm = g_at(mid);
+        if gm > 0.0 {
+            lo = mid;
+            g_lo = gm;
+        } else {
+            hi = mid;
+            g_hi = gm;
+        }
+    }
+    hi
+}
+
+/// The event of guard `i` at the state `xm` reached at `t_event`: its report entry, the
+/// state after the reset and the saltation matrix; a grazing event (guard speed below
+/// `graze_speed`) refused.
+fn event_at(
+    sys: &dyn HybridSystem,
+    mode: usize,
+    i: usize,
+    xm: &DVector<f64>,
+    t_event: f64,
+    graze_speed: f64,
+) -> Result<(HybridEvent, DVector<f64>, DMatrix<f64>)> {
+    let f_minus = sys.rhs(mode, xm);
+    let grad = sys.guard_gradient(mode, i, xm);
+    let speed = grad.dot(&f_minus);
+    let (new_mode, xp) = sys.reset(mode, i, xm);
+    let dr = sys.reset_jacobian(mode, i, xm);
+    let f_plus = sys.rhs(new_mode, &xp);
+    let salt = &dr + (&f_plus - &dr * &f_minus) * grad.transpose() / speed;
+    let salt_max = salt.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    if !(speed.abs() >= graze_speed) {
+        return Err(FerroError::Grazing {
+            t: t_event,
+            speed: speed.abs(),
+            threshold: graze_speed,
+            term: salt_max,
+        });
+    }
+    let event = HybridEvent {
+        t: t_event,
+        mode_before: mode,
+        guard: i,
+        mode_after: new_mode,
+        guard_speed: speed,
+        saltation_max: salt_max,
+    };
+    Ok((event, xp, salt))
+}
+
 /// One pass at step `dt` (no probe check).
 fn solve(
     sys: &dyn HybridSystem,
@@ -238,65 +322,11 @@ fn solve(
             t = if t1 - t <= opts.dt { t1 } else { t + h };
             continue;
         };
-        // Locate the event on the sub-step length s in (0, h]: secant and bisection in turn.
-        let g_at = |s: f64| sys.guard(mode, i, &rk4(sys, mode, &x, &phi, s).0);
-        let (mut lo, mut hi) = (0.0, h);
-        let (mut g_lo, mut g_hi) = (sys.guard(mode, i, &x), sys.guard(mode, i, &y));
-        for _ in 0..200 {
-            let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
-            let s = if secant > lo && secant < hi {
-                secant
-            } else {
-                0.5 * (lo + hi)
-            };
-            let g = g_at(s);
-            if g > 0.0 {
-                lo = s;
-                g_lo = g;
-            } else {
-                hi = s;
-                g_hi = g;
-            }
-            if hi - lo <= 1e-15 * h.max(t.abs()) || g == 0.0 {
-                break;
-            }
-            // A bisection after every secant step keeps the bracket shrinking even when
-            // the secant sticks to one end.
-            let mid = 0.5 * (lo + hi);
-            let gm = g_at(mid);
-            if gm > 0.0 {
-                lo = mid;
-                g_lo = gm;
-            } else {
-                hi = mid;
-                g_hi = gm;
-            }
-        }
+        let hi = locate(sys, mode, i, (&x, &phi, &y), t, h);
         let (xm, phim) = rk4(sys, mode, &x, &phi, hi);
-        let f_minus = sys.rhs(mode, &xm);
-        let grad = sys.guard_gradient(mode, i, &xm);
-        let speed = grad.dot(&f_minus);
-        let (new_mode, xp) = sys.reset(mode, i, &xm);
-        let dr = sys.reset_jacobian(mode, i, &xm);
-        let f_plus = sys.rhs(new_mode, &xp);
-        let salt = &dr + (&f_plus - &dr * &f_minus) * grad.transpose() / speed;
-        let salt_max = salt.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
-        if !(speed.abs() >= opts.graze_speed) {
-            return Err(FerroError::Grazing {
-                t: t + hi,
-                speed: speed.abs(),
-                threshold: opts.graze_speed,
-                term: salt_max,
-            });
-        }
-        events.push(HybridEvent {
-            t: t + hi,
-            mode_before: mode,
-            guard: i,
-            mode_after: new_mode,
-            guard_speed: speed,
-            saltation_max: salt_max,
-        });
+        let (event, xp, salt) = event_at(sys, mode, i, &xm, t + hi, opts.graze_speed)?;
+        let new_mode = event.mode_after;
+        events.push(event);
         // Finish the step from the event in the new mode; a second event here is refused.
         let rest = h - hi;
         let phi_plus = salt * phim;

@@ -347,20 +347,24 @@ impl Workbench {
         Ok(fit)
     }
 
+    /// The contact share's exponent for this drop (computed once, then cached).
+    fn contact_exponent(&mut self) -> Result<Fit> {
+        if let Some(f) = &self.contact_exponent {
+            return Ok(f.clone());
+        }
+        let f = contact_share_exponent(&self.config.drop)?;
+        self.contact_exponent = Some(f.clone());
+        Ok(f)
+    }
+
     /// Every readout for the current controls.
     pub fn readout(&mut self) -> Result<WorkbenchReadout> {
         let c = self.config;
         let drop = &c.drop;
         let dt = c.dt();
         let reference = &self.reference;
-        let e = limit_restitution(drop.zeta)?;
         let speed = drop.impact_speed();
-        let exact_readout = ExactReadout {
-            flat: reference.into(),
-            restitution: e,
-            impact_speed: speed,
-            time_of_impact_term: time_of_impact_term(e, drop.gravity, speed)?,
-        };
+        let exact_readout = exact_readout(drop, reference)?;
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
         // A copy: `self` is borrowed mutably below (the caches).
@@ -401,35 +405,12 @@ impl Workbench {
         let corrected_route = corrected_route?;
         let fixed_row = RouteRow::timed(&fixed_route, reference, walls[current]);
         let tol = if c.tolerance {
-            let (t, wall) = timed(clock, || tolerance(drop, c.k, &c.tolerance_options));
-            let t = t?;
-            let row = RouteRow::timed(&t, reference, wall);
-            let lands =
-                row.errors.right_sign && row.errors.gradient < LANDS_BELOW && !row.probe_dependent;
-            let probes = t.probe_gap.is_some();
-            Some(ToleranceReadout {
-                rtol: c.tolerance_options.rtol,
-                events: c.tolerance_options.events,
-                jacobian_method: c.tolerance_options.jacobian,
-                probe_gap: t.probe_gap,
-                probe_threshold: probes
-                    .then(|| PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian)),
-                cost_ratio: per_yardstick(&t.cost),
-                lands,
-                row,
-            })
+            Some(tolerance_readout(&c, reference, clock, yardstick.cost)?)
         } else {
             None
         };
         let exponent = self.exponent_at(dt)?;
-        let contact_exponent = match &self.contact_exponent {
-            Some(f) => f.clone(),
-            None => {
-                let f = contact_share_exponent(drop)?;
-                self.contact_exponent = Some(f.clone());
-                f
-            }
-        };
+        let contact_exponent = self.contact_exponent()?;
         let reference = &self.reference;
         Ok(WorkbenchReadout {
             drop: *drop,
@@ -506,4 +487,44 @@ fn short(x: f64) -> String {
         }
         _ => s,
     }
+}
+
+/// The rigid reference's readout: its answer, the limit restitution for the drop's zeta, the
+/// impact speed and the time-of-impact term.
+fn exact_readout(drop: &Drop, reference: &RouteResult) -> Result<ExactReadout> {
+    let e = limit_restitution(drop.zeta)?;
+    let speed = drop.impact_speed();
+    Ok(ExactReadout {
+        flat: reference.into(),
+        restitution: e,
+        impact_speed: speed,
+        time_of_impact_term: time_of_impact_term(e, drop.gravity, speed)?,
+    })
+}
+
+/// The tolerance route's readout at the controls `c`: its row against the `reference`, its
+/// probe gap and threshold, its cost against the yardstick's, and whether it lands (right
+/// sign, error below LANDS_BELOW, not probe-dependent).
+fn tolerance_readout(
+    c: &WorkbenchConfig,
+    reference: &RouteResult,
+    clock: Option<&Clock>,
+    yardstick: Cost,
+) -> Result<ToleranceReadout> {
+    let (t, wall) = timed(clock, || tolerance(&c.drop, c.k, &c.tolerance_options));
+    let t = t?;
+    let row = RouteRow::timed(&t, reference, wall);
+    let lands = row.errors.right_sign && row.errors.gradient < LANDS_BELOW && !row.probe_dependent;
+    let probes = t.probe_gap.is_some();
+    Ok(ToleranceReadout {
+        rtol: c.tolerance_options.rtol,
+        events: c.tolerance_options.events,
+        jacobian_method: c.tolerance_options.jacobian,
+        probe_gap: t.probe_gap,
+        probe_threshold: probes
+            .then(|| PROBE_DEPENDENCE * crate::physics::state::max_abs(&t.jacobian)),
+        cost_ratio: t.cost.force_evals as f64 / yardstick.force_evals as f64,
+        lands,
+        row,
+    })
 }

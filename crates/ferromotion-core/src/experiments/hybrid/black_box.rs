@@ -405,7 +405,6 @@ fn run(
     opts: &StepOptions,
     nominal: bool,
 ) -> Result<Run> {
-    let m = sys.guard_count();
     let delta = opts.time_eps * opts.dt;
     let mut out = Run {
         x: x0.clone(),
@@ -442,25 +441,10 @@ fn run(
         // call per guard and step).
         let gx = match g_x.take() {
             Some(g) => g,
-            None => (0..m)
-                .map(|i| guard(sys, i, &x, t))
-                .collect::<Result<Vec<f64>>>()?,
+            None => guards(sys, &x, t)?,
         };
-        let gy = (0..m)
-            .map(|i| guard(sys, i, &y, t + h))
-            .collect::<Result<Vec<f64>>>()?;
-        let mut crossed = Vec::new();
-        for i in 0..m {
-            // The guard of the event this step starts from sits at its zero: it fires again
-            // only if it first rises (and the step is long enough to tell).
-            let armed = gx[i] > 0.0
-                || (fresh == Some(i)
-                    && h > 2.0 * delta
-                    && guard(sys, i, &step(sys, &x, delta, t)?, t + delta)? > gx[i]);
-            if armed && gy[i] <= 0.0 {
-                crossed.push(i);
-            }
-        }
+        let gy = guards(sys, &y, t + h)?;
+        let crossed = crossed_guards(sys, &x, t, h, &gx, &gy, fresh, delta)?;
         fresh = None;
         let Some(i) = super::one_crossing(&crossed, t, h)? else {
             if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
@@ -471,77 +455,10 @@ fn run(
             g_x = Some(gy);
             continue;
         };
-        // Locate: secant and bisection in turn on the sub-step length s in (lo, h].
-        let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, &x, s, t)?, t + s) };
-        let g0 = gx[i];
-        let (mut lo, mut g_lo) = if g0 > 0.0 {
-            (0.0, g0)
-        } else {
-            (delta, g_at(delta)?)
-        };
-        if g_lo <= 0.0 {
-            // Armed by rising, but not above zero by `delta`: two events this close are one
-            // step's worth of unresolved motion.
-            return Err(FerroError::TwoEventsInOneStep {
-                t,
-                dt: h,
-                first: i,
-                second: i,
-            });
-        }
-        let (mut hi, mut g_hi) = (h, gy[i]);
-        for round in 0..400 {
-            // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
-            // when the secant sticks to one end.
-            let mid = 0.5 * (lo + hi);
-            let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
-            let s = if round % 2 == 0 && secant > lo && secant < hi {
-                secant
-            } else {
-                mid
-            };
-            let g = g_at(s)?;
-            if g > 0.0 {
-                (lo, g_lo) = (s, g);
-            } else {
-                (hi, g_hi) = (s, g);
-            }
-            if hi - lo <= 1e-15 * h.max(t.abs()) || g_hi == 0.0 {
-                break;
-            }
-        }
-        let mut tau = hi;
-        let mut minus = step(sys, &x, tau, t)?;
-        if !sys.has_reset(i) {
-            // The step's own law changes here and the next step decides it from its start:
-            // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
-            // then agree), a few ulps of s on.
-            let mut ulp = tau * f64::EPSILON;
-            while guard(sys, i, &minus, t + tau)? == 0.0 && tau < h {
-                tau = (tau + ulp).min(h);
-                ulp *= 2.0;
-                minus = step(sys, &x, tau, t)?;
-            }
-        }
+        let (tau, minus) = locate(sys, i, &x, t, h, (gx[i], gy[i]), delta)?;
         let t_event = t + tau;
         let cell = grid_cell(t_event, t0, opts.dt);
-        if let Some((j, prev_cell, prev_t)) = last {
-            if cell == prev_cell {
-                return Err(FerroError::TwoEventsInOneStep {
-                    t: t0 + cell as f64 * opts.dt,
-                    dt: opts.dt,
-                    first: j,
-                    second: i,
-                });
-            }
-            if cell == prev_cell + 1 {
-                return Err(FerroError::EventsInAdjacentSteps {
-                    first: prev_t,
-                    second: t_event,
-                    dt: opts.dt,
-                });
-            }
-        }
+        spaced(last, (i, cell, t_event), t0, opts.dt)?;
         let plus = reset(sys, i, &minus, t_event)?;
         if nominal {
             let ev = Located {
@@ -552,23 +469,7 @@ fn run(
                 plus: plus.clone(),
                 t: t_event,
             };
-            let (xi, speed) = saltation(sys, &ev, opts.eps, delta)?;
-            if !(speed.abs() >= opts.graze_speed) {
-                return Err(FerroError::Grazing {
-                    t: t_event,
-                    speed: speed.abs(),
-                    threshold: opts.graze_speed,
-                    term: amax(&xi),
-                });
-            }
-            out.events.push(HybridEvent {
-                t: t_event,
-                mode_before: 0,
-                guard: i,
-                mode_after: 0,
-                guard_speed: speed,
-                saltation_max: amax(&xi),
-            });
+            out.events.push(measured_event(sys, &ev, opts, delta)?);
             // The step before this one ends where the event's step starts, possibly within a
             // probe of the switch: left out of the check, as the event's own step is.
             if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
@@ -588,6 +489,163 @@ fn run(
     }
     out.x = x;
     Ok(out)
+}
+
+/// Every guard's value at (x, t).
+fn guards(sys: &dyn StepSystem, x: &DVector<f64>, t: f64) -> Result<Vec<f64>> {
+    (0..sys.guard_count())
+        .map(|i| guard(sys, i, x, t))
+        .collect()
+}
+
+/// The guards a step from (x, t) of length h crosses: from above zero at its start (`gx`)
+/// to at or below at its end (`gy`). The guard of the event this step starts from
+/// (`fresh`) sits at its zero: it fires again only if it first rises (and the step is long
+/// enough to tell).
+#[allow(clippy::too_many_arguments)]
+fn crossed_guards(
+    sys: &dyn StepSystem,
+    x: &DVector<f64>,
+    t: f64,
+    h: f64,
+    gx: &[f64],
+    gy: &[f64],
+    fresh: Option<usize>,
+    delta: f64,
+) -> Result<Vec<usize>> {
+    let mut crossed = Vec::new();
+    for i in 0..gx.len() {
+        let armed = gx[i] > 0.0
+            || (fresh == Some(i)
+                && h > 2.0 * delta
+                && guard(sys, i, &step(sys, x, delta, t)?, t + delta)? > gx[i]);
+        if armed && gy[i] <= 0.0 {
+            crossed.push(i);
+        }
+    }
+    Ok(crossed)
+}
+
+/// Where guard `i` crosses zero inside the step from (x, t) of length h, its values at the
+/// step's ends `(g0, g_end)`: the sub-step length tau and the state reached there. Secant and
+/// bisection in turn on tau in (lo, h]; without a reset, tau is then nudged strictly past the
+/// zero.
+fn locate(
+    sys: &dyn StepSystem,
+    i: usize,
+    x: &DVector<f64>,
+    t: f64,
+    h: f64,
+    (g0, g_end): (f64, f64),
+    delta: f64,
+) -> Result<(f64, DVector<f64>)> {
+    let g_at = |s: f64| -> Result<f64> { guard(sys, i, &step(sys, x, s, t)?, t + s) };
+    let (mut lo, mut g_lo) = if g0 > 0.0 {
+        (0.0, g0)
+    } else {
+        (delta, g_at(delta)?)
+    };
+    if g_lo <= 0.0 {
+        // Armed by rising, but not above zero by `delta`: two events this close are one
+        // step's worth of unresolved motion.
+        return Err(FerroError::TwoEventsInOneStep {
+            t,
+            dt: h,
+            first: i,
+            second: i,
+        });
+    }
+    let (mut hi, mut g_hi) = (h, g_end);
+    for round in 0..400 {
+        // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
+        // when the secant sticks to one end.
+        let mid = 0.5 * (lo + hi);
+        let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
+        let s = if round % 2 == 0 && secant > lo && secant < hi {
+            secant
+        } else {
+            mid
+        };
+        let g = g_at(s)?;
+        if g > 0.0 {
+            (lo, g_lo) = (s, g);
+        } else {
+            (hi, g_hi) = (s, g);
+        }
+        if hi - lo <= 1e-15 * h.max(t.abs()) || g_hi == 0.0 {
+            break;
+        }
+    }
+    let mut tau = hi;
+    let mut minus = step(sys, x, tau, t)?;
+    if !sys.has_reset(i) {
+        // The step's own law changes here and the next step decides it from its start:
+        // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
+        // then agree), a few ulps of s on.
+        let mut ulp = tau * f64::EPSILON;
+        while guard(sys, i, &minus, t + tau)? == 0.0 && tau < h {
+            tau = (tau + ulp).min(h);
+            ulp *= 2.0;
+            minus = step(sys, x, tau, t)?;
+        }
+    }
+    Ok((tau, minus))
+}
+
+/// Refuses an event `(guard, cell, t)` in the same grid cell as the previous one `last`
+/// (two events in one step) or in the next cell (events in adjacent steps).
+fn spaced(
+    last: Option<(usize, i64, f64)>,
+    (i, cell, t_event): (usize, i64, f64),
+    t0: f64,
+    dt: f64,
+) -> Result<()> {
+    let Some((j, prev_cell, prev_t)) = last else {
+        return Ok(());
+    };
+    if cell == prev_cell {
+        return Err(FerroError::TwoEventsInOneStep {
+            t: t0 + cell as f64 * dt,
+            dt,
+            first: j,
+            second: i,
+        });
+    }
+    if cell == prev_cell + 1 {
+        return Err(FerroError::EventsInAdjacentSteps {
+            first: prev_t,
+            second: t_event,
+            dt,
+        });
+    }
+    Ok(())
+}
+
+/// A located event as the report lists it: its saltation matrix estimated for the guard
+/// speed and the largest term; a grazing event (guard speed below `graze_speed`) refused.
+fn measured_event(
+    sys: &dyn StepSystem,
+    ev: &Located,
+    opts: &StepOptions,
+    delta: f64,
+) -> Result<HybridEvent> {
+    let (xi, speed) = saltation(sys, ev, opts.eps, delta)?;
+    if !(speed.abs() >= opts.graze_speed) {
+        return Err(FerroError::Grazing {
+            t: ev.t,
+            speed: speed.abs(),
+            threshold: opts.graze_speed,
+            term: amax(&xi),
+        });
+    }
+    Ok(HybridEvent {
+        t: ev.t,
+        mode_before: 0,
+        guard: ev.guard,
+        mode_after: 0,
+        guard_speed: speed,
+        saltation_max: amax(&xi),
+    })
 }
 
 /// A step Jacobian that changes by more than this (relative to max(1, max|D|)) from one

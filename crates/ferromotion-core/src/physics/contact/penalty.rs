@@ -137,28 +137,7 @@ impl ContactPhase {
     /// (a 1e-12 tolerance left 1e-5 relative errors, issue 13). With `tol > 0` the search
     /// stops once the bracket or the Newton step is below `tol` seconds.
     pub fn force_zero_time(&self, x: &State, s_max: f64, tol: f64) -> Option<ExitTime> {
-        // F(s) = m·g - G(s), G = k·u_y + c·u_v for the deviation u from equilibrium, and
-        // G(s) = exp(-alpha·s)·(A·cos(beta·s) + B·sin(beta·s)) = exp(-alpha·s)·R·cos(beta·s - phi).
-        // G' = -exp(-alpha·s)·R·omega·sin(beta·s - phi + psi) with psi = atan2(alpha, beta),
-        // so F's minima sit at beta·s = phi - psi + 2·pi·n and rise from one to the next
-        // (the envelope decays). F starts pushing, so it returns to zero inside
-        // (0, s1] for s1 its first minimum after 0, or never: an exact bracket, which
-        // sampling is not (a dip shorter than the sampling window goes unseen).
-        let (k, c) = (self.law.stiffness, self.law.damping);
-        let u = x - self.equilibrium();
-        let g0 = k * u[0] + c * u[1];
-        let du = self.rhs_jacobian() * u;
-        let b = (k * du[0] + c * du[1] + self.alpha * g0) / self.beta;
-        let phi = libm::atan2(b, g0);
-        let psi = libm::atan2(self.alpha, self.beta);
-        let period = 2.0 * std::f64::consts::PI / self.beta;
-        let mut s1 = (phi - psi) / self.beta;
-        while s1 <= 0.0 && s1.is_finite() {
-            s1 += period;
-        }
-        if !s1.is_finite() {
-            return None;
-        }
+        let s1 = self.first_force_minimum(x)?;
         let lo = 0.0;
         let hi = s1.min(s_max);
         if self.force_and_rate(&self.advance(x, hi)).0 > 0.0 {
@@ -237,6 +216,31 @@ impl ContactPhase {
             }
         }
         Some(self.exit_time(x, hi, hi - lo))
+    }
+
+    /// The time of the force's first minimum after 0 from `x` (None if not finite): F starts
+    /// pushing, so it returns to zero inside (0, s1] or never, an exact bracket.
+    fn first_force_minimum(&self, x: &State) -> Option<f64> {
+        // F(s) = m·g - G(s), G = k·u_y + c·u_v for the deviation u from equilibrium, and
+        // G(s) = exp(-alpha·s)·(A·cos(beta·s) + B·sin(beta·s)) = exp(-alpha·s)·R·cos(beta·s - phi).
+        // G' = -exp(-alpha·s)·R·omega·sin(beta·s - phi + psi) with psi = atan2(alpha, beta),
+        // so F's minima sit at beta·s = phi - psi + 2·pi·n and rise from one to the next
+        // (the envelope decays). F starts pushing, so it returns to zero inside
+        // (0, s1] for s1 its first minimum after 0, or never: an exact bracket, which
+        // sampling is not (a dip shorter than the sampling window goes unseen).
+        let (k, c) = (self.law.stiffness, self.law.damping);
+        let u = x - self.equilibrium();
+        let g0 = k * u[0] + c * u[1];
+        let du = self.rhs_jacobian() * u;
+        let b = (k * du[0] + c * du[1] + self.alpha * g0) / self.beta;
+        let phi = libm::atan2(b, g0);
+        let psi = libm::atan2(self.alpha, self.beta);
+        let period = 2.0 * std::f64::consts::PI / self.beta;
+        let mut s1 = (phi - psi) / self.beta;
+        while s1 <= 0.0 && s1.is_finite() {
+            s1 += period;
+        }
+        s1.is_finite().then_some(s1)
     }
 
     /// The located force-zero time `s` with its uncertainty: the bracket plus the time
@@ -401,19 +405,69 @@ impl Bound {
         self.timing = a * self.timing;
         self.factors += 1;
     }
+
+    /// `jac` carried through the phase map `phi`, and `phi` counted.
+    fn apply(&mut self, phi: Jacobian, jac: &mut Jacobian) {
+        *jac = phi * *jac;
+        self.push(&phi);
+    }
+
+    /// The bound on the Jacobian's error: relative round-off per factor, and the absolute
+    /// round-off of gradual underflow (a mass settled in contact for hundreds of decay times
+    /// has J below 1e-300), plus the switch times' propagated uncertainty.
+    fn error_bound(&self) -> f64 {
+        let eps = f64::EPSILON;
+        let factors = f64::from(self.factors.max(1));
+        let rounding = 16.0 * factors * (eps * max_abs(&self.abs_product) + f64::MIN_POSITIVE);
+        rounding + max_abs(&self.timing)
+    }
+}
+
+/// At most `max_events` contact episodes by t.
+fn events_within(episodes: usize, max_events: u64, t: f64) -> Result<()> {
+    if episodes as u64 > max_events {
+        return Err(FerroError::TooManySteps {
+            route: "flow",
+            max_steps: max_events,
+            detail: format!("{episodes} contact episodes by t = {t} s"),
+        });
+    }
+    Ok(())
+}
+
+/// `root_rtol` must be finite and >= 0.
+fn root_rtol_valid(root_rtol: f64) -> Result<()> {
+    if !(root_rtol.is_finite() && root_rtol >= 0.0) {
+        return Err(FerroError::InvalidParameter {
+            name: "root_rtol",
+            value: root_rtol,
+            limit: "must be finite and >= 0 (0: to adjacent floats)".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Free flight from `x`: the time to the next switch and whether it is a re-engagement.
+/// Above ground the next switch is the entry at y = 0. Below ground (just after the force
+/// returned to zero) the mass either rises out and comes back down to y = 0, or, when
+/// v² + 2·g·y < 0, the force re-engages first, at s = 2·v/g - 2·c/k (the two conditions are
+/// the same inequality).
+fn next_flight_switch(x: &State, g: f64, law: &Penalty) -> (f64, bool) {
+    let below = x[0] < 0.0;
+    let reengage = below && x[1] * x[1] + 2.0 * g * x[0] < 0.0;
+    let s = if reengage {
+        2.0 * x[1] / g - 2.0 * law.damping / law.stiffness
+    } else {
+        time_to_ground(x[0], x[1], g)
+    };
+    (s, reengage)
 }
 
 /// [`flow`] with its episodes and an error bound of its Jacobian.
 pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail> {
     drop.validate()?;
     let law = drop.penalty(k)?;
-    if !(opts.root_rtol.is_finite() && opts.root_rtol >= 0.0) {
-        return Err(FerroError::InvalidParameter {
-            name: "root_rtol",
-            value: opts.root_rtol,
-            limit: "must be finite and >= 0 (0: to adjacent floats)".into(),
-        });
-    }
+    root_rtol_valid(opts.root_rtol)?;
     let phase = ContactPhase::new(law, drop.gravity);
     let g = drop.gravity;
     let t_final = drop.t_final;
@@ -434,13 +488,7 @@ pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail
         bound.timing += (bound.clock + eps * t_final) * (rate * jac).abs();
     };
     loop {
-        if episodes.len() as u64 > opts.max_events {
-            return Err(FerroError::TooManySteps {
-                route: "flow",
-                max_steps: opts.max_events,
-                detail: format!("{} contact episodes by t = {t} s", episodes.len()),
-            });
-        }
+        events_within(episodes.len(), opts.max_events, t)?;
         if in_contact {
             let tol = opts.root_rtol * t_final;
             match phase.force_zero_time(&x, t_final - t, tol) {
@@ -448,8 +496,7 @@ pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail
                     let s = exit.s;
                     x = phase.advance(&x, s);
                     let phi = phase.propagator(s);
-                    jac = phi * jac;
-                    bound.push(&phi);
+                    bound.apply(phi, &mut jac);
                     // Moving the exit by δ moves J by δ·(A_contact - A_flight)·J.
                     bound.timing += exit.uncertainty * (phase.jacobian_jump() * jac).abs();
                     t += s;
@@ -463,37 +510,24 @@ pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail
                     let s = t_final - t;
                     x = phase.advance(&x, s);
                     let phi = phase.propagator(s);
-                    jac = phi * jac;
-                    bound.push(&phi);
+                    bound.apply(phi, &mut jac);
                     last_phase(&jac, &phase.rhs_jacobian(), &mut bound);
                     break;
                 }
             }
         } else {
-            // Free flight. Above ground the next switch is the entry at y = 0. Below ground
-            // (just after the force returned to zero) the mass either rises out and comes
-            // back down to y = 0, or, when v² + 2·g·y < 0, the force re-engages first, at
-            // s = 2·v/g - 2·c/k (the two conditions are the same inequality).
-            let below = x[0] < 0.0;
-            let reengage = below && x[1] * x[1] + 2.0 * g * x[0] < 0.0;
-            let s = if reengage {
-                2.0 * x[1] / g - 2.0 * law.damping / law.stiffness
-            } else {
-                time_to_ground(x[0], x[1], g)
-            };
+            let (s, reengage) = next_flight_switch(&x, g, &law);
             if t + s >= t_final {
                 let rest = t_final - t;
                 x = fly(&x, rest, g);
                 let phi = flight_jacobian(rest);
-                jac = phi * jac;
-                bound.push(&phi);
+                bound.apply(phi, &mut jac);
                 last_phase(&jac, &Jacobian::new(0.0, 1.0, 0.0, 0.0), &mut bound);
                 break;
             }
             x = fly(&x, s, g);
             let phi = flight_jacobian(s);
-            jac = phi * jac;
-            bound.push(&phi);
+            bound.apply(phi, &mut jac);
             t += s;
             // The time of flight carries a few ulps of round-off. Shifting an entry
             // in time shifts everything after it (only the last phase's length feels
@@ -519,15 +553,10 @@ pub fn flow_detail(drop: &Drop, k: f64, opts: &FlowOptions) -> Result<FlowDetail
         }
     }
     check_finite("flow state", &x, &jac)?;
-    // Relative round-off per factor, and the absolute round-off of gradual underflow
-    // (a mass settled in contact for hundreds of decay times has J below 1e-300).
-    let factors = f64::from(bound.factors.max(1));
-    let rounding = 16.0 * factors * (eps * max_abs(&bound.abs_product) + f64::MIN_POSITIVE);
-    let error_bound = rounding + max_abs(&bound.timing);
     Ok(FlowDetail {
         result: RouteResult::new(x, jac, Cost::default()),
         episodes,
-        error_bound,
+        error_bound: bound.error_bound(),
     })
 }
 

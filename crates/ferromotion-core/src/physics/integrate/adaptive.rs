@@ -628,6 +628,37 @@ impl Dopri5 {
         self.run::<true>(law, gravity, x0, t_end)
     }
 
+    /// The step to try from t (the controller's `h`, cut to end at `t_end` when it reaches
+    /// it) and whether it is the last; refused when the rollout has taken `max_steps`, when
+    /// the controller asks for less than `min_step`, or when h underflows.
+    #[inline]
+    fn next_step(&self, t: f64, h: f64, t_end: f64, stats: &Stats) -> Result<(f64, bool)> {
+        let taken = stats.accepted_steps + stats.rejected_steps;
+        if taken >= self.max_steps {
+            return Err(FerroError::TooManySteps {
+                route: "tolerance",
+                max_steps: self.max_steps,
+                detail: format!(
+                    "{taken} steps ({} accepted) reached t = {t} s of T = {t_end} s",
+                    stats.accepted_steps
+                ),
+            });
+        }
+        let last = t + h >= t_end;
+        if !last && h < self.min_step {
+            return Err(FerroError::StepTooSmall {
+                t,
+                h,
+                min_step: self.min_step,
+            });
+        }
+        let h = if last { t_end - t } else { h };
+        if h.is_nan() || h <= 1e-15 * t.max(1e-3) {
+            return Err(FerroError::StepSizeUnderflow { t, h });
+        }
+        Ok((h, last))
+    }
+
     fn run<const TANGENT: bool>(
         &self,
         law: &Penalty,
@@ -652,31 +683,8 @@ impl Dopri5 {
         let mut h = self.initial_step(&sys, mode, &x, &k1, t_end, &mut stats);
         let mut just_rejected = false;
         while t < t_end {
-            let taken = stats.accepted_steps + stats.rejected_steps;
-            if taken >= self.max_steps {
-                return Err(FerroError::TooManySteps {
-                    route: "tolerance",
-                    max_steps: self.max_steps,
-                    detail: format!(
-                        "{taken} steps ({} accepted) reached t = {t} s of T = {t_end} s",
-                        stats.accepted_steps
-                    ),
-                });
-            }
-            let last = t + h >= t_end;
-            if !last && h < self.min_step {
-                return Err(FerroError::StepTooSmall {
-                    t,
-                    h,
-                    min_step: self.min_step,
-                });
-            }
-            if last {
-                h = t_end - t;
-            }
-            if h.is_nan() || h <= 1e-15 * t.max(1e-3) {
-                return Err(FerroError::StepSizeUnderflow { t, h });
-            }
+            let last;
+            (h, last) = self.next_step(t, h, t_end, &stats)?;
             let step = dp_step(&sys, mode, &x, &k1, h, &mut stats);
             let err = self.norm(&step.err, &x, &step.x_new);
             if !err.is_finite() {

@@ -304,106 +304,126 @@ fn acceleration(law: &Penalty, g: f64, pushing: bool, y: Dual, v: Dual) -> Dual 
     }
 }
 
+/// The `locate: false` shortcut: n full steps, the continuous entry saltation applied at
+/// the step that detects contact. (force evaluations, steps)
+fn detected(law: &Penalty, g: f64, n: u64, dt: f64, y: &mut Dual, v: &mut Dual) -> (u64, u64) {
+    let c = law.damping;
+    let mut was_pushing = false;
+    for _ in 0..n {
+        let pushing = y.v < 0.0 && law.spring_damper(y.v, v.v) > 0.0;
+        if pushing && !was_pushing && v.v < 0.0 {
+            // The continuous entry saltation, applied where contact is detected.
+            let dvdy = -c / law.mass;
+            v.d = [v.d[0] + dvdy * y.d[0], v.d[1] + dvdy * y.d[1]];
+        }
+        was_pushing = pushing;
+        sub_step(law, g, pushing, Dual::constant(dt), y, v);
+    }
+    (n, n)
+}
+
+/// The located march (see the module docs): steps of dt, each contact switch located inside
+/// its step and the step split there. (force evaluations, steps)
+fn located(
+    law: &Penalty,
+    drop: &Drop,
+    n: u64,
+    dt: f64,
+    max_steps: u64,
+    y: &mut Dual,
+    v: &mut Dual,
+) -> Result<(u64, u64)> {
+    let g = drop.gravity;
+    let (kk, c) = (law.stiffness, law.damping);
+    let (mut evals, mut steps) = (0u64, 0u64);
+    // March in steps of dt, restarting the grid at every located switch, so that
+    // the discretisation of each phase does not depend on where the switch fell
+    // between grid points (if it did, its error would vary with x(0) on the scale
+    // of |v|·dt and the tangent would pick that variation up).
+    let t_final = drop.t_final;
+    let mut t = Dual::constant(0.0);
+    let mut pushing = y.v < 0.0 && law.spring_damper(y.v, v.v) > 0.0;
+    let cap = max_steps.max(n);
+    loop {
+        let remaining = t_final - t.v;
+        if remaining <= 0.0 {
+            break;
+        }
+        let last = remaining <= dt * (1.0 + 1e-9);
+        // Fast path (all but a few steps): full steps that provably stay on their
+        // branch, run in a tight loop until one might not (see `fast_steps`).
+        if !last && steps < cap {
+            let run = fast_steps(
+                law,
+                g,
+                pushing,
+                dt,
+                t_final,
+                cap - steps,
+                [&mut *y, &mut *v, &mut t],
+            );
+            evals += run;
+            steps += run;
+            if run > 0 {
+                continue;
+            }
+        }
+        let h = if last {
+            Dual::constant(t_final) - t
+        } else {
+            Dual::constant(dt)
+        };
+        let a = acceleration(law, g, pushing, *y, *v);
+        evals += 1;
+        steps += 1;
+        if steps > cap {
+            return Err(crate::error::FerroError::TooManySteps {
+                route: "corrected",
+                max_steps: cap,
+                detail: format!("{steps} steps taken"),
+            });
+        }
+        // y(s) = y + s·v + s²·a and F(s) = -k·y(s) - c·v(s) along the sub-step path.
+        let height = [*y, *v, a];
+        let force = [
+            y.scale(-kk) - v.scale(c),
+            v.scale(-kk) - a.scale(c),
+            a.scale(-kk),
+        ];
+        let vals = |q: [Dual; 3]| [q[0].v, q[1].v, q[2].v];
+        match first_switch(vals(height), vals(force), pushing, h.v) {
+            Some((r, on_height)) => {
+                let s = dual_root(if on_height { height } else { force }, r);
+                *v = *v + s * a;
+                *y = *y + s * *v;
+                t = t + s;
+                pushing = !pushing;
+            }
+            None => {
+                *v = *v + h * a;
+                *y = *y + h * *v;
+                if last {
+                    break;
+                }
+                t = t + h;
+            }
+        }
+    }
+    Ok((evals, steps))
+}
+
 /// The `corrected` route (see the module docs).
 pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<RouteResult> {
     drop.validate()?;
     let law = drop.penalty(k)?;
     let n = step_count(drop.t_final, dt, opts.max_steps)?;
-    let g = drop.gravity;
-    let (kk, c) = (law.stiffness, law.damping);
     let mut y = Dual::variable(drop.height, 0);
     let mut v = Dual::variable(drop.velocity, 1);
-    let mut evals = 0u64;
-    let mut steps = 0u64;
-    if !opts.locate {
-        let mut was_pushing = false;
-        for _ in 0..n {
-            let pushing = y.v < 0.0 && law.spring_damper(y.v, v.v) > 0.0;
-            if pushing && !was_pushing && v.v < 0.0 {
-                // The continuous entry saltation, applied where contact is detected.
-                let dvdy = -c / law.mass;
-                v.d = [v.d[0] + dvdy * y.d[0], v.d[1] + dvdy * y.d[1]];
-            }
-            was_pushing = pushing;
-            sub_step(&law, g, pushing, Dual::constant(dt), &mut y, &mut v);
-        }
-        evals = n;
-        steps = n;
+    let (evals, steps) = if opts.locate {
+        located(&law, drop, n, dt, opts.max_steps, &mut y, &mut v)?
     } else {
-        // March in steps of dt, restarting the grid at every located switch, so that
-        // the discretisation of each phase does not depend on where the switch fell
-        // between grid points (if it did, its error would vary with x(0) on the scale
-        // of |v|·dt and the tangent would pick that variation up).
-        let t_final = drop.t_final;
-        let mut t = Dual::constant(0.0);
-        let mut pushing = y.v < 0.0 && law.spring_damper(y.v, v.v) > 0.0;
-        let cap = opts.max_steps.max(n);
-        loop {
-            let remaining = t_final - t.v;
-            if remaining <= 0.0 {
-                break;
-            }
-            let last = remaining <= dt * (1.0 + 1e-9);
-            // Fast path (all but a few steps): full steps that provably stay on their
-            // branch, run in a tight loop until one might not (see `fast_steps`).
-            if !last && steps < cap {
-                let run = fast_steps(
-                    &law,
-                    g,
-                    pushing,
-                    dt,
-                    t_final,
-                    cap - steps,
-                    [&mut y, &mut v, &mut t],
-                );
-                evals += run;
-                steps += run;
-                if run > 0 {
-                    continue;
-                }
-            }
-            let h = if last {
-                Dual::constant(t_final) - t
-            } else {
-                Dual::constant(dt)
-            };
-            let a = acceleration(&law, g, pushing, y, v);
-            evals += 1;
-            steps += 1;
-            if steps > cap {
-                return Err(crate::error::FerroError::TooManySteps {
-                    route: "corrected",
-                    max_steps: cap,
-                    detail: format!("{steps} steps taken"),
-                });
-            }
-            // y(s) = y + s·v + s²·a and F(s) = -k·y(s) - c·v(s) along the sub-step path.
-            let height = [y, v, a];
-            let force = [
-                y.scale(-kk) - v.scale(c),
-                v.scale(-kk) - a.scale(c),
-                a.scale(-kk),
-            ];
-            let vals = |q: [Dual; 3]| [q[0].v, q[1].v, q[2].v];
-            match first_switch(vals(height), vals(force), pushing, h.v) {
-                Some((r, on_height)) => {
-                    let s = dual_root(if on_height { height } else { force }, r);
-                    v = v + s * a;
-                    y = y + s * v;
-                    t = t + s;
-                    pushing = !pushing;
-                }
-                None => {
-                    v = v + h * a;
-                    y = y + h * v;
-                    if last {
-                        break;
-                    }
-                    t = t + h;
-                }
-            }
-        }
-    }
+        detected(&law, drop.gravity, n, dt, &mut y, &mut v)
+    };
     let x = State::new(y.v, v.v);
     let jac = Jacobian::new(y.d[0], y.d[1], v.d[0], v.d[1]);
     check_finite("corrected-route state", &x, &jac)?;
