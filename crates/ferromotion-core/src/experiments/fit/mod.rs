@@ -836,6 +836,7 @@ impl FitProblem {
 }
 
 /// Model evaluations and probe-control counts, summed over a fit.
+#[derive(Default)]
 struct Counters {
     evaluations: u64,
     halved: (u64, u64),
@@ -1514,6 +1515,43 @@ fn verdict(c: &Option<CheckReport>) -> String {
         .map_or("not-run".to_string(), |r| r.verdict.to_string())
 }
 
+/// The continuation phase of [`fit`]: a converged minimum whose χ² is inconsistent with the
+/// data (above the 99.9% limit at `dof`) is refitted over a growing horizon
+/// ([`continue_over_horizon`]); the better minimum is kept, and its iterations are appended to
+/// `iterations`, numbered after the direct fit's.
+fn after_local_minimum(
+    (guess, obs, opts, problem): (&Drop, &Observations, &FitOptions, &FitProblem),
+    min: Minimum,
+    dof: i64,
+    counters: &mut Counters,
+    iterations: &mut Vec<Iteration>,
+    since: &dyn Fn() -> Option<f64>,
+) -> (Minimum, Option<Continuation>) {
+    if !(opts.continuation && min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof)) {
+        return (min, None);
+    }
+    let mut staged = Vec::new();
+    let (c, better) = continue_over_horizon(
+        guess,
+        obs,
+        opts,
+        problem,
+        &min,
+        counters,
+        &mut |it: Iteration| staged.push(it),
+    );
+    let Some(better) = better else {
+        return (min, Some(c));
+    };
+    let offset = iterations.len() - 1;
+    for mut it in staged {
+        it.iteration += offset;
+        it.wall_s = since();
+        iterations.push(it);
+    }
+    (better, Some(c))
+}
+
 /// Fit the drop's parameters to observations (see the module docs). `guess` holds the
 /// start of the fitted parameters and the value of the others; its `t_final` is replaced
 /// by the last sample time. `clock`, when given, times the fit.
@@ -1533,10 +1571,7 @@ pub fn fit(
         _ => None,
     };
     let problem = FitProblem::new(guess, obs, opts)?;
-    let mut counters = Counters {
-        evaluations: 0,
-        halved: (0, 0),
-    };
+    let mut counters = Counters::default();
     let start = problem.begin(opts, &mut counters, &since)?;
     let theta_start = problem.theta(&start.z);
     let mut check_evaluations = start.check_evaluations;
@@ -1555,44 +1590,20 @@ pub fn fit(
         &mut record,
     )?;
     let dof = min.eval.r.len() as i64 - problem.layout.params.len() as i64;
-    let mut continuation = None;
-    let min =
-        if opts.continuation && min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof)
-        {
-            let mut staged = Vec::new();
-            let (c, better) = continue_over_horizon(
-                guess,
-                obs,
-                opts,
-                &problem,
-                &min,
-                &mut counters,
-                &mut |it: Iteration| staged.push(it),
-            );
-            continuation = Some(c);
-            match better {
-                Some(better) => {
-                    for mut it in staged {
-                        it.iteration += iterations.len() - 1;
-                        it.wall_s = since();
-                        iterations.push(it);
-                    }
-                    better
-                }
-                None => min,
-            }
-        } else {
-            min
-        };
+    let (min, continuation) = after_local_minimum(
+        (guess, obs, opts, &problem),
+        min,
+        dof,
+        &mut counters,
+        &mut iterations,
+        &since,
+    );
     let evaluations = counters.evaluations;
     let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
     let interval_clock = since();
     let (estimates, mut intervals) =
         intervals(&problem, &min, &ident, &theta_start, opts, &mut counters)?;
-    intervals.wall_s = match (since(), interval_clock) {
-        (Some(b), Some(a)) => Some(b - a),
-        _ => None,
-    };
+    intervals.wall_s = since().zip(interval_clock).map(|(b, a)| b - a);
     let Minimum {
         z,
         cost,
@@ -1600,11 +1611,9 @@ pub fn fit(
         status,
     } = min;
     let grad: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
-    let check_solution = if opts.check {
-        Some(problem.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
-    } else {
-        None
-    };
+    let check_solution = (opts.check)
+        .then(|| problem.check(&z, &grad, &opts.check_options, &mut check_evaluations))
+        .transpose()?;
     let model = problem.layout.model(&z)?;
     let template = template(&problem, opts, &start.check, &check_solution, &estimates);
     let receipt = FitReceipt {
