@@ -320,5 +320,8 @@ def test_three_bounce_local_minimum_is_left_by_continuation_over_the_horizon():
     direct = fm.fit(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, check=False, continuation=False, **kw)
     assert direct.status == "converged" and not direct.consistent and "continuation" not in direct.receipt
     assert direct.cost == cont["cost_direct"]
+    # The record runs on from the direct fit's iterations, one number per step, ending at the kept minimum.
+    assert [it["iteration"] for it in r.iterations] == list(range(len(r.iterations)))
+    assert len(r.iterations) > len(direct.iterations) and r.iterations[-1]["cost"] == r.cost
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(r.to_json()), fm.fit_schema())
