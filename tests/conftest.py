@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import Any, List
+from typing import Any, Dict, List
 
 # The installed `ferromotion` command of the interpreter running the tests.
 FERROMOTION: List[str] = [sys.executable, "-m", "ferromotion"]
@@ -30,6 +30,18 @@ CHROMIUM_ARGS = [
 def run_cli(*args: str, timeout: float = 300, **kwargs: Any) -> subprocess.CompletedProcess:
     """Run ``ferromotion ARGS...`` in a child process and capture its output as text."""
     return subprocess.run([*FERROMOTION, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def set_field(doc: Dict[str, Any], path: str, value: Any) -> None:
+    """Set the dotted field ``path`` (``"exact.jacobian"``) of a JSON document, or delete it
+    when ``value`` is None: a bad document made from a good one."""
+    *parents, last = path.split(".")
+    for key in parents:
+        doc = doc[key]
+    if value is None:
+        del doc[last]
+    else:
+        doc[last] = value
 
 
 def launch_chromium(playwright: Any) -> Any:

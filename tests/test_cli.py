@@ -46,12 +46,13 @@ def test_table(audit_json: dict) -> None:
 
 
 #: One row of the audit's text table: k, |dy| (m), |dv| (m/s), gradient error, the fixed
-#: route's sign, its cost, then the tolerance route's error, flags, cost and cost ratio.
+#: route's sign, its evaluations and wall time (µs), then the tolerance route's error, flags,
+#: evaluations, wall time (µs) and cost ratio.
 ROW = re.compile(
     r"^\s*(?P<k>\S+)(?: !)?\s+(?P<dy>\S+)\s+(?P<dv>\S+)\s+(?P<grad>\S+)\s+"
-    r"(?P<sign>RIGHT SIGN, FAR OFF|RIGHT SIGN|WRONG SIGN)\s+(?P<fixed_cost>[\d,]+ in [\d.]+ (?:us|ms|s))\s+"
-    r"(?P<tol>\S+)(?P<probe> \*)?(?P<tol_sign> WRONG SIGN| FAR OFF)?\s+(?P<tol_cost>[\d,]+ in [\d.]+ (?:us|ms|s))\s+"
-    r"(?P<ratio>\S+)x\s")
+    r"(?P<sign>RIGHT SIGN, FAR OFF|RIGHT SIGN|WRONG SIGN)\s+(?P<fixed_evals>[\d,]+)\s+(?P<fixed_wall>[\d,]+\.\d)\s+"
+    r"(?P<tol>\S+)(?P<probe> \*)?(?P<tol_sign> WRONG SIGN| FAR OFF)?\s+(?P<tol_evals>[\d,]+)\s+"
+    r"(?P<tol_wall>[\d,]+\.\d)\s+(?P<ratio>\S+)x\s")
 
 
 def audit_rows(*args: str) -> list:
@@ -104,13 +105,26 @@ def test_audit_takes_the_one_default_rtol_and_it_is_not_probe_dependent_at_1e6()
     assert row["probe"] is None and row["tol_sign"] is None, row.group(0)
 
 
-def test_audit_wall_times_print_in_one_unit_per_magnitude() -> None:
-    for row in audit_rows("--k-min", "1e2", "--k-max", "1e3"):
-        for cost in (row["fixed_cost"], row["tol_cost"]):
-            number, unit = cost.split(" in ")[1].split(" ")
-            # Two figures in the unit that keeps the number between 0.1 and 1,000: never "0.024 ms".
-            assert (unit == "us" and 0.1 <= float(number) < 1000) or (unit == "ms" and float(number) >= 0.1) \
-                or unit == "s", cost
+def test_audit_wall_times_are_columns_in_microseconds_aligned_at_the_point() -> None:
+    # One unit per column, named in its header ("µs", never "us"), every number with one decimal
+    # and right-aligned under the header, so the points line up: never "0.024 ms" above "9.8 us".
+    p = run_cli("audit", "--k-min", "1e2", "--k-max", "1e8", "--per-decade", "1", "--budget", "8000")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    header = next(line for line in lines if line.strip().startswith("k (N/m)"))
+    rows = [line for line in lines if ROW.match(line)]
+    assert len(rows) == 7, p.stdout
+    for column, group in (("fixed wall (µs)", "fixed_wall"), ("tol. wall (µs)", "tol_wall")):
+        end = header.index(column) + len(column)
+        for line in rows:
+            assert ROW.match(line).end(group) == end, (column, line)
+    budget_header = next(line for line in lines if line.strip().startswith("route"))
+    end = budget_header.index("wall (µs)") + len("wall (µs)")
+    budget = [line for line in lines if re.match(r"  (Euler|RK4|adaptive|corrected)", line)]
+    assert len(budget) == 6, p.stdout
+    for line in budget:
+        assert re.fullmatch(r"[\d,]+\.\d", line[:end].split()[-1]), line
+    assert not re.search(r"\d (us|ms)\b", p.stdout), p.stdout
 
 
 def test_budget_table_is_the_cores() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, set_field
 
 import ferromotion as fm
 
@@ -38,10 +38,67 @@ def test_a_missing_engine_gives_the_install_hint(engine: str, module: str, extra
         assert f"pip install 'ferromotion[{extra}]'" in p.stderr
 
 
-def test_a_bad_fixture_file_names_the_file_and_the_field(tmp_path: Path) -> None:
+# (field edited, new value or None to delete it, the field the refusal names, a word of the reason)
+BAD_FIELDS = [
+    ("t_final", None, "t_final", "missing"),
+    ("exact.jacobian", [[1.0, 0.0], [0.0, "1"]], "exact.jacobian[1][1]", "invalid type"),
+    ("parameters.zeta", 1.5, "parameters.zeta", "in [0, 1)"),
+    ("parameters.friction", 0.3, "parameters.friction", "unknown field"),
+    ("schema", "ferromotion.fixture/2", "schema", "later version"),
+    ("exact.jacobian", [[1.0, 0.0], [0.0]], "exact.jacobian[1]", "1 entries"),
+    ("exact.state", [1.0], "exact.state", "1 entries"),
+    ("key_entry", [5, 0], "key_entry", "outside"),
+]
+
+
+@pytest.mark.parametrize("field,value,named,word", BAD_FIELDS, ids=[b[0] + ":" + b[3] for b in BAD_FIELDS])
+def test_a_bad_fixture_file_is_refused_with_its_path_and_the_field(tmp_path: Path, field: str, value: object,
+                                                                   named: str, word: str) -> None:
     doc = fm.engines.conformance.fixtures()["drop"]
-    doc["key_entry"] = [5, 0]
+    set_field(doc, field, value)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(fm.FixtureError, match=r"bad\.json.*key_entry"):
-        fm.conformance(bad, [0.0, 0.0], np.eye(2))
+    prefix = f"{bad}: field '{named}': "
+    for call in (lambda: fm.engines.conformance.load_fixture(bad),
+                 lambda: fm.conformance(bad, [0.0, 0.0], np.eye(2))):
+        with pytest.raises(fm.FixtureError) as e:
+            call()
+        assert str(e.value).startswith(prefix) and word in str(e.value), str(e.value)
+        assert isinstance(e.value, fm.FerroError) and isinstance(e.value, ValueError)
+    with pytest.raises(fm.FixtureError) as e:  # a dict is "fixture document"
+        fm.conformance(doc, [0.0, 0.0], np.eye(2))
+    assert str(e.value).startswith(f"fixture document: field '{named}': "), str(e.value)
+    # The CLI reads the fixtures before it needs the engine: the refusal, exit 1, no traceback.
+    p = run_cli("conformance", "--engine", "newton", "--fixture", str(bad))
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"ferromotion conformance: error: {prefix}" in p.stderr and word in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("content,word", [
+    (b"{not json", "not JSON"),
+    (b"\xff\xfe{", "not UTF-8"),
+    (b"[" * 50 + b"]" * 50, "nested deeper than"),
+    (b" " * (1 << 20) + b"{}", "more than the"),
+], ids=["not-json", "not-utf8", "too-deep", "too-large"])
+def test_a_fixture_file_at_fault_as_a_whole_is_refused_with_its_path(tmp_path: Path, content: bytes,
+                                                                    word: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    with pytest.raises(fm.FixtureError) as e:
+        fm.engines.conformance.load_fixture(bad)
+    assert str(e.value).startswith(f"{bad}: ") and word in str(e.value), str(e.value)
+    p = run_cli("conformance", "--engine", "newton", "--fixture", str(bad))
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"{bad}: " in p.stderr and word in p.stderr, p.stderr
+
+
+def test_a_non_finite_number_in_a_fixture_document_is_refused_naming_its_field() -> None:
+    doc = fm.engines.conformance.fixtures()["drop"]
+    doc["initial_state"][1] = float("nan")
+    with pytest.raises(fm.FixtureError, match=r"^fixture document: field 'initial_state\[1\]': not a finite number"):
+        fm.conformance(doc, [0.0, 0.0], np.eye(2))
+
+
+def test_an_engine_answer_of_the_wrong_shape_names_it() -> None:
+    with pytest.raises(fm.InvalidParameter, match="state"):
+        fm.conformance("drop", [1.0, 2.0, 3.0], np.eye(2))

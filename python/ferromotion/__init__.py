@@ -46,6 +46,7 @@ from ._core import (
     ContactSolveFailed,
     EventsInAdjacentSteps,
     FerroError,
+    FixtureError,
     Grazing,
     HiddenState,
     InvalidParameter,
@@ -182,4 +183,4 @@ __all__ = [
 
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
-from .engines.conformance import FixtureError, conformance  # noqa: E402  (fixtures as data; no engine needed)
+from .engines.conformance import conformance  # noqa: E402  (fixtures as data; no engine needed)

@@ -8,6 +8,7 @@
 # wrong type raises ScenarioError. Scalar results are the core's serde documents; a route's
 # answer is a RouteAnswer whose fields are converted when read.
 
+import os
 from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
 
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = [
     "ContactSolveFailed",
     "Unstable",
     "ScenarioError",
+    "FixtureError",
     "validate_drop",
     "impact_speed",
     "first_impact_time",
@@ -69,6 +71,8 @@ __all__ = [
     "check_fixture",
     "fixtures",
     "read_fixture",
+    "read_fixture_file",
+    "judge_drop",
     "conformance",
     "conditioning",
     "quadruped",
@@ -205,6 +209,7 @@ class UnguardedSwitch(FerroError): ...
 class ContactSolveFailed(FerroError): ...
 class Unstable(FerroError): ...
 class ScenarioError(FerroError): ...
+class FixtureError(FerroError, ValueError): ...
 
 def validate_drop(drop: _DropLike) -> None: ...
 def impact_speed(drop: _DropLike) -> float: ...
@@ -313,8 +318,10 @@ def hybrid_jacobian(
 # Conformance fixtures (core: experiments/conformance.rs): (name, JSON text) of each shipped
 # fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.
 def fixtures() -> list[tuple[str, str]]: ...
-def read_fixture(text: str) -> dict[str, Any]: ...
+def read_fixture(text: str, path: str | None = None) -> dict[str, Any]: ...
+def read_fixture_file(path: str | os.PathLike[str]) -> dict[str, Any]: ...
 def conformance(text: str, state: Any, jacobian: Any) -> dict[str, Any]: ...
+def judge_drop(drop: _DropLike, state: Any, jacobian: Any) -> dict[str, Any]: ...
 
 class _HalfDt(TypedDict):
     x: _F64  # (n,)

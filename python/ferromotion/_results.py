@@ -921,18 +921,15 @@ class Receipt(Json):
                 f"max relative error {self.max_error:.2e})")
 
 
-def fmt_wall(seconds: float) -> str:
-    """A wall time as the lab prints it (two figures, a number below 1,000 in its unit):
-    24 us, 0.31 ms, 1.9 ms, 12 ms, 1.2 s ("us" for microseconds keeps the table ASCII)."""
-    if not math.isfinite(seconds):
-        return "n/a"
-    ms = seconds * 1e3
-    if ms * 1e3 < 99.5:  # two figures never round up to "1e+02 us" here
-        return f"{ms * 1e3:.2g} us"
-    if ms >= 1000:
-        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-    return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
+def fmt_us(seconds: float) -> str:
+    """A wall time in µs with one decimal and thousands separated (4.8, 250.3, 8,512.0): one unit
+    for a whole column, whose numbers then align at the decimal point when right-aligned."""
+    return f"{seconds * 1e6:,.1f}" if math.isfinite(seconds) else "n/a"
 
+
+#: The core's three sign states as the lab prints them (web/js/format.js `signText`), and the
+#: tables of `ferromotion audit` with and without --engine.
+SIGN_TEXT = {"right": "RIGHT SIGN", "wrong": "WRONG SIGN", "right_far_off": "RIGHT SIGN, FAR OFF"}
 
 #: The core's three sign states as the equal-budget table prints them.
 BUDGET_SIGN = {"right": "ok", "wrong": "WRONG", "right_far_off": "FAR OFF"}
@@ -952,14 +949,14 @@ class EqualBudget(Dict[str, Any]):
         (what ``ferromotion audit --budget N`` prints)."""
         lines = [f"Equal budget: {self['budget']:,} force evaluations per Jacobian at k = {self['k']:.0e} N/m "
                  f"(flow's dv(T)/dy0 = {self['flow_jacobian'][2]:.4f})",
-                 f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall':>9} {'grad err':>10} {'state err':>10} "
+                 f"  {'route':<18} {'setting':<32} {'evals':>8} {'wall (µs)':>10} {'grad err':>10} {'state err':>10} "
                  f"{'dv/dy0':>10}  sign"]
         for r in self["rows"]:
             if r["gradient_error"] is None:  # no rtol on the grid fits the budget: the row has no numbers
                 lines.append(f"  {r['route']:<18} {r['setting']}")
                 continue
-            wall = "-" if r.get("wall_s") is None else fmt_wall(r["wall_s"])
-            lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>9} "
+            wall = "-" if r.get("wall_s") is None else fmt_us(r["wall_s"])
+            lines.append(f"  {r['route']:<18} {r['setting']:<32} {r['force_evals']:>8,} {wall:>10} "
                          f"{r['gradient_error']:>10.2e} {r['state_error']:>10.2e} {r['dv_dy0']:>10.4f}  "
                          f"{BUDGET_SIGN[r['sign']]}")
         lines.append("Probe-size trap: central differences of uniform-step rollouts, dv(T)/dy0 and the Jacobian's error")

@@ -48,7 +48,8 @@ import ferromotion as fm
 from . import labserver
 from .labserver import ServerError as _ServerError
 from .engines import ENGINES
-from ._results import fmt_wall as _wall
+from ._results import SIGN_TEXT
+from ._results import fmt_us
 
 # Every default shown comes from the core (`fm.defaults()`).
 DEFAULTS = fm.defaults()
@@ -320,18 +321,10 @@ def _cost_ratio(s: fm.Sweep) -> List[float]:
     return [float(x) for x in s.tolerance_cost_ratio]
 
 
-def _cost(evals: int, seconds: float) -> str:
-    """Force evaluations and wall time per Jacobian: "8,001 in 1.9 ms" (ASCII, like the rest of
-    the table)."""
-    return f"{evals:,} in {_wall(seconds)}"
-
-
 def _share(value: float, below_floor: bool, floor: float) -> str:
     return f"< floor ({floor:.1e})" if below_floor else f"{value:.3e}"
 
 
-#: The core's three sign states as the lab prints them (web/js/format.js `signText`).
-SIGN_TEXT = {"right": "RIGHT SIGN", "wrong": "WRONG SIGN", "right_far_off": "RIGHT SIGN, FAR OFF"}
 #: The same states as a suffix after another route's gradient error (nothing when right).
 _SIGN_SUFFIX = {"right": "", "wrong": " WRONG SIGN", "right_far_off": " FAR OFF"}
 
@@ -340,8 +333,9 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
     assert s.tolerance is not None and s.corrected is not None and s.blame is not None
     t, c, b, d = s.tolerance, s.corrected, s.blame, s.drop
     ratio = _cost_ratio(s)
-    header = ["k (N/m)", "|dy| at T (m)", "|dv| at T (m/s)", "grad. error", "dv(T)/dy0 sign", "fixed evals in wall",
-              "tolerance grad. error", "tol. evals in wall", "tol./fixed evals", "corrected grad. error",
+    header = ["k (N/m)", "|dy| at T (m)", "|dv| at T (m/s)", "grad. error", "dv(T)/dy0 sign", "fixed evals",
+              "fixed wall (µs)", "tolerance grad. error", "tol. evals", "tol. wall (µs)", "tol./fixed evals",
+              "corrected grad. error",
               "integrator share", "contact share"]
     left = {header.index("dv(T)/dy0 sign")}
     rows: List[List[str]] = []
@@ -355,9 +349,11 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
             f"{s.fixed.dv[i]:.3e}",
             f"{s.gradient_error[i]:.3e}",
             SIGN_TEXT[str(s.fixed.sign[i])],
-            _cost(int(s.fixed.force_evals[i]), float(s.fixed.wall_s[i])),
+            f"{int(s.fixed.force_evals[i]):,}",
+            fmt_us(float(s.fixed.wall_s[i])),
             f"{t.gradient_error[i]:.3e}{flag}" + _SIGN_SUFFIX[str(t.sign[i])],
-            _cost(int(t.force_evals[i]), float(t.wall_s[i])),
+            f"{int(t.force_evals[i]):,}",
+            fmt_us(float(t.wall_s[i])),
             f"{ratio[i]:.2f}x",
             f"{c.gradient_error[i]:.3e}" + _SIGN_SUFFIX[str(c.sign[i])],
             _share(b.integrator_share[i], bool(b.integrator_below_floor[i]), b.noise_floor[i]),
@@ -373,7 +369,7 @@ def _table(s: fm.Sweep, rtol: float, events: bool, jacobian: str) -> str:
            else "by Richardson central differences of 8 rollouts") + ". Errors are against the rigid exact answer;",
         "grad. error = max|J - J_exact| / max|J_exact|; integrator share = max|J_fixed - J_flow|, "
         "contact share = max|J_flow - J_exact| (absolute); FAR OFF: right sign, gradient error >= 1 (by accident).",
-        "evals in wall = force evaluations and wall time per Jacobian (one run on this machine, rows in parallel: "
+        "evals, wall (µs) = force evaluations and wall time per Jacobian (one run on this machine, rows in parallel: "
         "for reading, not for comparing runs).",
         "",
         "  ".join(h.ljust(w) if c in left else h.rjust(w) for c, (h, w) in enumerate(zip(header, widths))),

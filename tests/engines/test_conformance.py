@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, set_field
 
 import ferromotion as fm
 from ferromotion.engines import engine_adapter
@@ -50,6 +50,23 @@ def test_export_writes_every_fixture_and_the_schema_validates_them(tmp_path: Pat
     e = fm.exact(fm.Drop())
     np.testing.assert_array_equal(drop["exact"]["jacobian"], e.jacobian)
     np.testing.assert_array_equal(drop["exact"]["state"], e.state)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("t_final", None), ("exact.jacobian", [[1.0, 0.0], [0.0, "1"]]), ("parameters.zeta", 1.5),
+    ("parameters.friction", 0.3), ("schema", "ferromotion.fixture/2"), ("parameters.angle", 2.0),
+    ("suggested.dt", [-1e-4]), ("exact.impacts", [-0.1]), ("t_final", 0.0)])
+def test_the_schema_refuses_what_the_core_refuses(field: str, value: object) -> None:
+    # A consumer validating with the shipped schema alone refuses the document the core refuses
+    # (the shape relations between x(0), x(T) and J are the core's alone: JSON Schema cannot say them).
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA_FILE.read_text())
+    doc = fixtures()["drop"]
+    set_field(doc, field, value)
+    with pytest.raises(FixtureError):
+        load_fixture(doc)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
 
 
 def test_slope_exact_answer_agrees_with_hybrid_jacobian_of_slope_ball() -> None:
@@ -97,11 +114,11 @@ def test_a_bad_fixture_file_is_refused_with_its_path_and_field(tmp_path: Path) -
         load_fixture(bad)
     out = run_cli("conformance", "--engine", "mujoco", "--fixture", str(bad), timeout=900)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert str(bad) in out.stderr and "t_final" in out.stderr
+    assert f"{bad}: field 't_final': missing" in out.stderr, out.stderr
     bad.write_text("{not json")
     with pytest.raises(FixtureError, match=r"bad\.json"):
         load_fixture(bad)
-    with pytest.raises(FixtureError, match="state"):
+    with pytest.raises(fm.InvalidParameter, match="state"):
         fm.conformance("drop", [1.0, 2.0, 3.0], np.eye(2))
 
 

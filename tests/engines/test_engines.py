@@ -16,6 +16,8 @@ Each fact is checked against an independent route:
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import run_cli
@@ -128,6 +130,10 @@ def test_audit_engine_on_jax_gives_the_sign_table_the_exponent_and_the_blame() -
     np.testing.assert_allclose(a.dv_dy0, a.ours_dv_dy0, rtol=1e-10)
     assert np.all(a.autodiff_vs_fd < 1e-6)
     assert list(a.right_sign) == list(np.sign(a.ours_dv_dy0) == np.sign(a.exact_jacobian[1, 0]))
+    # The sign line is the core's three states, as the sweep gives them for our fixed route (the
+    # same numbers here): at 1e8 the sign agrees only by accident.
+    assert list(a.sign) == [str(x) for x in fm.sweep(fm.Drop(), a.k, DT, quiet=True).fixed.sign]
+    assert a.sign[-1] == "right_far_off" and a.gradient_error[-1] >= 1.0
     assert a.exponent is not None and a.exponent.points == 5
     np.testing.assert_allclose(a.blame["contact_share"],
                                [np.max(np.abs(np.asarray(fm.flow(fm.Drop(), k).jacobian) - a.exact_jacobian))
@@ -158,3 +164,21 @@ def test_the_engines_docstring_examples_run() -> None:
 
     result = doctest.testmod(ferromotion.engines, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_the_engine_table_says_the_sign_in_the_plain_audits_three_states() -> None:
+    # JAX runs our law and our integrator, so at each k the engine table's sign column must read
+    # as the plain audit's (the core's sign line there, from the sweep): FAR OFF at 1e8 included.
+    args = ("--k-min", "1e6", "--k-max", "1e8", "--per-decade", "1", "--quiet")
+    sign = re.compile(r"^\s*(\d\.\d\de\+\d\d)\b.*?\s(RIGHT SIGN, FAR OFF|RIGHT SIGN|WRONG SIGN)\s")
+
+    def signs(stdout: str) -> dict:
+        return {float(m[1]): m[2] for m in map(sign.match, stdout.splitlines()) if m}
+
+    engine = run_cli("audit", "--engine", "jax", *args, timeout=600)
+    plain = run_cli("audit", *args)
+    assert engine.returncode == 0 and plain.returncode == 0, engine.stderr + plain.stderr
+    header = next(line for line in engine.stdout.splitlines() if line.strip().startswith("k (N/m)"))
+    assert "dv(T)/dy0 sign" in header
+    assert signs(engine.stdout) == signs(plain.stdout) == {1e6: "WRONG SIGN", 1e7: "WRONG SIGN",
+                                                           1e8: "RIGHT SIGN, FAR OFF"}, engine.stdout

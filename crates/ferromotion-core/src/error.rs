@@ -163,6 +163,25 @@ pub enum FerroError {
     /// A scenario document could not be read.
     #[error("invalid scenario: {0}")]
     Scenario(String),
+    /// A conformance fixture (file or document) that cannot be used: where it came from,
+    /// the field at fault (dotted, with indices: `exact.jacobian[2]`) and why.
+    #[error("{path}: {}{reason}", field_prefix(.field))]
+    Fixture {
+        /// The file's path, or `fixture document` when it came as text.
+        path: String,
+        /// The field at fault; None when the document as a whole is (not JSON, too large,
+        /// too deep, unreadable).
+        field: Option<String>,
+        /// What is wrong, in words.
+        reason: String,
+    },
+}
+
+fn field_prefix(field: &Option<String>) -> String {
+    field
+        .as_ref()
+        .map(|f| format!("field '{f}': "))
+        .unwrap_or_default()
 }
 
 /// Result alias used throughout the core.
@@ -195,6 +214,7 @@ impl FerroError {
             FerroError::ContactSolveFailed { .. } => "ContactSolveFailed",
             FerroError::Unstable { .. } => "Unstable",
             FerroError::Scenario(_) => "Scenario",
+            FerroError::Fixture { .. } => "Fixture",
         }
     }
 }

@@ -96,29 +96,244 @@ fn the_exact_answer_conforms_and_the_fixed_step_gradient_is_wrong() {
     assert_eq!(c.key_exact, truth.jacobian[(1, 0)]);
 }
 
+/// The shipped slope fixture edited by `edit`: (the edit, the field at fault or None for the
+/// document as a whole, a word of the reason).
+type Edit = fn(&mut serde_json::Value);
+
+fn bad_documents() -> Vec<(&'static str, Edit, Option<&'static str>, &'static str)> {
+    use serde_json::json;
+    vec![
+        (
+            "a missing field",
+            |d| {
+                d["exact"].as_object_mut().unwrap().remove("jacobian");
+            },
+            Some("exact.jacobian"),
+            "missing",
+        ),
+        (
+            "a missing top-level field",
+            |d| {
+                d.as_object_mut().unwrap().remove("t_final");
+            },
+            Some("t_final"),
+            "missing",
+        ),
+        (
+            "a wrong type",
+            |d| d["exact"]["jacobian"][1][2] = json!("0.5"),
+            Some("exact.jacobian[1][2]"),
+            "invalid type",
+        ),
+        (
+            "a negative index",
+            |d| d["key_entry"][1] = json!(-1),
+            Some("key_entry[1]"),
+            "invalid value",
+        ),
+        (
+            "an unknown field",
+            |d| d["parameters"]["friction"] = json!(0.3),
+            Some("parameters.friction"),
+            "unknown field",
+        ),
+        (
+            "an out-of-range number",
+            |d| d["parameters"]["zeta"] = json!(1.5),
+            Some("parameters.zeta"),
+            "in [0, 1)",
+        ),
+        (
+            "a non-positive horizon",
+            |d| d["t_final"] = json!(0.0),
+            Some("t_final"),
+            "> 0",
+        ),
+        (
+            "a later schema version",
+            |d| d["schema"] = json!("ferromotion.fixture/2"),
+            Some("schema"),
+            "later version",
+        ),
+        (
+            "another schema",
+            |d| d["schema"] = json!("something/1"),
+            Some("schema"),
+            "expected",
+        ),
+        (
+            "a short row of J",
+            |d| d["exact"]["jacobian"][2] = json!([1.0, 2.0]),
+            Some("exact.jacobian[2]"),
+            "2 entries",
+        ),
+        (
+            "J with a missing row",
+            |d| {
+                d["exact"]["jacobian"].as_array_mut().unwrap().pop();
+            },
+            Some("exact.jacobian"),
+            "3 entries",
+        ),
+        (
+            "x(T) of another length",
+            |d| {
+                d["exact"]["state"].as_array_mut().unwrap().pop();
+            },
+            Some("exact.state"),
+            "3 entries",
+        ),
+        (
+            "a key entry outside J",
+            |d| d["key_entry"] = json!([4, 0]),
+            Some("key_entry"),
+            "outside",
+        ),
+        (
+            "an impact after T",
+            |d| d["exact"]["impacts"][0] = json!(9.0),
+            Some("exact.impacts[0]"),
+            "t_final",
+        ),
+        (
+            "a missing verdict",
+            |d| {
+                d["verdicts"].as_object_mut().unwrap().remove("wrong");
+            },
+            Some("verdicts.wrong"),
+            "missing",
+        ),
+        (
+            "a non-positive suggested dt",
+            |d| d["suggested"]["dt"] = json!([-1e-4]),
+            Some("suggested.dt[0]"),
+            "> 0",
+        ),
+        (
+            "not an object",
+            |d| *d = json!([1, 2]),
+            None,
+            "not a JSON object",
+        ),
+        (
+            "too deep",
+            |d| {
+                let mut v = json!(0);
+                for _ in 0..40 {
+                    v = json!([v]);
+                }
+                d["suggested"]["dt"] = v;
+            },
+            None,
+            "nested deeper than 8",
+        ),
+    ]
+}
+
 #[test]
-fn a_bad_fixture_document_is_refused_naming_the_field() {
+fn a_bad_fixture_document_is_refused_naming_its_source_and_the_field() {
+    let good = serde_json::to_value(&fixtures().unwrap()[1]).unwrap();
+    assert!(Fixture::from_json(&good.to_string()).is_ok());
+    let dir = std::env::temp_dir().join(format!("ferromotion-bad-fixtures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (what, edit, field, word) in bad_documents() {
+        let mut doc = good.clone();
+        edit(&mut doc);
+        let text = doc.to_string();
+        let file = dir.join("bad.json");
+        std::fs::write(&file, &text).unwrap();
+        let shown = file.display().to_string();
+        for (source, got) in [
+            (DOCUMENT.to_string(), Fixture::from_json(&text)),
+            (shown.clone(), Fixture::read(&file)),
+        ] {
+            let e = got.expect_err(what);
+            let FerroError::Fixture {
+                path,
+                field: f,
+                reason,
+            } = &e
+            else {
+                panic!("{what}: not a fixture error: {e}");
+            };
+            assert_eq!(path, &source, "{what}");
+            assert_eq!(f.as_deref(), field, "{what}: {e}");
+            assert!(reason.contains(word), "{what}: {e}");
+            let message = e.to_string();
+            assert!(
+                message.starts_with(&format!("{source}: ")),
+                "{what}: {message}"
+            );
+            if let Some(field) = field {
+                assert!(
+                    message.contains(&format!("field '{field}': ")),
+                    "{what}: {message}"
+                );
+            }
+        }
+    }
+    // A number f64 cannot hold is named by its field.
+    let text = good
+        .to_string()
+        .replace("\"t_final\":0.8", "\"t_final\":1e999");
+    let e = Fixture::from_json(&text).unwrap_err().to_string();
+    assert!(
+        e.starts_with("fixture document: field 't_final': number out of range"),
+        "{e}"
+    );
+    // NaN and Infinity, as Python's json.dumps writes them: not JSON, and named by their field.
+    for word in ["NaN", "-Infinity"] {
+        let text = good.to_string().replace(
+            "\"initial_state\":[0.0,1.0",
+            &format!("\"initial_state\":[0.0,{word}"),
+        );
+        let e = Fixture::from_json(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("fixture document: field 'initial_state[1]': not a finite number"),
+            "{e}"
+        );
+    }
+    // The whole file at fault: not JSON, not UTF-8, too large (refused before it is read), absent.
+    let file = dir.join("bad.json");
+    let shown = file.display().to_string();
+    for (bytes, word) in [
+        (b"{not json".to_vec(), "not JSON"),
+        (vec![0xff, 0xfe, b'{'], "not UTF-8"),
+        (vec![b' '; MAX_BYTES + 1], "more than the"),
+    ] {
+        std::fs::write(&file, bytes).unwrap();
+        let e = Fixture::read(&file).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{shown}: ")) && e.contains(word),
+            "{e}"
+        );
+    }
+    std::fs::remove_file(&file).unwrap();
+    let e = Fixture::read(&file).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{shown}: cannot read the file")),
+        "{e}"
+    );
+    std::fs::remove_dir(&dir).unwrap();
+}
+
+#[test]
+fn an_engine_answer_of_the_wrong_shape_is_refused_naming_it() {
     let f = &fixtures().unwrap()[1];
-    let mut doc = serde_json::to_value(f).unwrap();
-    assert!(Fixture::from_json(&doc.to_string()).is_ok());
-    doc["exact"]["jacobian"][2] = serde_json::json!([1.0, 2.0]);
-    let e = Fixture::from_json(&doc.to_string())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("exact.jacobian[2]"), "{e}");
-    doc["exact"].as_object_mut().unwrap().remove("jacobian");
-    let e = Fixture::from_json(&doc.to_string())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("jacobian"), "{e}");
-    let mut doc = serde_json::to_value(f).unwrap();
-    doc["schema"] = "ferromotion.fixture/2".into();
-    let e = Fixture::from_json(&doc.to_string())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("schema"), "{e}");
-    let e = conformance(f, &[0.0; 3], &f.exact.jacobian)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("state"), "{e}");
+    let e = conformance(f, &[0.0; 3], &f.exact.jacobian).unwrap_err();
+    assert!(
+        matches!(e, FerroError::InvalidParameter { name: "state", .. }),
+        "{e}"
+    );
+    let e = conformance(f, &f.exact.state, &f.exact.jacobian[..3]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FerroError::InvalidParameter {
+                name: "gradient",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The exception tree: `FerroError(Exception)` and one subclass per core `FerroError`
-//! variant. `InvalidParameter` also derives from `ValueError`, so `except ValueError`
-//! keeps working for bad input. The message is always the core's `Display`.
+//! variant. `InvalidParameter` and `FixtureError` also derive from `ValueError`, so
+//! `except ValueError` keeps working for bad input. The message is always the core's `Display`.
 
 use ferromotion_core::FerroError as CoreError;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -44,29 +44,52 @@ variants! {
     ScenarioError: "A scenario document could not be read.",
 }
 
-/// `InvalidParameter(FerroError, ValueError)`: two bases, which `create_exception!`
-/// cannot express, so the class is made once by calling `type(name, bases, namespace)`.
+/// `InvalidParameter(FerroError, ValueError)` and `FixtureError(FerroError, ValueError)`:
+/// two bases, which `create_exception!` cannot express, so each class is made once by calling
+/// `type(name, bases, namespace)`.
 static INVALID_PARAMETER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static FIXTURE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// The `InvalidParameter` class, created on first use.
-pub fn invalid_parameter_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
-    let ty = INVALID_PARAMETER.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+/// A `FerroError` that is also a `ValueError`, created on first use.
+fn value_error_type<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+    doc: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    let ty = cell.get_or_try_init(py, || -> PyResult<Py<PyType>> {
         let bases = PyTuple::new(
             py,
             [py.get_type::<FerroError>(), py.get_type::<PyValueError>()],
         )?;
         let namespace = PyDict::new(py);
         namespace.set_item("__module__", "ferromotion")?;
-        namespace.set_item(
-            "__doc__",
-            "A parameter is non-finite, out of range, or of the wrong shape or dtype.",
-        )?;
-        let ty = py
-            .get_type::<PyType>()
-            .call1(("InvalidParameter", bases, namespace))?;
+        namespace.set_item("__doc__", doc)?;
+        let ty = py.get_type::<PyType>().call1((name, bases, namespace))?;
         Ok(ty.cast_into::<PyType>()?.unbind())
     })?;
     Ok(ty.bind(py).clone())
+}
+
+/// The `InvalidParameter` class.
+pub fn invalid_parameter_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    value_error_type(
+        py,
+        &INVALID_PARAMETER,
+        "InvalidParameter",
+        "A parameter is non-finite, out of range, or of the wrong shape or dtype.",
+    )
+}
+
+/// The `FixtureError` class.
+pub fn fixture_error_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    value_error_type(
+        py,
+        &FIXTURE_ERROR,
+        "FixtureError",
+        "A conformance fixture file or document that cannot be used: the message is \"PATH: field 'a.b': reason\" \
+         (or \"PATH: reason\" when the whole file is at fault).",
+    )
 }
 
 /// Raise `InvalidParameter` with a message of the binding's own (bad shape or dtype).
@@ -108,6 +131,10 @@ impl From<PyFerroError> for PyErr {
             CoreError::ContactSolveFailed { .. } => ContactSolveFailed::new_err(message),
             CoreError::Unstable { .. } => Unstable::new_err(message),
             CoreError::Scenario(_) => ScenarioError::new_err(message),
+            CoreError::Fixture { .. } => Python::attach(|py| match fixture_error_type(py) {
+                Ok(ty) => PyErr::from_type(ty, message),
+                Err(e) => e,
+            }),
         }
     }
 }
@@ -122,5 +149,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("FerroError", py.get_type::<FerroError>())?;
     m.add("InvalidParameter", invalid_parameter_type(py)?)?;
+    m.add("FixtureError", fixture_error_type(py)?)?;
     register_variants(m)
 }

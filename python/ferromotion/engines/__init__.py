@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _core
 from .. import Drop, Fit, Receipt, check_gradient, exact, fixed, flow
+from .._results import SIGN_TEXT
 from ._step_function import black_box_beside_engine, step_function  # an engine's step as a black box
 
 __all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter", "step_function", "black_box_beside_engine"]
@@ -73,8 +74,17 @@ def engine_adapter(engine: str) -> Any:
 
 
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
-    """max|a - b| / max|b|: the sweep's gradient-error definition (``fm.Sweep.gradient_error``)."""
+    """max|a - b| / max|b|: how far the engine's gradient is from differences of its own map."""
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def _judge(drop: Drop, state: Any, jacobian: Any) -> Dict[str, Any]:
+    """The core's verdict on a drop's x(T) and J against exact: gradient error, sign line."""
+    return dict(_core.judge_drop(drop, np.asarray(state, dtype=float), np.asarray(jacobian, dtype=float)))
+
+
+#: Width of the sign column: its longest state.
+_SIGN_WIDTH = max(len(t) for t in SIGN_TEXT.values())
 
 
 def _fd_jacobian(adapter: Any, drop: Drop, k: float, dt: float, x0: np.ndarray, eps: Optional[float] = None) -> np.ndarray:
@@ -114,8 +124,13 @@ class EngineAudit:
         max|J - J_fd| / max|J_fd|: is the engine's gradient the derivative of what it simulates?
     exact_jacobian : ndarray (2, 2)
         Our rigid exact answer (``fm.exact(drop).jacobian``).
-    dv_dy0, gradient_error, right_sign : ndarray (n,)
-        The engine's dv(T)/dy0, max|J - J_exact| / max|J_exact|, and the sign against exact.
+    dv_dy0, gradient_error : ndarray (n,)
+        The engine's dv(T)/dy0 and max|J - J_exact| / max|J_exact| (the core's, as the sweep's).
+    sign : ndarray of str (n,)
+        The core's sign line of dv(T)/dy0 against exact, as in the lab and ``fm.sweep``:
+        ``right``, ``wrong`` or ``right_far_off`` (right sign, gradient error >= 1: by accident).
+    right_sign : ndarray of bool (n,)
+        Whether the sign agrees with exact (``sign != "wrong"``).
     ours_dv_dy0, ours_gradient_error : ndarray (n,)
         The same from our fixed route at the same k and dt.
     exponent : Fit or None
@@ -145,6 +160,7 @@ class EngineAudit:
     exact_jacobian: np.ndarray
     dv_dy0: np.ndarray
     gradient_error: np.ndarray
+    sign: np.ndarray
     right_sign: np.ndarray
     ours_dv_dy0: np.ndarray
     ours_gradient_error: np.ndarray
@@ -178,14 +194,15 @@ class EngineAudit:
             f"v0 = {d.velocity:g} m/s, T = {d.t_final:g} s, zeta = {d.zeta:g}, dt = {self.dt:g} s",
             f"engine gradient: {self.gradient_route}",
             f"exact rigid dv(T)/dy0 = {self.exact_jacobian[1, 0]:.4f}; grad. error = max|J - J_exact| / max|J_exact|; "
-            f"autodiff vs FD = max|J - J_fd| / max|J_fd| on the engine's own map (probe {self.fd_eps:g})",
+            f"autodiff vs FD = max|J - J_fd| / max|J_fd| on the engine's own map (probe {self.fd_eps:g}); "
+            "FAR OFF: right sign, gradient error >= 1 (by accident)",
             "",
-            f"{'k (N/m)':>9}  {'engine dv/dy0':>13}  {'sign':<10}  {'grad. error':>11}  {'autodiff vs FD':>14}  "
-            f"{'ours dv/dy0':>12}  {'ours error':>10}",
+            f"{'k (N/m)':>9}  {'engine dv/dy0':>13}  {'dv(T)/dy0 sign':<{_SIGN_WIDTH}}  {'grad. error':>11}  "
+            f"{'autodiff vs FD':>14}  {'ours dv/dy0':>12}  {'ours error':>10}",
         ]
         for i in range(len(self.k)):
             lines.append(
-                f"{self.k[i]:9.2e}  {self.dv_dy0[i]:13.5g}  {'RIGHT' if self.right_sign[i] else 'WRONG SIGN':<10}  "
+                f"{self.k[i]:9.2e}  {self.dv_dy0[i]:13.5g}  {SIGN_TEXT[str(self.sign[i])]:<{_SIGN_WIDTH}}  "
                 f"{self.gradient_error[i]:11.3e}  {self.autodiff_vs_fd[i]:14.2e}  {self.ours_dv_dy0[i]:12.5g}  "
                 f"{self.ours_gradient_error[i]:10.3e}")
         lines.append("")
@@ -208,7 +225,7 @@ class EngineAudit:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        wrong = int((~self.right_sign).sum())
+        wrong = int((self.sign == "wrong").sum())
         return (f"EngineAudit({self.engine}, {len(self.k)} stiffnesses, dt = {self.dt:g} s, wrong sign at {wrong}, "
                 f"autodiff vs FD <= {float(np.max(self.autodiff_vs_fd)):.1e}"
                 + ("" if self.receipt is None else f", check {self.receipt.verdict}") + ")")
@@ -280,8 +297,10 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         jacs.append(j)
         fds.append(_fd_jacobian(ad, drop, k, dt, x0))
     state, jac, jfd = np.array(states), np.array(jacs), np.array(fds)
-    ours = [np.asarray(fixed(drop, k, dt).jacobian) for k in ks]
-    grad_err = np.array([_rel(j, je) for j in jac])
+    judged = [_judge(drop, s, j) for s, j in zip(state, jac)]
+    grad_err = np.array([c["gradient_error"] for c in judged])
+    sign = np.array([c["sign"] for c in judged])
+    ours = [fixed(drop, k, dt) for k in ks]
     in_range = (ks >= EXPONENT_RANGE[0] * (1 - 1e-9)) & (ks <= EXPONENT_RANGE[1] * (1 + 1e-9))
     exponent = Fit(**_core.fit_loglog(ks[in_range].tolist(), grad_err[in_range].tolist())) \
         if in_range.sum() >= 3 else None
@@ -290,7 +309,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     divisors = [1] + [int(r) for r in refine if int(r) != 1]
     rdt = [dt / r for r in divisors]
     said(f"dt refinement at k = {refine_k:.3g} N/m, dt / {', '.join(map(str, divisors))}")
-    rerr = [_rel(ad.jacobian(drop, refine_k, h, x0)[1], je) for h in rdt]
+    rerr = [_judge(drop, *ad.jacobian(drop, refine_k, h, x0))["gradient_error"] for h in rdt]
     refinement = {"k": float(refine_k), "dt": rdt, "gradient_error": rerr,
                   "ratio": [e / rerr[0] for e in rerr]}
     blame: Optional[Dict[str, Any]] = None
@@ -321,6 +340,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         engine=engine, version=ad.version, gradient_route=ad.gradient_route,
         law_maps_onto_ours=bool(ad.law_maps_onto_ours), drop=drop, dt=float(dt), k=ks, state=state, jacobian=jac,
         jacobian_fd=jfd, fd_eps=float(getattr(ad, "fd_eps", FD_EPS)), autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]), exact_jacobian=je,
-        dv_dy0=jac[:, 1, 0], gradient_error=grad_err, right_sign=np.sign(jac[:, 1, 0]) == np.sign(je[1, 0]),
-        ours_dv_dy0=np.array([j[1, 0] for j in ours]), ours_gradient_error=np.array([_rel(j, je) for j in ours]),
+        dv_dy0=jac[:, 1, 0], gradient_error=grad_err, sign=sign, right_sign=sign != "wrong",
+        ours_dv_dy0=np.array([r.jacobian[1, 0] for r in ours]),
+        ours_gradient_error=np.array([_judge(drop, r.state, r.jacobian)["gradient_error"] for r in ours]),
         exponent=exponent, refinement=refinement, blame=blame, receipt=receipt, notes=tuple(notes))

@@ -120,8 +120,177 @@ pub struct Fixture {
     pub suggested: BTreeMap<String, Vec<f64>>,
 }
 
-fn bad(field: &str, detail: impl Into<String>) -> FerroError {
-    FerroError::Scenario(format!("fixture field `{field}`: {}", detail.into()))
+/// Where a fixture given as text (not a file) is said to come from.
+pub const DOCUMENT: &str = "fixture document";
+/// The largest fixture document read, bytes (the shipped ones hold about 3 kB): a larger file
+/// is refused before it is read or parsed.
+pub const MAX_BYTES: usize = 1 << 20;
+/// The deepest nesting of arrays and objects read (the format needs 3): a deeper document is
+/// refused before it is parsed.
+pub const MAX_DEPTH: usize = 8;
+
+/// The field at fault in a fixture document.
+fn bad(field: &str, reason: impl Into<String>) -> FerroError {
+    FerroError::Fixture {
+        path: DOCUMENT.into(),
+        field: Some(field.into()),
+        reason: reason.into(),
+    }
+}
+
+/// The document as a whole at fault (not JSON, too large, too deep, unreadable).
+fn whole(path: &str, reason: impl Into<String>) -> FerroError {
+    FerroError::Fixture {
+        path: path.into(),
+        field: None,
+        reason: reason.into(),
+    }
+}
+
+/// The same error, said of `path`.
+fn at(e: FerroError, path: &str) -> FerroError {
+    match e {
+        FerroError::Fixture { field, reason, .. } => FerroError::Fixture {
+            path: path.into(),
+            field,
+            reason,
+        },
+        other => other,
+    }
+}
+
+/// The deepest nesting of `[` and `{` outside strings, stopping once past `limit`.
+fn nesting(text: &str, limit: usize) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > limit {
+                    break;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether the text at (`line`, `column`), 1-based as serde_json counts, spells a number JSON
+/// does not have (NaN, Infinity, as Python's `json.dumps` writes them).
+fn non_finite_at(text: &str, line: usize, column: usize) -> bool {
+    let rest = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .and_then(|l| l.get(column.saturating_sub(1)..))
+        .unwrap_or("");
+    ["NaN", "Infinity", "-Infinity"]
+        .iter()
+        .any(|w| rest.starts_with(w))
+}
+
+/// `schema` must be [`SCHEMA`]; a later version of the format is named as such.
+fn check_schema(schema: &serde_json::Value) -> Result<()> {
+    let Some(s) = schema.as_str() else {
+        return Err(bad(
+            "schema",
+            format!("expected the string {SCHEMA:?}, got {schema}"),
+        ));
+    };
+    if s == SCHEMA {
+        return Ok(());
+    }
+    let (name, version) = SCHEMA.split_once('/').unwrap_or((SCHEMA, "1"));
+    let ours: u64 = version.parse().unwrap_or(1);
+    match s
+        .strip_prefix(name)
+        .and_then(|v| v.strip_prefix('/'))
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        Some(v) if v > ours => Err(bad(
+            "schema",
+            format!("{s:?} is a later version of the format than this ferromotion reads ({SCHEMA}); upgrade ferromotion"),
+        )),
+        _ => Err(bad("schema", format!("expected {SCHEMA:?}, got {s:?}"))),
+    }
+}
+
+/// A document's structure read into a [`Fixture`], refusals naming the field.
+fn parse(text: &str) -> Result<Fixture> {
+    if text.len() > MAX_BYTES {
+        return Err(whole(
+            DOCUMENT,
+            format!(
+                "{} bytes, more than the {MAX_BYTES} a fixture may hold",
+                text.len()
+            ),
+        ));
+    }
+    if nesting(text, MAX_DEPTH) > MAX_DEPTH {
+        return Err(whole(
+            DOCUMENT,
+            format!(
+                "nested deeper than {MAX_DEPTH} levels of arrays and objects (a fixture needs 3)"
+            ),
+        ));
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // A number JSON cannot hold in f64 (1e999) is a syntax error to a Value; read into the
+        // struct, serde says in which field it sits.
+        let mut de = serde_json::Deserializer::from_str(text);
+        let at = serde_path_to_error::deserialize::<_, Fixture>(&mut de).err();
+        let said = |inner: serde_json::Error| {
+            if non_finite_at(text, inner.line(), inner.column()) {
+                "not a finite number (JSON has no NaN or Infinity)".to_string()
+            } else {
+                inner.to_string()
+            }
+        };
+        match at.map(|a| (a.path().to_string(), said(a.into_inner()))) {
+            // "." is the whole document; "?" a place serde could not name.
+            Some((field, reason)) if field != "." && !field.contains('?') => bad(&field, reason),
+            _ => whole(DOCUMENT, format!("not JSON: {e}")),
+        }
+    })?;
+    if !value.is_object() {
+        return Err(whole(DOCUMENT, "not a JSON object"));
+    }
+    // The version first: a later format is told so, not by its first unknown field.
+    match value.get("schema") {
+        Some(s) => check_schema(s)?,
+        None => return Err(bad("schema", "missing")),
+    }
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let reason = e.into_inner().to_string();
+        let join = |name: &str| {
+            if path == "." {
+                name.to_string()
+            } else {
+                format!("{path}.{name}")
+            }
+        };
+        // serde names a missing field from its parent: name the field itself.
+        let missing = reason
+            .strip_prefix("missing field `")
+            .and_then(|r| r.strip_suffix('`'));
+        match missing {
+            Some(name) => bad(&join(name), "missing"),
+            None => bad(&path, reason),
+        }
+    })
 }
 
 fn verdict_meanings() -> BTreeMap<String, String> {
@@ -339,15 +508,43 @@ pub fn fixtures() -> Result<Vec<Fixture>> {
 }
 
 impl Fixture {
-    /// Read a fixture document, refusing it with the field at fault.
+    /// Read a fixture document given as text, refusing it with [`FerroError::Fixture`]
+    /// naming the field at fault (said of [`DOCUMENT`]).
     pub fn from_json(text: &str) -> Result<Fixture> {
-        let f: Fixture = serde_json::from_str(text)
-            .map_err(|e| FerroError::Scenario(format!("fixture: {e}")))?;
-        f.validate()?;
-        Ok(f)
+        Self::from_json_at(text, DOCUMENT)
     }
 
-    /// Check the document's values (shape, finiteness, schema).
+    /// [`Fixture::from_json`] for a document read from `path` (named in every refusal).
+    pub fn from_json_at(text: &str, path: &str) -> Result<Fixture> {
+        parse(text)
+            .and_then(|f| f.validate().map(|()| f))
+            .map_err(|e| at(e, path))
+    }
+
+    /// Read and check the fixture file at `path`; one larger than [`MAX_BYTES`] is refused
+    /// before it is read.
+    pub fn read(path: &std::path::Path) -> Result<Fixture> {
+        let shown = path.display().to_string();
+        let cannot = |e: std::io::Error| whole(&shown, format!("cannot read the file: {e}"));
+        let size = std::fs::metadata(path).map_err(cannot)?.len();
+        if size > MAX_BYTES as u64 {
+            return Err(whole(
+                &shown,
+                format!("{size} bytes, more than the {MAX_BYTES} a fixture may hold"),
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(cannot)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            whole(
+                &shown,
+                format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+            )
+        })?;
+        Self::from_json_at(&text, &shown)
+    }
+
+    /// Check the document's values: schema, shapes of x(T) and J against x(0), finite
+    /// numbers in range; refusals name the field.
     pub fn validate(&self) -> Result<()> {
         if self.schema != SCHEMA {
             return Err(bad(
@@ -358,6 +555,41 @@ impl Fixture {
         let n = self.initial_state.len();
         if n == 0 {
             return Err(bad("initial_state", "empty"));
+        }
+        for (name, len) in [("drop", 2), ("slope", 4)] {
+            if self.name == name && n != len {
+                return Err(bad(
+                    "initial_state",
+                    format!("{n} entries; the {name} fixture's x has {len}"),
+                ));
+            }
+        }
+        let p = &self.parameters;
+        for (field, v, ok, limit) in [
+            ("parameters.gravity", p.gravity, p.gravity > 0.0, "> 0"),
+            ("parameters.mass", p.mass, p.mass > 0.0, "> 0"),
+            (
+                "parameters.zeta",
+                p.zeta,
+                (0.0..1.0).contains(&p.zeta),
+                "in [0, 1)",
+            ),
+            (
+                "parameters.restitution",
+                p.restitution,
+                (0.0..=1.0).contains(&p.restitution),
+                "in [0, 1]",
+            ),
+            (
+                "parameters.angle",
+                p.angle,
+                p.angle.abs() < core::f64::consts::FRAC_PI_2,
+                "in (-pi/2, pi/2) rad",
+            ),
+        ] {
+            if !(v.is_finite() && ok) {
+                return Err(bad(field, format!("must be finite and {limit}, got {v}")));
+            }
         }
         for (field, len) in [
             ("state_names", self.state_names.len()),
@@ -413,6 +645,33 @@ impl Fixture {
                 return Err(bad(field, format!("must be finite and > 0, got {v}")));
             }
         }
+        for (i, &ti) in self.exact.impacts.iter().enumerate() {
+            if !(ti.is_finite() && ti > 0.0 && ti <= self.t_final) {
+                return Err(bad(
+                    &format!("exact.impacts[{i}]"),
+                    format!("must be in (0, t_final = {}] s, got {ti}", self.t_final),
+                ));
+            }
+        }
+        for v in ["conforms", "right", "right_far_off", "wrong"] {
+            if !self.verdicts.contains_key(v) {
+                return Err(bad(&format!("verdicts.{v}"), "missing"));
+            }
+        }
+        if !self.suggested.contains_key("dt") {
+            return Err(bad("suggested.dt", "missing"));
+        }
+        for (key, values) in &self.suggested {
+            if values.is_empty() {
+                return Err(bad(&format!("suggested.{key}"), "empty"));
+            }
+            if let Some(i) = values.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(bad(
+                    &format!("suggested.{key}[{i}]"),
+                    format!("must be finite and > 0, got {}", values[i]),
+                ));
+            }
+        }
         if t.far_off != FAR_OFF {
             return Err(bad(
                 "tolerances.far_off",
@@ -452,13 +711,25 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
     fixture.validate()?;
     let n = fixture.initial_state.len();
     if state.len() != n {
-        return Err(bad(
-            "state",
-            format!("{} entries, the fixture's x has {n}", state.len()),
-        ));
+        return Err(FerroError::InvalidParameter {
+            name: "state",
+            value: state.len() as f64,
+            limit: format!("x(T) must have {n} entries, as the fixture's x"),
+        });
     }
-    if jacobian.len() != n || jacobian.iter().any(|r| r.len() != n) {
-        return Err(bad("gradient", format!("expected a {n}x{n} Jacobian")));
+    if let Some(r) = jacobian.iter().find(|r| r.len() != n) {
+        return Err(FerroError::InvalidParameter {
+            name: "gradient",
+            value: r.len() as f64,
+            limit: format!("every row of J must have {n} entries (a {n}x{n} Jacobian)"),
+        });
+    }
+    if jacobian.len() != n {
+        return Err(FerroError::InvalidParameter {
+            name: "gradient",
+            value: jacobian.len() as f64,
+            limit: format!("J must have {n} rows (a {n}x{n} Jacobian)"),
+        });
     }
     let max_abs = |v: &mut dyn Iterator<Item = f64>| {
         v.fold(
@@ -502,4 +773,11 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
         verdict: verdict.into(),
         meaning: fixture.verdicts.get(verdict).cloned().unwrap_or_default(),
     })
+}
+
+/// An engine's x(T) and J of `drop` judged against the exact rigid answer: [`conformance`]
+/// against [`drop_fixture`] at `drop`, whose key entry is dv(T)/dy0. The engine audit's
+/// gradient error and sign line (the same three states as the lab's and the sweep's).
+pub fn judge_drop(drop: &Drop, state: &[f64], jacobian: &[Vec<f64>]) -> Result<Conformance> {
+    conformance(&drop_fixture(drop)?, state, jacobian)
 }
