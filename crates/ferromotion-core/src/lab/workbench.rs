@@ -24,8 +24,8 @@ use crate::physics::contact::rigid::{exact, time_of_impact_term, ExactOptions};
 use crate::physics::integrate::adaptive::{
     tolerance, JacobianMethod, ToleranceOptions, PROBE_DEPENDENCE,
 };
-use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
-use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::integrate::corrected::{corrected_from, CorrectedOptions, CorrectedStart};
+use crate::physics::integrate::fixed::{fixed_from, FixedOptions, FixedStart};
 use crate::physics::model::Drop;
 use crate::physics::state::Cost;
 use crate::physics::state::RouteResult;
@@ -223,6 +223,12 @@ pub struct Workbench {
     reference: RouteResult,
     exponent_cache: Vec<(f64, Fit)>,
     contact_exponent: Option<Fit>,
+    /// Per step, where the fixed and corrected rollouts of every k begin to differ (the
+    /// first fall's steps above ground), with the wall time they took: each slider move
+    /// resumes from there, and its rows' `wall_s` add that time to the rest's, so they still
+    /// say what a whole rollout costs.
+    fixed_starts: Vec<(FixedStart, Option<f64>)>,
+    corrected_starts: Vec<(CorrectedStart, Option<f64>)>,
     clock: Option<Clock>,
 }
 
@@ -235,6 +241,8 @@ impl Workbench {
             reference,
             exponent_cache: Vec::new(),
             contact_exponent: None,
+            fixed_starts: Vec::new(),
+            corrected_starts: Vec::new(),
             clock: None,
         };
         b.set_config(config)?;
@@ -282,6 +290,8 @@ impl Workbench {
             self.reference = exact(&config.drop, &ExactOptions::default())?;
             self.exponent_cache.clear();
             self.contact_exponent = None;
+            self.fixed_starts.clear();
+            self.corrected_starts.clear();
         }
         self.config = config;
         Ok(())
@@ -359,11 +369,46 @@ impl Workbench {
         Ok(fit)
     }
 
+    /// The fixed route's start at step `dt` for this drop and its wall time, computed on
+    /// first use.
+    fn fixed_start(&mut self, dt: f64) -> Result<(FixedStart, Option<f64>)> {
+        if let Some(s) = self.fixed_starts.iter().find(|s| s.0.dt == dt) {
+            return Ok(*s);
+        }
+        let (s, wall) = timed(self.clock.as_ref(), || {
+            FixedStart::new(&self.config.drop, dt, &FixedOptions::default())
+        });
+        self.fixed_starts.push((s?, wall));
+        Ok(self.fixed_starts[self.fixed_starts.len() - 1])
+    }
+
+    /// The corrected route's start at step `dt` for this drop and its wall time, computed
+    /// on first use.
+    fn corrected_start(&mut self, dt: f64) -> Result<(CorrectedStart, Option<f64>)> {
+        if let Some(s) = self.corrected_starts.iter().find(|s| s.0.dt == dt) {
+            return Ok(*s);
+        }
+        let (s, wall) = timed(self.clock.as_ref(), || {
+            CorrectedStart::new(&self.config.drop, dt, &CorrectedOptions::default())
+        });
+        self.corrected_starts.push((s?, wall));
+        Ok(self.corrected_starts[self.corrected_starts.len() - 1])
+    }
+
     /// Every readout for the current controls.
     pub fn readout(&mut self) -> Result<WorkbenchReadout> {
         let c = self.config;
         let drop = &c.drop;
         let dt = c.dt();
+        // Each rollout below resumes from its step's start (the steps no k changes, computed
+        // once per drop and step): a wall time is the rollout's own part only.
+        let steps = refinement_steps(c.base_dt);
+        let fixed_starts = [
+            self.fixed_start(steps[0])?,
+            self.fixed_start(steps[1])?,
+            self.fixed_start(steps[2])?,
+        ];
+        let (corrected_start, corrected_start_wall) = self.corrected_start(dt)?;
         let reference = &self.reference;
         let e = limit_restitution(drop.zeta)?;
         let speed = drop.impact_speed();
@@ -379,12 +424,15 @@ impl Workbench {
         let own_clock = self.clock;
         let clock = own_clock.as_ref();
         let mut walls = [None; 3];
-        let rollouts = refinement_steps(c.base_dt)
+        let rollouts = steps
             .iter()
+            .zip(&fixed_starts)
             .zip(walls.iter_mut())
-            .map(|(&step, wall)| {
-                let (r, w) = timed(clock, || fixed(drop, c.k, step, &FixedOptions::default()));
-                *wall = w;
+            .map(|((&step, (start, start_wall)), wall)| {
+                let (r, w) = timed(clock, || {
+                    fixed_from(drop, c.k, step, &FixedOptions::default(), start)
+                });
+                *wall = plus(*start_wall, w);
                 r
             })
             .collect::<Result<Vec<_>>>()?;
@@ -408,9 +456,16 @@ impl Workbench {
         let (flow_route, flow_wall) = timed(clock, || flow(drop, c.k, &FlowOptions::default()));
         let flow_route = flow_route?;
         let (corrected_route, corrected_wall) = timed(clock, || {
-            corrected(drop, c.k, dt, &CorrectedOptions::default())
+            corrected_from(
+                drop,
+                c.k,
+                dt,
+                &CorrectedOptions::default(),
+                &corrected_start,
+            )
         });
         let corrected_route = corrected_route?;
+        let corrected_wall = plus(corrected_start_wall, corrected_wall);
         let fixed_row = RouteRow::timed(&fixed_route, reference, walls[current]);
         let tol = if c.tolerance {
             let (t, wall) = timed(clock, || tolerance(drop, c.k, &c.tolerance_options));
@@ -503,6 +558,11 @@ impl Workbench {
             sweep,
         })
     }
+}
+
+/// The sum of two wall times, when both were read.
+fn plus(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
 }
 
 /// A step for a message: exponential notation with at most 7 significant digits and no
