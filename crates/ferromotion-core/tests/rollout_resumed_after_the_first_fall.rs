@@ -134,3 +134,31 @@ fn a_start_for_another_drop_or_step_is_not_used() {
     )
     .unwrap();
 }
+
+/// A sweep shares one start per step among its stiffnesses: every row (fixed, corrected,
+/// blame split of that same fixed rollout) is the routes' own from t = 0.
+#[test]
+fn a_sweep_reads_the_routes_called_from_t0() {
+    use ferromotion_core::lab::sweep::RouteRow;
+    let drop = Drop::default();
+    let reference = exact(&drop, &ExactOptions::default()).unwrap();
+    let ks: Vec<f64> = (0..=12)
+        .map(|i| libm::pow(10.0, 2.0 + 0.5 * i as f64))
+        .collect();
+    for dt in [1e-4, 1e-5] {
+        let opts = SweepOptions {
+            dt,
+            tolerance: None,
+            blame: true,
+            corrected: true,
+        };
+        let s = sweep(&drop, &ks, &opts).unwrap();
+        for (row, &k) in s.rows.iter().zip(&ks) {
+            let f = fixed(&drop, k, dt, &FixedOptions::default()).unwrap();
+            let c = corrected(&drop, k, dt, &CorrectedOptions::default()).unwrap();
+            assert_eq!(row.fixed, RouteRow::timed(&f, &reference, None));
+            assert_eq!(row.corrected, Some(RouteRow::timed(&c, &reference, None)));
+            assert_eq!(row.blame, Some(blame(&drop, k, dt).unwrap()));
+        }
+    }
+}

@@ -4,12 +4,14 @@
 //! on the thread that ran it (rows run in parallel, so under load: for reading only).
 
 use crate::error::{positive, Result};
-use crate::lab::clock::{timed, Clock};
-use crate::lab::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
+use crate::lab::clock::{plus, timed, Clock};
+use crate::lab::readout::{blame_of, compare, fit_loglog, Blame, Errors, Fit, Flat};
 use crate::physics::contact::rigid::{exact, ExactOptions};
 use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
-use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::integrate::corrected::{
+    corrected, corrected_from, CorrectedOptions, CorrectedStart,
+};
+use crate::physics::integrate::fixed::{fixed, fixed_from, FixedOptions, FixedStart};
 use crate::physics::model::Drop;
 use crate::physics::state::{Cost, RouteResult};
 use serde::Serialize;
@@ -208,9 +210,34 @@ pub fn sweep_timed(
         t.integrator()?;
     }
     let reference = exact(drop, &ExactOptions::default())?;
+    // Every k's rollouts at this step resume after the first fall's steps above ground,
+    // which no k changes (computed once here, timed once: each row's `wall_s` adds that
+    // time). A start that cannot be computed is left out: the route itself then says why.
+    let (dt, fixed_opts, corrected_opts) = (
+        opts.dt,
+        FixedOptions::default(),
+        CorrectedOptions::default(),
+    );
+    let some = !ks.is_empty();
+    let (fixed_start, fixed_start_wall) = if some {
+        timed(clock, || FixedStart::new(drop, dt, &fixed_opts).ok())
+    } else {
+        (None, None)
+    };
+    let (corrected_start, corrected_start_wall) = if some && opts.corrected {
+        timed(clock, || {
+            CorrectedStart::new(drop, dt, &corrected_opts).ok()
+        })
+    } else {
+        (None, None)
+    };
     let row = |&k: &f64| -> Result<SweepRow> {
-        let (f, fixed_wall) = timed(clock, || fixed(drop, k, opts.dt, &FixedOptions::default()));
+        let (f, fixed_wall) = timed(clock, || match &fixed_start {
+            Some(s) => fixed_from(drop, k, dt, &fixed_opts, s),
+            None => fixed(drop, k, dt, &fixed_opts),
+        });
         let f = f?;
+        let fixed_wall = plus(fixed_start_wall, fixed_wall);
         let tol = match &opts.tolerance {
             Some(t) => {
                 let (r, wall) = timed(clock, || tolerance(drop, k, t));
@@ -219,15 +246,21 @@ pub fn sweep_timed(
             None => None,
         };
         let cor = if opts.corrected {
-            let (c, wall) = timed(clock, || {
-                corrected(drop, k, opts.dt, &CorrectedOptions::default())
+            let (c, wall) = timed(clock, || match &corrected_start {
+                Some(s) => corrected_from(drop, k, dt, &corrected_opts, s),
+                None => corrected(drop, k, dt, &corrected_opts),
             });
-            Some(RouteRow::timed(&c?, &reference, wall))
+            Some(RouteRow::timed(
+                &c?,
+                &reference,
+                plus(corrected_start_wall, wall),
+            ))
         } else {
             None
         };
         let bl = if opts.blame {
-            Some(blame(drop, k, opts.dt)?)
+            // The split of the fixed rollout just run (`blame` would run it again).
+            Some(blame_of(drop, k, &f)?)
         } else {
             None
         };

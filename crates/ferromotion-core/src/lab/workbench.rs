@@ -11,7 +11,7 @@
 //! around each route call; without one those are `None`.
 
 use crate::error::{positive, FerroError, Result};
-use crate::lab::clock::{timed, Clock};
+use crate::lab::clock::{plus, timed, Clock};
 use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
@@ -558,11 +558,6 @@ impl Workbench {
             sweep,
         })
     }
-}
-
-/// The sum of two wall times, when both were read.
-fn plus(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    Some(a? + b?)
 }
 
 /// A step for a message: exponential notation with at most 7 significant digits and no
