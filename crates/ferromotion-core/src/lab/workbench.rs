@@ -3,8 +3,11 @@
 //! A [`Workbench`] holds the drop, the stiffness, the step and the tolerance switch, and
 //! computes one [`WorkbenchReadout`] per change. Readouts that do not depend on k (the
 //! divergence exponent at a given dt, the contact share's exponent) are cached, so a
-//! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
-//! few closed-form evaluations.
+//! slider move costs the three fixed-step rollouts of the dt-refinement readout, the
+//! corrected route at the current step and a few closed-form evaluations. Those rollouts
+//! resume from starts kept per step ([`FixedStart`], [`CorrectedStart`]): the first fall's
+//! steps above ground, the same for every k, run once per drop and step (about half the
+//! steps of the default drop), with the same bits as a rollout from t = 0.
 //!
 //! With a clock ([`Workbench::with_clock`], injected by the binding: see [`crate::lab::clock`])
 //! every route's row also carries the wall time its Jacobian took (`wall_s`), measured here
@@ -227,8 +230,8 @@ pub struct Workbench {
     /// first fall's steps above ground), with the wall time they took: each slider move
     /// resumes from there, and its rows' `wall_s` add that time to the rest's, so they still
     /// say what a whole rollout costs.
-    fixed_starts: Vec<(FixedStart, Option<f64>)>,
-    corrected_starts: Vec<(CorrectedStart, Option<f64>)>,
+    fixed_starts: Vec<(f64, FixedStart, Option<f64>)>,
+    corrected_starts: Vec<(f64, CorrectedStart, Option<f64>)>,
     clock: Option<Clock>,
 }
 
@@ -369,32 +372,6 @@ impl Workbench {
         Ok(fit)
     }
 
-    /// The fixed route's start at step `dt` for this drop and its wall time, computed on
-    /// first use.
-    fn fixed_start(&mut self, dt: f64) -> Result<(FixedStart, Option<f64>)> {
-        if let Some(s) = self.fixed_starts.iter().find(|s| s.0.dt == dt) {
-            return Ok(*s);
-        }
-        let (s, wall) = timed(self.clock.as_ref(), || {
-            FixedStart::new(&self.config.drop, dt, &FixedOptions::default())
-        });
-        self.fixed_starts.push((s?, wall));
-        Ok(self.fixed_starts[self.fixed_starts.len() - 1])
-    }
-
-    /// The corrected route's start at step `dt` for this drop and its wall time, computed
-    /// on first use.
-    fn corrected_start(&mut self, dt: f64) -> Result<(CorrectedStart, Option<f64>)> {
-        if let Some(s) = self.corrected_starts.iter().find(|s| s.0.dt == dt) {
-            return Ok(*s);
-        }
-        let (s, wall) = timed(self.clock.as_ref(), || {
-            CorrectedStart::new(&self.config.drop, dt, &CorrectedOptions::default())
-        });
-        self.corrected_starts.push((s?, wall));
-        Ok(self.corrected_starts[self.corrected_starts.len() - 1])
-    }
-
     /// Every readout for the current controls.
     pub fn readout(&mut self) -> Result<WorkbenchReadout> {
         let c = self.config;
@@ -403,12 +380,23 @@ impl Workbench {
         // Each rollout below resumes from its step's start (the steps no k changes, computed
         // once per drop and step): a wall time is the rollout's own part only.
         let steps = refinement_steps(c.base_dt);
+        // A copy: `self` is borrowed mutably below (the caches).
+        let own_clock = self.clock;
+        let clock = own_clock.as_ref();
+        let fixed_start = |cache: &mut _, step| {
+            start_at(cache, step, clock, || {
+                FixedStart::new(drop, step, &FixedOptions::default())
+            })
+        };
         let fixed_starts = [
-            self.fixed_start(steps[0])?,
-            self.fixed_start(steps[1])?,
-            self.fixed_start(steps[2])?,
+            fixed_start(&mut self.fixed_starts, steps[0])?,
+            fixed_start(&mut self.fixed_starts, steps[1])?,
+            fixed_start(&mut self.fixed_starts, steps[2])?,
         ];
-        let (corrected_start, corrected_start_wall) = self.corrected_start(dt)?;
+        let (corrected_start, corrected_start_wall) =
+            start_at(&mut self.corrected_starts, dt, clock, || {
+                CorrectedStart::new(drop, dt, &CorrectedOptions::default())
+            })?;
         let reference = &self.reference;
         let e = limit_restitution(drop.zeta)?;
         let speed = drop.impact_speed();
@@ -420,9 +408,6 @@ impl Workbench {
         };
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
-        // A copy: `self` is borrowed mutably below (the caches).
-        let own_clock = self.clock;
-        let clock = own_clock.as_ref();
         let mut walls = [None; 3];
         let rollouts = steps
             .iter()
@@ -558,6 +543,23 @@ impl Workbench {
             sweep,
         })
     }
+}
+
+/// The start at step `dt` in `cache` (each kept with its step and the wall time it took),
+/// made by `make` and timed by `clock` on first use.
+fn start_at<S: Copy>(
+    cache: &mut Vec<(f64, S, Option<f64>)>,
+    dt: f64,
+    clock: Option<&Clock>,
+    make: impl FnOnce() -> Result<S>,
+) -> Result<(S, Option<f64>)> {
+    if let Some(&(_, s, wall)) = cache.iter().find(|c| c.0 == dt) {
+        return Ok((s, wall));
+    }
+    let (s, wall) = timed(clock, make);
+    let s = s?;
+    cache.push((dt, s, wall));
+    Ok((s, wall))
 }
 
 /// A step for a message: exponential notation with at most 7 significant digits and no

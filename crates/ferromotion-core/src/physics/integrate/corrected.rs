@@ -333,11 +333,7 @@ impl CorrectedStart {
     pub fn new(drop: &Drop, dt: f64, opts: &CorrectedOptions) -> Result<CorrectedStart> {
         drop.validate()?;
         let n = step_count(drop.t_final, dt, opts.max_steps)?;
-        let free = Penalty {
-            stiffness: 0.0,
-            damping: 0.0,
-            mass: drop.mass,
-        };
+        let free = Penalty::free(drop.mass);
         let mut y = Dual::variable(drop.height, 0);
         let mut v = Dual::variable(drop.velocity, 1);
         let mut t = Dual::constant(0.0);

@@ -179,11 +179,7 @@ impl FixedStart {
     pub fn new(drop: &Drop, dt: f64, opts: &FixedOptions) -> Result<FixedStart> {
         drop.validate()?;
         let n = step_count(drop.t_final, dt, opts.max_steps)?;
-        let free = Penalty {
-            stiffness: 0.0,
-            damping: 0.0,
-            mass: drop.mass,
-        };
+        let free = Penalty::free(drop.mass);
         let (mut x, mut jac) = (drop.x0(), Jacobian::identity());
         let mut steps = 0;
         while steps < n && !(x[0] < 0.0) {
