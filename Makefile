@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-study fuzz mutants engines clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -59,6 +59,11 @@ bench-lab: ## time the lab in headless Chromium: slider move -> all readouts and
 
 bench-lab-phone: ## bench-lab with a cheap phone beside the desktop: 375 x 740, touch, CPU throttled 4x
 	@$(MAKE) --no-print-directory bench-lab PHONE=1
+
+bench-fit: ## coverage of fm.fit's 95% intervals, 2000 replicates per design, before and after the calibration (REPLICATES=N, DESIGNS=a,b)
+	@scripts/bootstrap.sh
+	@scripts/py.sh > /dev/null
+	@.venv/bin/python benches/fit_coverage.py --rules before,after --replicates $(or $(REPLICATES),2000) $(if $(DESIGNS),--designs $(DESIGNS))
 
 bench-study: ## fm.study on Dask: a 10,000-point drop and a 24-point quadruped study at 1 and 2 workers, estimate for 100
 	@.venv/bin/python benches/study_bench.py

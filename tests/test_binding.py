@@ -259,7 +259,11 @@ def test_sweep_to_dict_and_json(drop: fm.Drop) -> None:
     assert d == s.to_dict()
     assert len(d["rows"]) == 5
     assert d["drop"] == drop.to_dict()
-    assert d["tolerance"] == {"rtol": _core.DEFAULTS["tolerance"]["rtol"], "events": False, "jacobian": "richardson"}
+    tol = {key: d["tolerance"][key] for key in ("rtol", "events", "jacobian")}
+    assert tol == {"rtol": _core.DEFAULTS["tolerance"]["rtol"], "events": False, "jacobian": "richardson"}
+    # All of the tolerance route's options it ran with: the core's, every one of them default.
+    assert d["tolerance"] == _core.DEFAULTS["tolerance"] == s.options["tolerance"]
+    assert (d["dt"], d["corrected"], d["blame"]) == (1e-4, False, True)
     assert d["exponent"]["points"] == 3
     assert d["rows"][0]["fixed"]["jacobian"] == s.jacobian[0].ravel().tolist()
     assert d["rows"][0]["blame"]["integrator_share"] == s.blame.integrator_share[0]  # type: ignore[union-attr]
@@ -318,10 +322,9 @@ def test_bench_curve_is_a_sweep() -> None:
 
 def test_gil_is_released_during_core_work(drop: fm.Drop) -> None:
     """A sweep in one thread must not stop another thread's Python code."""
-    run = _core.SweepRun(drop, 1e-6)  # 8e5 steps per stiffness
-    ks = np.logspace(4, 8, 480)  # ~4e8 steps: well over 0.1 s even at ~1 ns/step on two cores
+    ks = np.logspace(4, 8, 480)  # 8e5 steps per stiffness at dt = 1e-6: ~4e8 steps, well over 0.1 s
     # One core call: no chance to switch threads unless the GIL is released.
-    assert_gil_released(lambda: run.extend(ks), min_elapsed=0.1, what="sweep")
+    assert_gil_released(lambda: _core.sweep(drop, ks, {"dt": 1e-6}), min_elapsed=0.1, what="sweep")
 
 @pytest.mark.parametrize("module", [
     "ferromotion", "ferromotion._common", "ferromotion._results", "ferromotion.routes", "ferromotion.readouts", "ferromotion.sweep",

@@ -182,6 +182,27 @@ def test_audit_and_blame_panels_match_the_core(page: Page, lab: str) -> None:
     expect(page.locator("#blame-plot polyline.s-contact")).to_have_count(1)
 
 
+def test_the_audit_reports_the_cores_progress_while_it_runs(page: Page, lab: str) -> None:
+    # The worker forwards the core's sweep progress: the note counts the stiffnesses done
+    # (one per chunk in the browser's core), then the table replaces it.
+    open_lab(page, lab)
+    commit_prediction(page)
+    click_and_wait(page, dt_button(10))
+    page.evaluate("""() => {
+        window.auditNotes = [];
+        const note = document.getElementById("audit-note");
+        new MutationObserver(() => window.auditNotes.push(note.textContent))
+            .observe(note, {childList: true, characterData: true, subtree: true});
+    }""")
+    page.locator("#audit > summary").click()
+    expect(page.locator("#audit-rows tr")).to_have_count(13)
+    notes = page.evaluate("window.auditNotes")
+    counted = [int(m.group(1)) for n in notes if (m := re.search(r"(\d+) of 13 stiffnesses done", n))]
+    assert counted and counted == sorted(counted) and counted[-1] == 13, notes
+    assert "Each row" in notes[-1]
+    assert page.console_errors == []
+
+
 def test_descent_panel_runs_in_the_background_and_shows_every_arm(page: Page, lab: str) -> None:
     open_lab(page, lab)
     commit_prediction(page)

@@ -36,9 +36,14 @@ def _coverage(route: str, truth: dict, params: list, drop: fm.Drop, k: float, **
     return hits
 
 
-# Binomial(200, 0.95) has mean 190 and standard deviation 3.1. A count of 182 or fewer has probability
-# below 1% for intervals whose coverage is truly 95%; the observed counts are printed with -s.
-FLOOR = 183
+# The issue's bar: at least 95% of 200 replicates, 190. The default intervals take the wider of the
+# stated-σ and the residual-scale likelihood-ratio bounds (docs/fit.md), so with σ right they cover more
+# than 95%: P(χ²₁ <= max(3.8415, t²·χ²₁₄/14)) = 0.967 for these 16 samples and 2 parameters (t = 2.1448, the
+# 97.5% quantile of Student's t with 14 degrees of freedom; `make bench-fit` measures 97.0% and 96.7% for
+# the flow route's zeta and k, 97.0% and 96.2% for the exact route's restitution and height, on 2000 other
+# replicates), and a count of 190 or more then has probability 0.87-0.96 per parameter. Seeds 0-199 give
+# 193, 195, 192 and 190 (printed with -s); the stated-σ rule alone gave 189, 191, 187 and 187.
+FLOOR = 190
 
 
 def test_flow_intervals_cover_zeta_and_k_in_200_noisy_replicates():
@@ -107,11 +112,11 @@ CHI2_1_95 = 3.841458820694124  # 95% quantile of chi2 with 1 degree of freedom (
 def test_profile_bounds_are_where_the_minimised_chi2_rises_by_the_chi2_quantile():
     """The interval is the profile-likelihood one: at each bound, Φ minimised over the other parameter (here by
     scipy's bounded scalar minimiser on the fit's own objective, no Jacobian) lies 3.8415/2 above the fit's
-    minimum; the Wald interval, kept beside it, is a different (linearised) set."""
+    minimum with σ as stated; the Wald interval, kept beside it, is a different (linearised) set."""
     optimize = pytest.importorskip("scipy.optimize")
     y = _noisy("flow", fm.Drop(height=1.0, zeta=0.2), 1e4, 11)
     kw = dict(sigma=SIGMA, params=["zeta", "k"], route="flow", k=1.5e4)
-    r = fm.fit(fm.Drop(zeta=0.12), T, y, check=False, **kw)
+    r = fm.fit(fm.Drop(zeta=0.12), T, y, check=False, sigma_scale="stated", **kw)
     assert r.interval_method == {"zeta": ("profile", "profile"), "k": ("profile", "profile")}
     assert r.receipt["intervals"]["notes"] == [] and r.receipt["intervals"]["method"].startswith("profile")
     phi = fm.FitObjective(fm.Drop(zeta=0.12), T, y, **kw)
@@ -128,6 +133,31 @@ def test_profile_bounds_are_where_the_minimised_chi2_rises_by_the_chi2_quantile(
             assert 2 * (best.fun - r.cost) == pytest.approx(CHI2_1_95, abs=2e-3), (name, bound)
         assert r.wald_interval[name] != r.interval[name]
         assert r.wald_interval[name] == pytest.approx(r.interval[name], rel=0.05)
+
+
+def test_default_intervals_are_the_wider_of_the_stated_and_the_residual_rule():
+    """Each bound of the default ("either") interval is the farther of the two rules' bounds: the stated-σ
+    likelihood-ratio bound (Δχ² = 3.8415) and the residual-scale one (Δχ² = s²·t², s² = χ²/ν, t Student's
+    97.5% quantile at ν = n − p, here scipy's)."""
+    stats = pytest.importorskip("scipy.stats")
+    kw = dict(sigma=SIGMA, params=["zeta", "k"], route="flow", k=1.5e4, check=False)
+    for sigma in (SIGMA, SIGMA / 3):  # σ right, then stated three times too small
+        y = _noisy("flow", fm.Drop(height=1.0, zeta=0.2), 1e4, 4)
+        kw["sigma"] = sigma
+        r = {s: fm.fit(fm.Drop(zeta=0.12), T, y, sigma_scale=s, **kw) for s in ("stated", "residual", "either")}
+        nu = r["either"].document["dof"]
+        got = r["either"].receipt["intervals"]
+        assert got["t_quantile"] == pytest.approx(stats.t.ppf(0.975, nu), rel=1e-12)
+        assert got["residual_scale"] == pytest.approx(math.sqrt(r["either"].chi2 / nu), rel=1e-12)
+        wider = "residual" if got["residual_scale"] * got["t_quantile"] > 1.959963984540054 else "stated"
+        if sigma < SIGMA:  # s is about 3: the residuals' scale takes over
+            assert wider == "residual" and got["residual_scale"] > 2
+        assert got["delta_chi2"] == r[wider].receipt["intervals"]["delta_chi2"]
+        for name in ("zeta", "k"):
+            assert r["either"].interval[name] == pytest.approx(r[wider].interval[name], rel=1e-9)
+            lo, hi = r["either"].interval[name]
+            for other in ("stated", "residual"):
+                assert lo <= r[other].interval[name][0] * (1 + 1e-9) and r[other].interval[name][1] <= hi * (1 + 1e-9)
 
 
 def test_wald_intervals_on_request():
@@ -201,6 +231,8 @@ def test_fixed_route_jacobian_is_its_own_tangent_not_the_flows():
     (dict(params=["spin"]), "unknown parameter"),
     (dict(y=[0.9, 0.1]), "`y`"),
     (dict(params=["zeta", "restitution"]), "one parameter"),
+    (dict(max_step=0.0), "`max_step`"),
+    (dict(max_step=float("nan")), "`max_step`"),
 ])
 def test_bad_input_raises_invalid_parameter_naming_the_field(kwargs, field):
     args = dict(t=[0.1, 0.5, 0.8], y=[0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], route="flow", k=1e6)
@@ -213,6 +245,8 @@ def test_bad_input_raises_invalid_parameter_naming_the_field(kwargs, field):
 def test_unknown_route_and_masked_nan():
     with pytest.raises(fm.ScenarioError, match="unknown variant `euler`, expected one of `fixed`"):
         fm.fit(fm.Drop(), [0.1, 0.5, 0.8], [0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], route="euler")
+    with pytest.raises(fm.ScenarioError, match="unknown variant `maybe`, expected one of `stated`"):
+        fm.fit(fm.Drop(), [0.1, 0.5, 0.8], [0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], sigma_scale="maybe")
     # A masked entry may be NaN (missing); it leaves the count.
     t = np.round(np.arange(1, 17) * 0.05, 10)
     y = fm.fit_predict(fm.Drop(zeta=0.2), t, route="flow", k=1e4)["y"]
@@ -237,3 +271,54 @@ def test_docstring_examples_run():
     module = importlib.import_module("ferromotion.fit")  # `fm.fit` is the function
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_far_start_of_zeta_k_and_height_converges_with_every_log_step_within_its_bound():
+    """From a start half a metre low (no sample in contact yet, so k's Gauss–Newton step is decades long)
+    the fit converges to the truth's neighbourhood, and every accepted step moves each log parameter by at
+    most a factor e (max_step = 1), read off the iteration record's physical values."""
+    p = fm.fit_predict(fm.Drop(height=1.0, zeta=0.2), T, route="flow", k=1e4)
+    y = p["y"] + SIGMA * np.random.default_rng(0).standard_normal(T.shape[0])
+    r = fm.fit(fm.Drop(height=0.536, zeta=0.289), T, y, sigma=SIGMA, params=["zeta", "k", "height"], route="flow",
+               k=13860.0, check=False)
+    assert r.status == "converged" and r.consistent, r.summary()
+    assert all(r.contains({"zeta": 0.2, "k": 1e4, "height": 1.0}).values()), r.summary()
+    thetas = [np.array(it["theta"]) for it in r.iterations if it["accepted"]]
+    steps = [np.abs(np.log(b / a)) for a, b in zip(thetas, thetas[1:])]
+    assert max(s.max() for s in steps) <= 1.0 + 1e-12
+
+
+def test_a_fit_stopped_at_the_iteration_cap_says_so():
+    p = fm.fit_predict(fm.Drop(height=1.0, zeta=0.2), T, route="flow", k=1e4)
+    y = p["y"] + SIGMA * np.random.default_rng(0).standard_normal(T.shape[0])
+    r = fm.fit(fm.Drop(height=0.536, zeta=0.289), T, y, sigma=SIGMA, params=["zeta", "k", "height"], route="flow",
+               k=13860.0, check=False, max_iterations=3)
+    assert r.status == "max-iterations"
+    assert "NOT CONVERGED (max-iterations)" in r.summary()
+    assert any("without converging" in n for n in r.receipt["intervals"]["notes"])
+
+
+def test_three_bounce_local_minimum_is_left_by_continuation_over_the_horizon():
+    """Restitution, height and velocity from a start whose direct fit lines the later bounces up with the
+    wrong data (χ² 2.8e5 for 57 degrees of freedom): fitting the first half of the samples first, then all,
+    reaches a minimum whose χ² is consistent with the noise; the receipt names both, and the report's Φ is
+    the objective's own value at the estimate (a second route to the same number)."""
+    t3 = np.round(np.arange(1, 31) * 0.05, 10)
+    p = fm.fit_predict(fm.Drop(height=1.0, velocity=1.0), t3, route="exact", restitution=0.7)
+    rng = np.random.default_rng(4)
+    y = p["y"] + 1e-3 * rng.standard_normal(30)
+    v = p["v"] + 1e-2 * rng.standard_normal(30)
+    kw = dict(y=y, v=v, sigma_y=1e-3, sigma_v=1e-2, params=["restitution", "height", "velocity"], route="exact")
+    r = fm.fit(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, check=False, **kw)
+    cont = r.receipt["continuation"]
+    assert cont["samples"] == [15, 30] and cont["adopted"], cont
+    assert r.consistent and r.status == "converged" and cont["cost_direct"] > r.chi2_limit / 2 > r.cost
+    assert all(r.contains({"restitution": 0.7, "height": 1.0, "velocity": 1.0}).values()), r.summary()
+    phi = fm.FitObjective(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, **kw)
+    assert math.isclose(phi(phi.coordinates(r.estimate)), r.cost, rel_tol=1e-12)
+    assert "continuation over the horizon (15 then 30 samples)" in r.summary()
+    direct = fm.fit(fm.Drop(height=0.583, velocity=0.676), t3, restitution=0.99, check=False, continuation=False, **kw)
+    assert direct.status == "converged" and not direct.consistent and "continuation" not in direct.receipt
+    assert direct.cost == cont["cost_direct"]
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(r.to_json()), fm.fit_schema())

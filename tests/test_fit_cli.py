@@ -46,6 +46,18 @@ def test_fit_json_is_the_report(good: Path) -> None:
     assert doc["receipt"]["verdicts"] == ["not-run", "not-run"]
 
 
+def test_sigma_scale_flag_picks_the_interval_rule(good: Path) -> None:
+    docs = {}
+    for rule in ("stated", "either"):
+        p = run(str(good), "--params", "zeta", "--k", "1e4", "--json", "--no-check", "--sigma-scale", rule)
+        assert p.returncode == 0, p.stderr
+        docs[rule] = json.loads(p.stdout)["receipt"]["intervals"]
+    assert docs["stated"]["sigma_scale"] == "stated" and docs["stated"]["delta_chi2"] == pytest.approx(3.841458820694124)
+    assert docs["either"]["sigma_scale"] == "either" and docs["either"]["delta_chi2"] >= docs["stated"]["delta_chi2"]
+    p = run(str(good), "--params", "zeta", "--sigma-scale", "maybe")
+    assert p.returncode == 2 and "invalid choice" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_empty_cells_are_missing_samples(tmp_path: Path, good: Path) -> None:
     lines = good.read_text().splitlines()
     cells = lines[4].split(",")

@@ -268,7 +268,7 @@ def test_min_step_reaches_the_tolerance_route_from_every_door() -> None:
     p = run_cli("audit", "--quiet", "--k-min", "1e6", "--k-max", "1e6", "--rtol", "1e-6", "--events",
             "--jacobian", "forward", "--min-step", "1e-3")
     assert p.returncode == 1 and message in p.stderr and "Traceback" not in p.stderr
-    js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, true, false, false, 'forward', 1e-3)"])[0]
+    js = node(["m.sweep(drop, Float64Array.of(1e6), {dt: 1e-4, tolerance: {rtol: 1e-6, events: true, jacobian: 'forward', min_step: 1e-3}})"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
     # A floor below every step changes nothing, at each door.
     free = fm.sweep(DROP, [1e6], **FWD)
@@ -283,7 +283,7 @@ def test_a_bad_min_step_is_the_same_refusal_at_every_door() -> None:
         assert refusal(call) == (kind, message)
     p = run_cli("audit", "--quiet", "--min-step", "-1")
     assert p.returncode == 1 and message in p.stderr
-    js = node(["m.sweepRows(drop, Float64Array.of(1e6), 1e-4, 1e-6, false, false, false, 'richardson', -1)"])[0]
+    js = node(["m.sweep(drop, Float64Array.of(1e6), {dt: 1e-4, tolerance: {rtol: 1e-6, min_step: -1}})"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
 
 

@@ -36,7 +36,7 @@ def test_the_sweep_option_reaches_the_route(jacobian: str) -> None:
         assert np.array_equal(s.tolerance.jacobian[i], r.jacobian)
         assert int(s.tolerance.force_evals[i]) == r.force_evals
         assert int(s.tolerance.rollouts[i]) == r.rollouts
-    assert s.to_dict()["tolerance"] == {"rtol": RTOL, "events": True, "jacobian": jacobian}
+    assert s.to_dict()["tolerance"] == {**fm.defaults()["tolerance"], "rtol": RTOL, "events": True, "jacobian": jacobian}
     # Every route of every row was timed where it ran.
     for route in (s.fixed, s.tolerance):
         assert route.wall_s.dtype == np.float64 and np.all(np.isfinite(route.wall_s)) and np.all(route.wall_s >= 0)
@@ -120,7 +120,7 @@ def test_the_cli_flag_reaches_the_route(jacobian: str) -> None:
             "--jacobian", jacobian)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    assert d["tolerance"] == {"rtol": RTOL, "events": True, "jacobian": jacobian}
+    assert d["tolerance"] == {**fm.defaults()["tolerance"], "rtol": RTOL, "events": True, "jacobian": jacobian}
     (row,) = d["rows"]
     t, r = row["tolerance"], direct(1e6, jacobian)
     assert t["jacobian"] == r.jacobian.reshape(-1).tolist()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Dict, List, Mapping, NoReturn, Optional, Tuple, Type, Union
 
 _np: Any
 try:
@@ -89,6 +89,24 @@ def tolerance_rtol(tolerance: Union[None, bool, float], default: float) -> Optio
     if tolerance is True:
         return float(default)
     return float(tolerance)
+
+
+def sweep_options(dt: float, rtol: Optional[float], events: bool, jacobian: str, min_step: float,
+                  corrected: bool, blame: bool) -> Dict[str, Any]:
+    """The core's ``SweepOptions`` document from a ``sweep`` call's arguments (both packages'
+    ``sweep`` pass it to the core as it is; the core fills in the rest and validates it). The
+    tolerance route runs when ``rtol`` is not None; its ``events`` only then."""
+    tol = None if rtol is None else {"rtol": rtol, "events": bool(events), "jacobian": str(jacobian),
+                                     "min_step": min_step}
+    return {"dt": dt, "tolerance": tol, "corrected": bool(corrected), "blame": bool(blame)}
+
+
+def raise_refusal(errors: Any, refusal: Mapping[str, Any]) -> NoReturn:
+    """Raise the core's refusal ``{kind, message}`` as the package's class of that kind, found in
+    the module ``errors`` (``Scenario`` is ``ScenarioError``; FerroError when unknown)."""
+    kind = refusal["kind"]
+    cls = getattr(errors, kind, None) or getattr(errors, kind + "Error", None) or errors.FerroError
+    raise cls(refusal["message"])
 
 
 class Json:
@@ -535,10 +553,15 @@ _LAB_GRID = (4.0, 8.0, 2)
 
 
 class SweepResult(Json):
-    """What both packages' ``Sweep`` share: the fixed route's readouts at the top level, the
-    exponent, ``to_dict`` and ``repr``. A package's ``Sweep`` sets the attributes below and
-    supplies the core calls (``_core_document``, ``_fit_own``, ``_fit_lab``, ``_log_grid``)
-    and its error classes."""
+    """What both packages' ``Sweep`` share, built from the core's sweep answer (its columns or
+    rows, ``options``, ``exponent``/``exponent_error``, ``wrong_sign``): the fixed route's
+    readouts at the top level, the exponent, ``to_dict`` and ``repr``. A package's ``Sweep``
+    sets the attributes below and supplies the core calls (``_core_document``, ``_fit_lab``,
+    ``_log_grid``) and its errors module.
+
+    ``options`` is the core's ``SweepOptions`` the sweep ran with (``dt``, ``tolerance``: the
+    tolerance route's options or None, ``corrected``, ``blame``), as a dict.
+    """
 
     drop: Any
     dt: float
@@ -549,19 +572,24 @@ class SweepResult(Json):
     corrected: Optional[SweepRoute]
     blame: Optional[SweepBlame]
     tolerance_cost_ratio: Any
-    _rtol: Optional[float]
-    _events: bool
-    _jacobian: str
-    # The package's FerroError and InvalidParameter classes.
+    options: Dict[str, Any]
+    # The core's answer: ``exponent``, ``exponent_error``, ``wrong_sign`` and the rest.
+    _answer: Mapping[str, Any]
+    # The package's FerroError and InvalidParameter classes, and the module holding every class.
     _errors: Tuple[Type[Exception], Type[Exception]]
+    _error_module: Any
 
     def _core_document(self) -> Dict[str, Any]:  # pragma: no cover - each package's Sweep supplies it
-        """The core's serialisation of the sweep: ``dt``, ``exact``, ``rows``."""
+        """The core's serialisation of the sweep: its options (``dt``, ``tolerance``,
+        ``blame``, ``corrected``), ``exact``, ``rows``."""
         raise NotImplementedError
 
-    def _fit_own(self) -> Mapping[str, Any]:  # pragma: no cover
-        """The core's exponent fit on the sweep's own points with k in [1e4, 1e8]."""
-        raise NotImplementedError
+    def _fit_own(self) -> Mapping[str, Any]:
+        """The core's exponent fit on the sweep's own points with k in [1e4, 1e8], or its
+        refusal raised."""
+        if self._answer["exponent"] is None:
+            raise_refusal(self._error_module, self._answer["exponent_error"])
+        return self._answer["exponent"]
 
     def _fit_lab(self) -> Mapping[str, Any]:  # pragma: no cover
         """The core's divergence exponent at this drop and dt (the lab's nine points)."""
@@ -666,10 +694,10 @@ class SweepResult(Json):
         return Fit._from_core(self._fit_lab())
 
     def to_dict(self) -> Dict[str, Any]:
-        """The core's serialisation (``dt``, ``exact``, ``rows``) plus the drop, the
-        options and the fitted exponent: the lab's nine points when the sweep holds them,
-        else its own points in [1e4, 1e8] (``points`` says how many), None when neither fits."""
-        d = self._core_document()
+        """The drop, then the core's serialisation (the options: ``dt``, ``tolerance``,
+        ``blame``, ``corrected``; ``exact``, ``rows``), then the fitted exponent: the lab's nine
+        points when the sweep holds them, else its own points in [1e4, 1e8] (``points`` says
+        how many), None when neither fits."""
         exponent: Optional[Dict[str, Any]] = None
         for points in ("lab", "all"):
             try:
@@ -677,17 +705,7 @@ class SweepResult(Json):
                 break
             except self._errors[0]:
                 pass
-        return {
-            "drop": self.drop.to_dict(),
-            "dt": d["dt"],
-            "tolerance": (None if self._rtol is None
-                          else {"rtol": self._rtol, "events": self._events, "jacobian": self._jacobian}),
-            "corrected": self.corrected is not None,
-            "blame": self.blame is not None,
-            "exact": d["exact"],
-            "rows": d["rows"],
-            "exponent": exponent,
-        }
+        return {"drop": self.drop.to_dict(), **self._core_document(), "exponent": exponent}
 
     def to_json(self, indent: Optional[int] = None) -> str:
         """:meth:`to_dict` as JSON."""
@@ -697,8 +715,9 @@ class SweepResult(Json):
         n = len(self)
         if n == 0:
             return f"Sweep(no stiffnesses, dt = {self.dt:g} s)"
-        routes = "fixed" + ("" if self.tolerance is None
-                            else f" + tolerance (rtol = {self._rtol:g}, jacobian = {self._jacobian})")
+        tol = self.options["tolerance"]
+        routes = "fixed" + ("" if tol is None
+                            else f" + tolerance (rtol = {tol['rtol']:g}, jacobian = {tol['jacobian']})")
         routes += "" if self.corrected is None else " + corrected"
         wrong = sum(not s for s in self.right_sign)
         return (

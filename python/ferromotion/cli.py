@@ -670,6 +670,10 @@ def _add_fit(sub: Any) -> None:
                        help=f"start (or held value) of the {name} (default: %(default)g)")
     p.add_argument("--sigma-y", type=float, default=None, metavar="M", help="standard deviation of a height, m")
     p.add_argument("--sigma-v", type=float, default=None, metavar="M/S", help="standard deviation of a velocity, m/s")
+    p.add_argument("--sigma-scale", choices=("stated", "residual", "either"), default=fit_defaults["sigma_scale"],
+                   help="what the 95%% intervals take sigma for: the noise's standard deviation (stated), weights whose "
+                        "scale the residuals estimate (residual, Student's t), or the wider of the two (either; "
+                        "default: %(default)s)")
     p.add_argument("--no-check", action="store_true", help="skip the gradient checks (faster)")
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     p.add_argument("--starts", type=_positive_int, default=5, metavar="N", help="with --demo: starts per method")
@@ -732,7 +736,7 @@ def _fit(args: argparse.Namespace) -> int:
                     mass=args.mass, t_final=max(cols["t"]) if cols["t"] else DEFAULTS["drop"]["t_final"])
     r = fm.fit(guess, cols["t"], cols.get("y"), v=cols.get("v"), sigma_y=sigma["y"], sigma_v=sigma["v"],
                mask_y=masks["y"], mask_v=masks["v"], params=args.params, route=args.route, k=args.k, dt=args.dt,
-               check=not args.no_check)
+               check=not args.no_check, sigma_scale=args.sigma_scale)
     if args.json:
         print(r.to_json(indent=2))
     else:

@@ -94,14 +94,16 @@ class FitResult:
         Fitted value per parameter (SI units).
     interval : dict
         95% interval ``(lo, hi)`` per parameter: profile likelihood (where χ² minimised over the
-        other parameters rises by 3.8415 above its minimum), the Wald interval where the profile
+        other parameters rises by Δχ² above its minimum: by default the larger of 3.8415, σ as
+        stated, and s²·t², σ's scale from the residuals; ``receipt["intervals"]`` gives it and
+        the rule, docs/fit.md its measured coverage), the Wald interval where the profile
         cannot be bracketed (``interval_method`` and ``receipt["intervals"]["notes"]`` say where);
         an unbounded side is inf, or 0 for a log parameter's lower side.
     interval_method : dict
         How each side of ``interval`` was found: ``("profile", "profile")``, ``"profile-unbounded"``
         or ``"wald"`` per side.
     wald_interval : dict
-        The Wald interval z ± 1.96·sqrt((F⁻¹)_jj) from F = SᵀS (in log space for log parameters),
+        The Wald interval z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) from F = SᵀS (in log space for log parameters),
         for comparison.
     start : dict
         The start of each parameter.
@@ -212,9 +214,16 @@ class FitResult:
         """A few lines: status, estimates with intervals, identifiability and the check verdicts."""
         lines = [f"fit ({self.route} route): {self.status} after {len(self.iterations) - 1} iterations, "
                  f"{self.evaluations} model evaluations; cost {self.cost_start:.4g} -> {self.cost:.4g}"]
+        if self.status != "converged":
+            lines.append(f"  NOT CONVERGED ({self.status}): the estimates are the last iterate, not a minimum; "
+                         "the intervals below are Wald intervals there and are not to be trusted")
         for n in self.params:
             lo, hi = self.interval[n]
             lines.append(f"  {n:<12} {self.estimate[n]:<14.6g} 95% [{lo:.6g}, {hi:.6g}]")
+        cont = self.receipt.get("continuation")
+        if cont is not None:
+            lines.append(f"  continuation over the horizon ({' then '.join(map(str, cont['samples']))} samples): "
+                         f"{cont['note']}")
         lines.append(f"  chi2 {self.chi2:.4g} for {self.document['dof']} degrees of freedom (99.9% limit "
                      f"{self.chi2_limit:.4g}): " + ("consistent with the stated noise" if self.consistent
                                                    else "MISFIT: the model does not explain the data to the stated noise"))
@@ -302,8 +311,15 @@ def fit(guess: Drop, t: ArrayLike, y: Optional[ArrayLike] = None, *, v: Optional
         Step of the grid routes, s; every sample time must be a multiple of it.
     **options
         The core's other ``FitOptions``: ``restitution``, ``tolerance`` (dict), ``probe``,
-        ``max_iterations``, ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
-        (``"profile"``, the default, or ``"wald"``), ``check`` (bool: run the gradient checks),
+        ``max_iterations``, ``max_step`` (largest change of a log parameter in one step; 1, a
+        factor e), ``continuation`` (bool, default True: a converged fit whose χ² is inconsistent with
+        the noise retries from the start on the first half of the samples, then all of them, and
+        keeps the lower minimum; the receipt's ``continuation`` says what happened), ``ftol``, ``xtol``, ``weak_rel``, ``weak_width``, ``interval``
+        (``"profile"``, the default, or ``"wald"``), ``sigma_scale`` (what the intervals take σ
+        for: ``"stated"``, the noise's standard deviation, Δχ² = 3.8415; ``"residual"``, weights
+        whose scale the residuals estimate, Δχ² = s²·t² with Student's t at n − p degrees of
+        freedom; ``"either"``, the default, the larger of the two: a 95% interval whether σ is
+        right or only its ratios are; docs/fit.md), ``check`` (bool: run the gradient checks),
         ``check_options`` (dict).
 
     Returns

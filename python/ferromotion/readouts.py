@@ -237,6 +237,6 @@ def equal_budget(drop: Optional[Drop] = None, *, k: float = 1e6, budget: int = 3
     >>> [r["route"] for r in t["rows"]][:2], t["rows"][1]["right_sign"]
     (['Euler uniform', 'RK4 uniform'], False)
     >>> print(t.format_table().splitlines()[1].split())
-    ['route', 'setting', 'evals', 'wall', 'grad', 'err', 'state', 'err', 'dv/dy0', 'sign']
+    ['route', 'setting', 'evals', 'wall', '(µs)', 'grad', 'err', 'state', 'err', 'dv/dy0', 'sign']
     """
     return EqualBudget(_core.equal_budget(drop if drop is not None else Drop(), {"k": k, "budget": budget}))

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from . import _core
 from ._core import FerroError, InvalidParameter
 from ._common import ArrayLike, DT, TOL, Json, float_array, frozen, tolerance_rtol
-from ._results import SweepBlame, SweepResult, SweepRoute
+from ._results import SweepBlame, SweepResult, SweepRoute, sweep_options
 from .routes import Drop, Route
 from .readouts import Fit
 
 
 # Sweeps
 
-# Stiffnesses per core call in a sweep when a progress bar is shown (it moves between calls).
-_CHUNK = 16
 # Seconds before a sweep's progress bar appears: sweeps that finish sooner print nothing.
 _PROGRESS_DELAY = 0.5
+# Stiffnesses at or below which no bar is shown (the core runs them in one go).
+_SHORT = 16
 
 
 class Sweep(SweepResult):
@@ -36,6 +36,9 @@ class Sweep(SweepResult):
     ----------
     drop : Drop
         The drop.
+    options : dict
+        The core's options the sweep ran with: ``dt``, ``tolerance`` (the tolerance route's
+        options, or None), ``corrected``, ``blame``.
     dt : float
         Fixed step, s.
     k : numpy.ndarray
@@ -56,31 +59,25 @@ class Sweep(SweepResult):
     """
 
     _errors = (FerroError, InvalidParameter)
+    _error_module = _core
 
-    def __init__(self, run: _core.SweepRun, drop: Drop, rtol: Optional[float], events: bool,
-                 jacobian: str = "richardson") -> None:
-        self._run = run
-        self._rtol = rtol
-        self._events = events
-        self._jacobian = jacobian
+    def __init__(self, answer: Dict[str, Any], drop: Drop) -> None:
+        self._answer = answer
         self.drop = drop
-        cols = run.columns()
-        self.dt = cols["dt"]
-        self.k = frozen(cols["k"])
-        self.exact = Route._from_core("exact", cols["exact"])
-        self.fixed = SweepRoute(cols["fixed"])
-        self.tolerance = SweepRoute(cols["tolerance"]) if cols["tolerance"] is not None else None
-        self.corrected = SweepRoute(cols["corrected"]) if cols["corrected"] is not None else None
-        self.blame = SweepBlame(cols["blame"]) if cols["blame"] is not None else None
-        ratio = cols["tolerance_cost_ratio"]
+        self.options = answer["options"]
+        self.dt = answer["dt"]
+        self.k = frozen(answer["k"])
+        self.exact = Route._from_core("exact", answer["exact"])
+        self.fixed = SweepRoute(answer["fixed"])
+        self.tolerance = None if answer["tolerance"] is None else SweepRoute(answer["tolerance"])
+        self.corrected = None if answer["corrected"] is None else SweepRoute(answer["corrected"])
+        self.blame = None if answer["blame"] is None else SweepBlame(answer["blame"])
+        ratio = answer["tolerance_cost_ratio"]
         self.tolerance_cost_ratio = None if ratio is None else frozen(ratio)
 
     def _core_document(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = json.loads(self._run.to_json())
+        d: Dict[str, Any] = json.loads(self._answer["json"])
         return d
-
-    def _fit_own(self) -> Mapping[str, Any]:
-        return self._run.exponent()
 
     def _fit_lab(self) -> Mapping[str, Any]:
         return _core.divergence_exponent(self.drop, self.dt)
@@ -111,9 +108,12 @@ class Sweep(SweepResult):
         return sweep_figure(self, mark_k=mark_k, title=title, width=width, height=height)
 
 
+Progress = Callable[[int, int], Any]
+
+
 def _progress_bar(total: int, quiet: bool) -> Any:
     """A tqdm bar on a terminal, or None (quiet, not a TTY, tqdm missing, or a short sweep)."""
-    if quiet or total <= _CHUNK or not sys.stderr.isatty():
+    if quiet or total <= _SHORT or not sys.stderr.isatty():
         return None
     try:
         from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]
@@ -122,39 +122,28 @@ def _progress_bar(total: int, quiet: bool) -> Any:
     return tqdm(total=total, unit="k", desc="sweep", delay=_PROGRESS_DELAY, file=sys.stderr)
 
 
-def _chunks(n: int, bar: Any) -> Iterator[slice]:
-    """Slices of the stiffness array: the whole array in one core call when no bar is shown
-    (fastest), otherwise chunks small enough for the bar to move."""
-    if bar is None:
-        yield slice(0, n)
-        return
-    size = max(_CHUNK, -(-n // 50))
-    for start in range(0, n, size):
-        stop = min(n, start + size)
-        yield slice(start, stop)
-        bar.update(stop - start)
-
-
 @overload
 def sweep(drop: Drop, k: Any, dt: float = ..., *, tolerance: Union[None, bool, float] = ...,
           events: bool = ..., jacobian: str = ..., min_step: float = ..., corrected: bool = ...,
-          blame: bool = ..., quiet: bool = ...) -> Sweep: ...
+          blame: bool = ..., quiet: bool = ..., progress: Optional[Progress] = ...) -> Sweep: ...
 
 
 @overload
 def sweep(drop: Drop, k: Any, dt: ArrayLike, *, tolerance: Union[None, bool, float] = ...,
           events: bool = ..., jacobian: str = ..., min_step: float = ..., corrected: bool = ...,
-          blame: bool = ..., quiet: bool = ...) -> "SweepGrid": ...
+          blame: bool = ..., quiet: bool = ..., progress: Optional[Progress] = ...) -> "SweepGrid": ...
 
 
 def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Union[None, bool, float] = None,
           events: bool = False, jacobian: str = TOL["jacobian"], min_step: float = TOL["min_step"],
-          corrected: bool = False, blame: bool = False, quiet: bool = False) -> Union[Sweep, "SweepGrid"]:
+          corrected: bool = False, blame: bool = False, quiet: bool = False,
+          progress: Optional[Progress] = None) -> Union[Sweep, "SweepGrid"]:
     """Run the routes at many stiffnesses; every readout comes back as a numpy array.
 
-    The core computes the rows on all cores with the GIL released. Sweeps that take
-    longer than about half a second show a progress bar on a terminal (needs tqdm), unless
-    ``quiet``; nothing is printed when stderr is not a terminal.
+    The core computes the rows on all cores with the GIL released, and reports its progress
+    between chunks of rows: to ``progress`` when given, else to a bar on a terminal (needs
+    tqdm) for sweeps that take longer than about half a second, unless ``quiet``; nothing is
+    printed when stderr is not a terminal. Ctrl-C stops a sweep that reports progress.
 
     Parameters
     ----------
@@ -184,6 +173,10 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
         Also compute the blame split at every k.
     quiet : bool
         Never show a progress bar.
+    progress : callable, optional
+        Called as ``progress(done, total)`` (stiffnesses computed so far, of all the
+        sweep's, over every step of a grid) as the core goes; an exception it raises stops the
+        sweep and is raised here. Replaces the bar.
 
     Returns
     -------
@@ -216,29 +209,24 @@ def sweep(drop: Drop, k: Any, dt: Union[float, ArrayLike] = DT, *, tolerance: Un
     ks = float_array(k, "k")
     dts = float_array(dt, "dt")
     rtol = tolerance_rtol(tolerance)
-    events = events if rtol is not None else False
     if dts.ndim > 1:
         raise InvalidParameter(
             f"invalid parameter `dt`: expected a number or an array of shape (m,), got {dts.shape}")
-    steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
-    options = {"tolerance": None if rtol is None else {"rtol": rtol, "events": events, "jacobian": jacobian,
-                                                         "min_step": min_step},
-               "corrected": corrected, "blame": blame}
-    runs = [_core.SweepRun(drop, d, options) for d in steps]
     if ks.ndim != 1:
-        for run in runs[:1]:
-            run.extend(ks)  # the binding refuses it with the shape in the message
-        if not runs:
-            raise InvalidParameter(f"invalid parameter `k`: expected array of shape (n,), got {ks.shape}")
-    bar = _progress_bar(len(ks) * len(runs), quiet)
+        raise InvalidParameter(f"invalid parameter `k`: expected array of shape (n,), got {ks.shape}")
+    steps = [float(dts)] if dts.ndim == 0 else [float(x) for x in dts]
+    total = len(ks) * len(steps)
+    bar = None if progress is not None else _progress_bar(total, quiet)
+    tell = progress if bar is None else (lambda done, _total: bar.update(done - bar.n))
+    sweeps = []
     try:
-        for run in runs:
-            for part in _chunks(len(ks), bar):
-                run.extend(ks[part])
+        for i, step in enumerate(steps):
+            options = sweep_options(step, rtol, events, jacobian, min_step, corrected, blame)
+            told = None if tell is None else (lambda done, _n, before=i * len(ks): tell(before + done, total))
+            sweeps.append(Sweep(_core.sweep(drop, ks, options, told), drop))
     finally:
         if bar is not None:
             bar.close()
-    sweeps = [Sweep(run, drop, rtol, events, jacobian) for run in runs]
     if dts.ndim == 0:
         return sweeps[0]
     return SweepGrid(drop, dts, ks, sweeps)

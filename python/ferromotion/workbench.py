@@ -143,10 +143,7 @@ class Workbench:
     def curve(self, k: Any) -> Sweep:
         """The fixed (and tolerance, when on) route's readouts against k at the current step."""
         ks = np.asarray(k, dtype=np.float64)
-        run = self._workbench.curve(ks)
-        c = self.config()
-        return Sweep(run, self.drop, c["rtol"] if c["tolerance"] else None, c["events"] and c["tolerance"],
-                     c["jacobian"])
+        return Sweep(self._workbench.curve(ks), self.drop)
 
     def __repr__(self) -> str:
         c = self.config()

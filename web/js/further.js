@@ -107,8 +107,13 @@ export class Further {
       // The bench's own controls at this step, tolerance route off: the worker builds a bench
       // from them and asks it for the curve with the corrected route and the blame split.
       const config = { ...this.#bench.config(), tolerance: false };
+      const progress = ({ done, total }) => {
+        if (this.#audit.get(dt) === "pending") {
+          $("audit-note").textContent = `Computing the audit at ${dtText(dt)} in the background: ${done} of ${total} stiffnesses done…`;
+        }
+      };
       this.#background
-        .run("curve", { config, ks: AUDIT_KS, corrected: true, blame: true })
+        .run("curve", { config, ks: AUDIT_KS, corrected: true, blame: true }, progress)
         .then((res) => {
           if (!res.ok) {
             this.#audit.delete(dt);

@@ -12,7 +12,7 @@ const PACKAGE = new URL("../py/ferromotion/", import.meta.url);
 const EXPORTS = new Set([
   "scriptDefaults", "validateDrop", "dropImpactSpeed", "dropFirstImpactTime", "routeExact", "routeFixed",
   "routeCorrected", "routeFlow", "routeTolerance", "routeRk4", "blameSplit", "divergenceExponent",
-  "dropTimeOfImpactTerm", "sweepRows", "logGrid", "checkGradient", "equalBudget",
+  "dropTimeOfImpactTerm", "sweep", "logGrid", "checkGradient", "equalBudget",
 ]);
 
 // The first notebook's opening exercises (notebooks/01_stiffness_sweep.ipynb), with lists

@@ -175,13 +175,15 @@ function gaussian(seed) {
 export const jobs = {
   /**
    * {config (a WorkbenchConfig, from Workbench.config()), ks (N/m), corrected, blame} ->
-   * the core's Curve {sweep, exponent, wrong_sign}: this thread builds its own bench from
-   * the config and asks it for the curve at its current step (and tolerance switch).
+   * the core's Curve {sweep, exponent, exponent_error, wrong_sign}: this thread builds its
+   * own bench from the config and asks it for the curve at its current step (and tolerance
+   * switch); `progress`, when given, hears {done, total} stiffnesses from the core as it goes.
    */
-  curve(pkg, { config, ks, corrected = false, blame = false }) {
+  curve(pkg, { config, ks, corrected = false, blame = false }, progress) {
     const bench = new pkg.Workbench(config);
     try {
-      return bench.curve(Float64Array.from(ks), { corrected, blame });
+      const tell = progress && ((done, total) => progress({ done, total }));
+      return bench.curve(Float64Array.from(ks), { corrected, blame }, tell);
     } finally {
       bench.free();
     }
@@ -240,6 +242,7 @@ export const jobs = {
 export class Background {
   #worker = null;
   #pending = new Map();
+  #progress = new Map();
   #next = 1;
   #onBusy;
 
@@ -247,7 +250,8 @@ export class Background {
     this.#onBusy = onBusy;
     try {
       this.#worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-      this.#worker.onmessage = ({ data }) => this.#settle(data.id, data);
+      this.#worker.onmessage = ({ data }) =>
+        data.progress ? this.#progress.get(data.id)?.(data.progress) : this.#settle(data.id, data);
       this.#worker.onerror = (event) => {
         event.preventDefault();
         const message = `The background worker failed (${event.message || "it could not start"}); jobs now run on the page.`;
@@ -263,9 +267,14 @@ export class Background {
     return this.#pending.size;
   }
 
-  run(kind, args = {}) {
+  /**
+   * Run the job `kind` with `args`: a promise of {ok, value | message}. `onProgress`, when
+   * given, hears the job's progress ({done, total} from the core) while it runs.
+   */
+  run(kind, args = {}, onProgress = undefined) {
     const id = this.#next++;
     const done = new Promise((resolve) => this.#pending.set(id, resolve));
+    if (onProgress) this.#progress.set(id, onProgress);
     this.#onBusy(this.#pending.size);
     if (this.#worker) {
       this.#worker.postMessage({ id, kind, args });
@@ -274,7 +283,7 @@ export class Background {
       setTimeout(async () => {
         try {
           const pkg = await loadCore();
-          this.#settle(id, { ok: true, value: jobs[kind](pkg, args) });
+          this.#settle(id, { ok: true, value: jobs[kind](pkg, args, onProgress) });
         } catch (err) {
           this.#settle(id, { ok: false, message: sentence(err) });
         }
@@ -287,6 +296,7 @@ export class Background {
     const resolve = this.#pending.get(id);
     if (!resolve) return;
     this.#pending.delete(id);
+    this.#progress.delete(id);
     resolve(data.ok ? { ok: true, value: data.value } : { ok: false, message: data.message });
     this.#onBusy(this.#pending.size);
   }

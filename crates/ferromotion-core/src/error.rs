@@ -245,3 +245,22 @@ pub fn finite(name: &'static str, value: f64) -> Result<f64> {
         })
     }
 }
+
+/// A core error as data, `{kind, message}`: for results that carry a refusal beside what
+/// did compute (a sweep whose exponent cannot be fitted).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Refusal {
+    /// The variant's name ([`FerroError::kind`]).
+    pub kind: &'static str,
+    /// The error's message.
+    pub message: String,
+}
+
+impl From<&FerroError> for Refusal {
+    fn from(e: &FerroError) -> Self {
+        Refusal {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}

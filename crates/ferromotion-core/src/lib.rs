@@ -44,7 +44,7 @@ pub use lab::clock::Clock;
 pub use lab::readout::{
     blame, compare, divergence_exponent, dt_refinement, Blame, Errors, Fit, Refinement,
 };
-pub use lab::sweep::{sweep, sweep_timed, Sweep, SweepOptions, SweepRow};
+pub use lab::sweep::{sweep, sweep_curve, Curve, Progress, Sweep, SweepOptions, SweepRow, Watch};
 pub use lab::workbench::{Workbench, WorkbenchConfig, WorkbenchReadout};
 pub use physics::contact::penalty::{flow, limit_restitution, realised_restitution, FlowOptions};
 pub use physics::contact::rigid::{exact, time_of_impact_term, ExactOptions, DEFAULT_GRAZE_SPEED};

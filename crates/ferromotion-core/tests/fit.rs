@@ -2,8 +2,9 @@
 //! own derivatives, and a design that cannot identify its parameters is flagged.
 
 use ferromotion_core::experiments::fit::{
-    fit, predictions, FitOptions, Observations, Route, Status,
+    fit, predictions, FitOptions, Observations, Route, SigmaScale, Status,
 };
+use ferromotion_core::numeric::dist::student_t_quantile;
 use ferromotion_core::{exact, fixed, flow, Drop, ExactOptions, FixedOptions, FlowOptions};
 
 fn times(step: f64, horizon: f64) -> Vec<f64> {
@@ -380,4 +381,123 @@ fn profile_interval_of_a_parameter_the_model_is_linear_in_is_the_closed_form() {
     }
     assert!(r.receipt.intervals.notes.is_empty());
     assert!(r.receipt.intervals.evaluations > 0);
+    // The same closed form with σ's scale from the residuals: half-width t·s·σ/sqrt(Σ t_i²),
+    // s² = Σ(y_i − ŷ_i)²/σ²/ν, t Student's 97.5% quantile with ν = n − 1 degrees of freedom
+    // (tabulated 2.0796 at ν = 21; here from the closed forms' own residuals). The default
+    // takes the wider of the two.
+    let nu = t.len() as f64 - 1.0;
+    let chi2: f64 = t
+        .iter()
+        .zip(&y)
+        .map(|(ti, yi)| {
+            let fit = truth.height + v_hat * ti - 0.5 * truth.gravity * ti * ti;
+            ((yi - fit) / sigma).powi(2)
+        })
+        .sum();
+    let tq = student_t_quantile(0.975, nu).unwrap();
+    assert_eq!(t.len(), 22);
+    assert!((tq - 2.0796).abs() < 1e-4, "{tq}");
+    let residual_half = tq * (chi2 / nu).sqrt() * sigma / stt.sqrt();
+    for (scale, want) in [
+        (SigmaScale::Residual, residual_half),
+        (SigmaScale::Either, residual_half.max(half)),
+        (SigmaScale::Stated, half),
+    ] {
+        let mut o = opts(Route::Flow, &["velocity"], 1e6);
+        o.sigma_scale = scale;
+        let r = fit(&guess, &obs, &o, None).unwrap();
+        let e = &r.params[0];
+        for (got, want) in [
+            (e.interval.0, v_hat - want),
+            (e.interval.1, v_hat + want),
+            (e.wald_interval.0, v_hat - want),
+            (e.wald_interval.1, v_hat + want),
+        ] {
+            assert!(
+                (got - want).abs() < 1e-6 * half,
+                "{scale:?}: {got} vs {want}"
+            );
+        }
+        assert_eq!(r.receipt.intervals.sigma_scale, scale);
+    }
+}
+
+/// With σ a hundred times smaller than the noise, the residual scale (s ≈ 100) takes over the
+/// default intervals, which widen with it, while the stated rule's stay 1.96σ-wide.
+#[test]
+fn understated_noise_widens_the_default_intervals_by_the_residual_scale() {
+    let truth = Drop::default();
+    let t = times(0.02, 0.44);
+    let t_all: Vec<f64> = t.iter().copied().chain([0.8]).collect();
+    let p = predictions(&truth, &t_all, &opts(Route::Flow, &["zeta"], 1e6)).unwrap();
+    let mut y = p.y.clone();
+    for (i, yi) in y.iter_mut().enumerate() {
+        *yi += 1e-3 * libm::sin(1.7 * i as f64);
+    }
+    let mut mask = vec![true; t_all.len()];
+    *mask.last_mut().unwrap() = false;
+    let obs = Observations {
+        t: t_all,
+        y: Some(y),
+        sigma_y: Some(1e-5),
+        mask_y: Some(mask),
+        ..Observations::default()
+    };
+    let mut widths = Vec::new();
+    for scale in [SigmaScale::Stated, SigmaScale::Either] {
+        let mut o = opts(Route::Flow, &["velocity"], 1e6);
+        o.sigma_scale = scale;
+        let r = fit(&truth, &obs, &o, None).unwrap();
+        let i = &r.receipt.intervals;
+        assert!(i.residual_scale > 50.0, "{}", i.residual_scale);
+        widths.push(r.params[0].interval.1 - r.params[0].interval.0);
+        if scale == SigmaScale::Either {
+            let want = i.residual_scale * i.t_quantile / 1.959_963_984_540_054;
+            assert!(
+                (widths[1] / widths[0] / want - 1.0).abs() < 1e-6,
+                "{widths:?} {want}"
+            );
+            assert!(!r.consistent);
+        }
+    }
+}
+
+/// A start half a metre low sees the bounce 0.1 s early, where no sample is in contact and
+/// the column of ln k is nearly zero: an unbounded Gauss–Newton step leaps there (it once
+/// took k from 6.6e3 to 3e78 N/m in three steps and stalled, its Jacobian zero). Each step
+/// of a log parameter is bounded by `max_step` (a factor e), the damping growing until it
+/// fits, and the fit walks to the truth.
+#[test]
+fn a_far_start_walks_to_the_truth_in_bounded_steps() {
+    let truth = Drop {
+        zeta: 0.2,
+        ..Drop::default()
+    };
+    let k = 1e4;
+    let t = times(0.05, 0.8);
+    let p = predictions(&truth, &t, &opts(Route::Flow, &["zeta"], k)).unwrap();
+    let obs = Observations {
+        t,
+        y: Some(p.y),
+        sigma_y: Some(1e-3),
+        ..Observations::default()
+    };
+    let guess = Drop {
+        zeta: 0.28,
+        height: 0.62,
+        ..Drop::default()
+    };
+    let o = opts(Route::Flow, &["zeta", "k", "height"], 6.6e3);
+    let r = fit(&guess, &obs, &o, None).unwrap();
+    assert_eq!(r.status, Status::Converged, "{:?}", r.iterations.last());
+    let est: Vec<f64> = r.params.iter().map(|e| e.estimate).collect();
+    for (got, want) in est.iter().zip([0.2, k, 1.0]) {
+        assert!((got / want - 1.0).abs() < 1e-6, "{est:?}");
+    }
+    for w in r.iterations.windows(2) {
+        for j in 0..3 {
+            let step = libm::log(w[1].theta[j] / w[0].theta[j]).abs();
+            assert!(step <= o.max_step * (1.0 + 1e-12), "{j}: {step}");
+        }
+    }
 }

@@ -186,7 +186,13 @@ fn wall_times_come_only_from_an_injected_clock() {
         ..SweepOptions::default()
     };
     let plain = sweep(&Drop::default(), &[1e6], &opts).unwrap();
-    let timed = sweep_timed(&Drop::default(), &[1e6], &opts, Some(&clock)).unwrap();
+    let watch = Watch {
+        clock: Some(&clock),
+        progress: None,
+    };
+    let timed = sweep_curve(&Drop::default(), &[1e6], &opts, watch)
+        .unwrap()
+        .sweep;
     let strip = |row: &RouteRow| RouteRow {
         wall_s: None,
         ..row.clone()

@@ -1,9 +1,12 @@
-//! Sweeps over stiffness (core: `lab/sweep.rs`). Rows leave as numpy columns.
+//! Sweeps over stiffness (core: `lab/sweep.rs`): one call in, one answer out ([`answer`]);
+//! rows leave as numpy columns.
 
 use crate::convert::{clock, document, ks_from, options, to_json, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core::lab::sweep::RouteRow;
-use ferromotion_core::{self as fm, Blame, Sweep, SweepOptions};
+use ferromotion_core::{
+    self as fm, Blame, Curve, FerroError, Progress, Sweep, SweepOptions, Watch,
+};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,68 +23,68 @@ macro_rules! columns {
     }};
 }
 
-/// A sweep over stiffness, grown chunk by chunk (`extend`) so that the Python side can
-/// show progress; the rows live in the core's own `Sweep`.
-#[pyclass(module = "ferromotion._core", name = "SweepRun")]
-pub struct PySweepRun {
-    pub drop: fm::Drop,
-    pub opts: SweepOptions,
-    pub sweep: Sweep,
+/// The sweep (core: `sweep::sweep_curve`), timed by this process's clock: the drop, the
+/// stiffnesses `ks` (float64, shape (n,)), `options` the core's `SweepOptions` (`dt`,
+/// `tolerance`, `corrected`, `blame`; missing keys take its defaults) and `progress`, a
+/// callable the core calls with `(done, total)` between chunks of rows (with the GIL taken
+/// back; Ctrl-C or an exception it raises stops the sweep and is raised here). Without
+/// `progress` the rows run in one chunk. The answer is [`answer`].
+#[pyfunction]
+#[pyo3(signature = (drop, ks, options=None, progress=None))]
+fn sweep<'py>(
+    py: Python<'py>,
+    drop: DropArg,
+    ks: &Bound<'py, PyAny>,
+    options: Option<Options<SweepOptions>>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let ks = ks_from(ks)?;
+    let opts = self::options(options);
+    let mut kept: Option<PyErr> = None;
+    let curve = py.detach(|| {
+        let clock = clock();
+        let mut observe = |p: Progress| -> fm::Result<()> {
+            Python::attach(|py| {
+                let told = match &progress {
+                    Some(f) => py
+                        .check_signals()
+                        .and_then(|()| f.call1(py, (p.done, p.total))),
+                    None => Ok(py.None()),
+                };
+                told.map(|_| ()).map_err(|e| {
+                    kept = Some(e);
+                    FerroError::Scenario("stopped by the progress callback".into())
+                })
+            })
+        };
+        let watch = Watch {
+            clock: Some(&clock),
+            progress: match progress {
+                Some(_) => Some(&mut observe),
+                None => None,
+            },
+        };
+        fm::sweep_curve(&drop.0, &ks, &opts, watch)
+    });
+    if let Some(e) = kept {
+        return Err(e);
+    }
+    answer(py, &py_result(curve)?)
 }
 
-#[pymethods]
-impl PySweepRun {
-    /// `options` is the core's `SweepOptions` (`dt`, `tolerance`, `corrected`, `blame`);
-    /// `dt`, when given, sets its step.
-    #[new]
-    #[pyo3(signature = (drop, dt=None, options=None))]
-    fn new(
-        py: Python<'_>,
-        drop: DropArg,
-        dt: Option<f64>,
-        options: Option<Options<SweepOptions>>,
-    ) -> PyResult<Self> {
-        let mut opts = self::options(options);
-        opts.dt = dt.unwrap_or(opts.dt);
-        if let Some(t) = opts.tolerance {
-            py_result(t.integrator())?;
-        }
-        // An empty sweep validates the drop and holds the rigid reference.
-        let sweep = py_result(py.detach(|| fm::sweep(&drop.0, &[], &opts)))?;
-        Ok(PySweepRun {
-            drop: drop.0,
-            opts,
-            sweep,
-        })
-    }
-
-    /// Run the routes at the stiffnesses `ks` and append the rows (each route timed).
-    fn extend(&mut self, py: Python<'_>, ks: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ks = ks_from(ks)?;
-        let (drop, opts) = (&self.drop, &self.opts);
-        let part = py_result(py.detach(|| fm::sweep_timed(drop, &ks, opts, Some(&clock()))))?;
-        self.sweep.rows.extend(part.rows);
-        Ok(())
-    }
-
-    fn __len__(&self) -> usize {
-        self.sweep.rows.len()
-    }
-
-    /// Every readout as numpy columns.
-    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        sweep_columns(py, &self.sweep, &self.opts)
-    }
-
-    /// The core's divergence-exponent fit on the sweep's own points in [1e4, 1e8].
-    fn exponent<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        document(py, &py_result(self.sweep.exponent())?)
-    }
-
-    /// The core's serialisation of the sweep (dt, exact, rows), for `Sweep.to_json`.
-    fn to_json(&self) -> PyResult<String> {
-        to_json(&self.sweep)
-    }
+/// A sweep leaving for Python, the one way it does (`_core.sweep`, `Workbench.curve`): a dict
+/// of `options` (the core's `SweepOptions` document), numpy columns (`k`, `fixed`, ...; see
+/// [`sweep_columns`]), `exponent` and `exponent_error` (documents or None), `wrong_sign`
+/// (the bands' documents) and `json`, the core's serialisation of the sweep (options, exact,
+/// rows), for export.
+pub fn answer<'py>(py: Python<'py>, c: &Curve) -> PyResult<Bound<'py, PyDict>> {
+    let out = sweep_columns(py, &c.sweep)?;
+    out.set_item("options", document(py, &c.sweep.options)?)?;
+    out.set_item("exponent", document(py, &c.exponent)?)?;
+    out.set_item("exponent_error", document(py, &c.exponent_error)?)?;
+    out.set_item("wrong_sign", document(py, &c.wrong_sign)?)?;
+    out.set_item("json", to_json(&c.sweep)?)?;
+    Ok(out)
 }
 
 /// One column per readout of a route across the sweep's rows. The error columns are
@@ -114,13 +117,10 @@ fn route_columns<'py>(py: Python<'py>, rows: &[&RouteRow]) -> PyResult<Bound<'py
 /// A sweep as numpy columns: `k`, `exact` (the core's document), `fixed`, and `tolerance`
 /// (with `tolerance_cost_ratio`) / `corrected` / `blame` when the sweep ran them (None
 /// otherwise).
-pub fn sweep_columns<'py>(
-    py: Python<'py>,
-    s: &Sweep,
-    opts: &SweepOptions,
-) -> PyResult<Bound<'py, PyDict>> {
+fn sweep_columns<'py>(py: Python<'py>, s: &Sweep) -> PyResult<Bound<'py, PyDict>> {
+    let opts = &s.options;
     let out = PyDict::new(py);
-    out.set_item("dt", s.dt)?;
+    out.set_item("dt", opts.dt)?;
     out.set_item("k", PyArray1::from_iter(py, s.rows.iter().map(|r| r.k)))?;
     out.set_item("exact", document(py, &s.exact)?)?;
     let fixed: Vec<&RouteRow> = s.rows.iter().map(|r| &r.fixed).collect();
@@ -159,5 +159,5 @@ fn wrong_sign_bands(k: Vec<f64>, right_sign: Vec<bool>) -> PyResult<Vec<(f64, f6
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wrong_sign_bands, m)?)?;
-    m.add_class::<PySweepRun>()
+    m.add_function(wrap_pyfunction!(sweep, m)?)
 }

@@ -3,9 +3,10 @@
 
 use crate::convert::{clock, document, json_document, ks_from, options, DropArg, Options};
 use crate::errors::py_result;
-use crate::sweep::PySweepRun;
+use crate::sweep::answer;
 use ferromotion_core::{self as fm, WorkbenchConfig};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 #[pyclass(module = "ferromotion._core", name = "Workbench")]
 struct PyWorkbench(fm::Workbench);
@@ -77,22 +78,13 @@ impl PyWorkbench {
         json_document(py, &py_result(py.detach(|| bench.readout()))?)
     }
 
-    /// The fixed (and, when on, tolerance) route against k at the current step.
-    fn curve(&self, py: Python<'_>, ks: &Bound<'_, PyAny>) -> PyResult<PySweepRun> {
+    /// The fixed (and, when on, tolerance) route against k at the current step: the sweep's
+    /// answer (`sweep::answer`), its options the bench's.
+    fn curve<'py>(&self, py: Python<'py>, ks: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let ks = ks_from(ks)?;
         let bench = &self.0;
-        let sweep = py_result(py.detach(|| bench.curve(&ks)))?;
-        let c = bench.config();
-        let opts = fm::SweepOptions {
-            dt: c.dt(),
-            tolerance: c.tolerance.then_some(c.tolerance_options),
-            ..fm::SweepOptions::default()
-        };
-        Ok(PySweepRun {
-            drop: c.drop,
-            opts,
-            sweep,
-        })
+        let curve = py_result(py.detach(|| bench.curve_with(&ks, &Default::default())))?;
+        answer(py, &curve)
     }
 }
 

@@ -82,6 +82,29 @@ fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> 
         .map_err(|e| errors::js_error(FerroError::Scenario(e.to_string())))
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// A progress callback from JS (the lab's worker, the in-browser package): called with
+    /// `(done, total)` rows between chunks of a sweep; a throw stops the sweep.
+    pub type Progress;
+    #[wasm_bindgen(method, catch, js_name = call)]
+    fn call(this: &Progress, ctx: &JsValue, done: f64, total: f64) -> Result<JsValue, JsValue>;
+}
+
+/// The core's sweep observer for a JS `progress` callback (none when none was given): a throw
+/// in the callback stops the sweep as the core's `Scenario` error naming it.
+fn observer(
+    progress: Option<&Progress>,
+) -> Option<impl FnMut(ferromotion_core::Progress) -> ferromotion_core::Result<()> + '_> {
+    progress.map(|f| {
+        move |p: ferromotion_core::Progress| {
+            f.call(&JsValue::UNDEFINED, p.done as f64, p.total as f64)
+                .map(|_| ())
+                .map_err(|e| FerroError::Scenario(format!("the progress callback threw: {e:?}")))
+        }
+    })
+}
+
 /// The lab's bench: the drop, stiffness, step and tolerance switch, with the core's caches.
 /// An opaque handle: call `free()` when done with it.
 #[wasm_bindgen]
@@ -163,10 +186,18 @@ impl Workbench {
 
     /// The lab's curve at stiffnesses `ks` (N/m): the core's `Curve` ({sweep, exponent,
     /// wrong_sign}) for this bench's drop, current step and tolerance switch, with
-    /// `options` the core's `CurveOptions` ({corrected, blame}; omitted: neither).
-    pub fn curve(&self, ks: &[f64], options: JsValue) -> Result<JsValue, JsError> {
+    /// `options` the core's `CurveOptions` ({corrected, blame}; omitted: neither), and
+    /// `progress`, when given, told `(done, total)` stiffnesses as the sweep goes.
+    pub fn curve(
+        &self,
+        ks: &[f64],
+        options: JsValue,
+        progress: Option<Progress>,
+    ) -> Result<JsValue, JsError> {
         let opts: CurveOptions = from_js(options)?;
-        to_js(&self.0.curve_with(ks, &opts).into_js()?)
+        let mut observe = observer(progress.as_ref());
+        let progress = observe.as_mut().map(|f| f as _);
+        to_js(&self.0.curve_watched(ks, &opts, progress).into_js()?)
     }
 
     /// The time-of-impact term (1+e)·g/|v| in 1/s with this drop's limit restitution, at

@@ -5,60 +5,27 @@
 //! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
 
 use crate::errors::{js_error, IntoJs};
-use crate::to_js;
+use crate::{from_js, to_js, Progress};
 use ferromotion_core as fm;
-use ferromotion_core::lab::readout::{self, Flat};
-use ferromotion_core::{Drop, FerroError, RouteResult, SweepOptions, ToleranceOptions};
+use ferromotion_core::lab::readout;
+use ferromotion_core::{Drop, FerroError, RouteResult, ToleranceOptions};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-/// The six numbers of a drop as Python's `Drop` holds them.
-#[derive(Deserialize)]
-struct DropFields {
-    height: f64,
-    velocity: f64,
-    t_final: f64,
-    gravity: f64,
-    mass: f64,
-    zeta: f64,
-}
-
-/// A validated drop from `{height, velocity, t_final, gravity, mass, zeta}` (the core's
-/// `Drop::new` validates, as the native binding's `DropArg` does).
+/// A validated drop from the core's `Drop` as an object (`{height, velocity, t_final, gravity,
+/// mass, zeta}`, read by [`from_js`] as `lib.rs` reads every core struct), checked by the core's
+/// `Drop::validate`, as the native binding's `DropArg` is.
 fn drop_from(value: JsValue) -> Result<Drop, JsError> {
-    let d: DropFields = serde_wasm_bindgen::from_value(value)
-        .map_err(|e| js_error(FerroError::Scenario(e.to_string())))?;
-    Drop::new(d.height, d.velocity, d.t_final, d.gravity, d.mass, d.zeta).into_js()
-}
-
-/// A route's answer as the native binding's route dict has it: state, row-major Jacobian,
-/// the cost counters, probe gap and flag.
-#[derive(Serialize)]
-struct RouteAnswer {
-    #[serde(flatten)]
-    flat: Flat,
-    #[serde(flatten)]
-    cost: fm::Cost,
-    probe_gap: Option<f64>,
-    probe_dependent: bool,
-    step_stability: Option<fm::physics::state::StepStability>,
-    wall_s: Option<f64>,
-    wall_resolution_s: Option<f64>,
+    let drop: Drop = from_js(value)?;
+    drop.validate().into_js()?;
+    Ok(drop)
 }
 
 /// Run one route timed by this page's clock (`performance.now()`), as the native binding
-/// does: the answer carries the call's `wall_s` beside its force evaluations.
+/// does: the core's `RouteResult` document, carrying the call's `wall_s` beside its force
+/// evaluations.
 fn route(run: impl FnOnce() -> fm::Result<RouteResult>) -> Result<JsValue, JsError> {
-    let r = fm::lab::clock::timed_route(&crate::clock(), run).into_js()?;
-    to_js(&RouteAnswer {
-        flat: (&r).into(),
-        cost: r.cost,
-        probe_gap: r.probe_gap,
-        probe_dependent: r.probe_dependent,
-        step_stability: r.step_stability,
-        wall_s: r.wall_s,
-        wall_resolution_s: r.wall_resolution_s,
-    })
+    to_js(&fm::lab::clock::timed_route(&crate::clock(), run).into_js()?)
 }
 
 /// The core's defaults the Python signatures show (`defaults::Defaults`; native `_core.DEFAULTS`
@@ -216,76 +183,27 @@ pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsErr
     to_js(&fm::equal_budget_timed(&drop, &opts, Some(&crate::clock())).into_js()?)
 }
 
-/// A core error as data: `{kind, message}`.
-#[derive(Serialize)]
-struct Refusal {
-    kind: &'static str,
-    message: String,
-}
-
-/// What `sweepRows` returns: the core's `Sweep` (`dt`, `exact`, `rows`), its exponent fit
-/// or the core's refusal to fit it, and its wrong-sign bands (what the panel's plot shades).
-#[derive(Serialize)]
-struct SweepRows {
-    #[serde(flatten)]
-    sweep: fm::Sweep,
-    exponent: Option<readout::Fit>,
-    exponent_error: Option<Refusal>,
-    wrong_sign: Vec<fm::lab::sweep::KBand>,
-}
-
-/// The routes over stiffnesses `ks` (N/m) at step `dt` (s): the core's sweep, rows in order,
-/// each route timed with `performance.now()` (`wall_s`). `jacobian` is the tolerance route's
-/// method (`"richardson"` | `"forward"`; omitted: the core's default), `min_step` its
-/// controller's floor in s (omitted: the core's default, none).
-#[wasm_bindgen(js_name = sweepRows)]
-#[allow(clippy::too_many_arguments)]
-pub fn sweep_rows(
+/// The sweep (core: `sweep::sweep_curve`) over stiffnesses `ks` (N/m) with `options` the core's
+/// `SweepOptions` (`dt`, `tolerance`, `corrected`, `blame`; missing keys take its defaults),
+/// each route timed with `performance.now()` (`wall_s`), `progress` told `(done, total)` when
+/// given: the core's `Curve` ({sweep (its options inline, exact, rows), exponent,
+/// exponent_error, wrong_sign}), the object the lab's `Workbench.curve` returns.
+#[wasm_bindgen]
+pub fn sweep(
     drop: JsValue,
     ks: &[f64],
-    dt: f64,
-    rtol: Option<f64>,
-    events: bool,
-    corrected: bool,
-    blame: bool,
-    jacobian: Option<String>,
-    min_step: Option<f64>,
+    options: JsValue,
+    progress: Option<Progress>,
 ) -> Result<JsValue, JsError> {
-    let jacobian = match jacobian {
-        Some(name) => crate::jacobian_method(&name)?,
-        None => ToleranceOptions::default().jacobian,
-    };
-    let opts = SweepOptions {
-        dt,
-        tolerance: rtol.map(|rtol| ToleranceOptions {
-            rtol,
-            events,
-            jacobian,
-            min_step: min_step.unwrap_or(ToleranceOptions::default().min_step),
-            ..ToleranceOptions::default()
-        }),
-        blame,
-        corrected,
-    };
+    let drop = drop_from(drop)?;
+    let opts: fm::SweepOptions = from_js(options)?;
     let clock = crate::clock();
-    let sweep = fm::sweep_timed(&drop_from(drop)?, ks, &opts, Some(&clock)).into_js()?;
-    let (exponent, exponent_error) = match sweep.exponent() {
-        Ok(f) => (Some(f), None),
-        Err(e) => (
-            None,
-            Some(Refusal {
-                kind: e.kind(),
-                message: e.to_string(),
-            }),
-        ),
+    let mut observe = crate::observer(progress.as_ref());
+    let watch = fm::Watch {
+        clock: Some(&clock),
+        progress: observe.as_mut().map(|f| f as _),
     };
-    let wrong_sign = sweep.wrong_sign_bands();
-    to_js(&SweepRows {
-        sweep,
-        exponent,
-        exponent_error,
-        wrong_sign,
-    })
+    to_js(&fm::sweep_curve(&drop, ks, &opts, watch).into_js()?)
 }
 
 /// A step cap from a JS number: a whole number >= 0 (Python passes an int).

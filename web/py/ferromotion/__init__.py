@@ -28,10 +28,11 @@ from typing import Any, Dict, List, Optional, Union
 
 from ._errors import *  # noqa: F401,F403  (the FerroError tree, generated from the native stub)
 from . import _errors
+_ERRORS = _errors  # the module, under a name the result classes' `_errors` tuple does not hide
 # The result classes, their repr and to_dict: the native package's own module
 # (python/ferromotion/_results.py, copied here by scripts/pyodide.sh).
 from ._results import (Blame, CheckDirection, EqualBudget, Fit, Json, Receipt, Route, SweepBlame, SweepResult, SweepRoute, floats,
-                       frozen, tolerance_rtol)
+                       frozen, raise_refusal, sweep_options, tolerance_rtol)
 from ._results import _np
 
 from _ferromotion_wasm import call as _js_call  # registered by web/js/python.js
@@ -41,8 +42,7 @@ __version__: str = "browser"
 
 def _raise(kind: str, message: str) -> None:
     """The native class for the core's error kind (``Scenario`` is ``ScenarioError``)."""
-    cls = getattr(_errors, kind, None) or getattr(_errors, kind + "Error", None) or _errors.FerroError
-    raise cls(message)
+    raise_refusal(_errors, {"kind": kind, "message": message})
 
 
 def _py(value: Any) -> Any:
@@ -216,33 +216,27 @@ class Sweep(SweepResult):
     The native ``Sweep``'s attributes and presentation; ``plot()`` draws in the lab's panel."""
 
     _errors = (FerroError, InvalidParameter)
+    _error_module = _ERRORS
 
-    def __init__(self, answer: Dict[str, Any], drop: Drop, rtol: Optional[float], events: bool,
-                 ran: Dict[str, bool], jacobian: str = "richardson") -> None:
+    def __init__(self, answer: Dict[str, Any], drop: Drop) -> None:
         self._answer = answer
-        self._rtol = rtol
-        self._events = events
-        self._jacobian = jacobian
         self.drop = drop
-        rows = answer["rows"]
-        self.dt = float(answer["dt"])
+        doc = answer["sweep"]  # the core's Sweep: its options inline, then exact and rows
+        self.options = {key: value for key, value in doc.items() if key not in ("exact", "rows")}
+        rows = doc["rows"]
+        self.dt = float(doc["dt"])
         self.k = frozen(floats([r["k"] for r in rows]))
-        self.exact = Route._from_core("exact", answer["exact"])
+        self.exact = Route._from_core("exact", doc["exact"])
         self.fixed = SweepRoute._from_rows([r["fixed"] for r in rows])
-        self.tolerance = SweepRoute._from_rows([r["tolerance"] for r in rows]) if ran["tolerance"] else None
-        self.corrected = SweepRoute._from_rows([r["corrected"] for r in rows]) if ran["corrected"] else None
-        self.blame = SweepBlame._from_rows([r["blame"] for r in rows]) if ran["blame"] else None
+        ran_tolerance = self.options["tolerance"] is not None
+        self.tolerance = SweepRoute._from_rows([r["tolerance"] for r in rows]) if ran_tolerance else None
+        self.corrected = SweepRoute._from_rows([r["corrected"] for r in rows]) if self.options["corrected"] else None
+        self.blame = SweepBlame._from_rows([r["blame"] for r in rows]) if self.options["blame"] else None
         self.tolerance_cost_ratio = (frozen(floats([r["tolerance_cost_ratio"] for r in rows]))
-                                     if ran["tolerance"] else None)
+                                     if ran_tolerance else None)
 
     def _core_document(self) -> Dict[str, Any]:
-        return {key: self._answer[key] for key in ("dt", "exact", "rows")}
-
-    def _fit_own(self) -> Dict[str, Any]:
-        if self._answer["exponent"] is None:
-            err = self._answer["exponent_error"]
-            _raise(err["kind"], err["message"])
-        return self._answer["exponent"]
+        return dict(self._answer["sweep"])
 
     def _fit_lab(self) -> Dict[str, Any]:
         return _call("divergenceExponent", self.drop.to_dict(), float(self.dt))
@@ -280,13 +274,14 @@ class Sweep(SweepResult):
 
 def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, float] = None,
           events: bool = False, jacobian: str = _TOL["jacobian"], min_step: float = _TOL["min_step"],
-          corrected: bool = False, blame: bool = False, quiet: bool = False) -> Sweep:
+          corrected: bool = False, blame: bool = False, quiet: bool = False, progress: Any = None) -> Sweep:
     """Run the routes at many stiffnesses (the core's sweep, in this page's wasm core).
 
     ``k`` is a list (or 1-D array) of stiffnesses in N/m; every readout comes back as a list
     with one entry per k. An array of steps ``dt`` (a native ``SweepGrid``) is not offered
     in the browser: loop over the steps instead. ``quiet`` is accepted (there is no progress
-    bar here). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``),
+    bar here); ``progress``, a callable, is told ``(done, total)`` by the core as it goes (an
+    exception it raises stops the sweep, as ``ScenarioError``). ``jacobian`` is the tolerance route's method (``"forward"`` needs ``events``),
     ``min_step`` its controller's floor (s; 0: none);
     each route's ``wall_s`` is timed with this page's ``performance.now()``.
     """
@@ -294,12 +289,9 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
         raise _errors.InvalidParameter(
             "invalid parameter `dt`: the browser package takes one step per sweep (loop over the steps)")
     ks = _numbers(k, "k")
-    rtol = tolerance_rtol(tolerance, _TOL["rtol"])
-    events = events if rtol is not None else False
-    answer = _call("sweepRows", drop.to_dict(), ks, _real(dt), rtol, bool(events), bool(corrected), bool(blame),
-                   str(jacobian), _real(min_step))
-    ran = {"tolerance": rtol is not None, "corrected": bool(corrected), "blame": bool(blame)}
-    return Sweep(answer, drop, rtol, events, ran, str(jacobian))
+    options = sweep_options(_real(dt), tolerance_rtol(tolerance, _TOL["rtol"]), events, jacobian, _real(min_step),
+                            corrected, blame)
+    return Sweep(_call("sweep", drop.to_dict(), ks, options, progress), drop)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,9 +1,15 @@
 //! Sweeps over stiffness: every route's readouts at many k, in parallel when the
-//! `parallel` feature is on (the WebAssembly build leaves it off). With a clock
-//! ([`sweep_timed`]) each row also carries the wall time of each route's Jacobian, measured
-//! on the thread that ran it (rows run in parallel, so under load: for reading only).
+//! `parallel` feature is on (the WebAssembly build leaves it off).
+//!
+//! One call, [`sweep_curve`], is what every binding runs: it validates the drop, the options
+//! and every k once, before any row; computes the rigid reference once; runs the rows (in
+//! chunks, telling a [`Watch`]'s observer how far it has got, when one watches); and returns
+//! a [`Curve`]: the [`Sweep`] (which carries the [`SweepOptions`] it ran with), its exponent
+//! fit (or the core's refusal to fit it) and its wrong-sign bands. With a clock each row also
+//! carries the wall time of each route's Jacobian, measured on the thread that ran it (rows run
+//! in parallel, so under load: for reading only).
 
-use crate::error::{positive, Result};
+use crate::error::{positive, Refusal, Result};
 use crate::lab::clock::{plus, timed, Clock};
 use crate::lab::readout::{blame_of, compare, fit_loglog, Blame, Errors, Fit, Flat};
 use crate::physics::contact::rigid::{exact, ExactOptions};
@@ -28,6 +34,18 @@ pub struct SweepOptions {
     pub blame: bool,
     /// Also run the `corrected` route at the same dt.
     pub corrected: bool,
+}
+
+impl SweepOptions {
+    /// Check every option before any row runs: `dt` > 0 and the tolerance route's options
+    /// (each refusal a typed error naming the field).
+    pub fn validate(&self) -> Result<()> {
+        positive("dt", self.dt)?;
+        if let Some(t) = &self.tolerance {
+            t.integrator()?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for SweepOptions {
@@ -94,11 +112,13 @@ pub struct SweepRow {
     pub tolerance_cost_ratio: Option<f64>,
 }
 
-/// A sweep's rows and its reference.
+/// A sweep's rows, its reference and the options it ran with. Serialised with the options
+/// inline (`dt`, `tolerance`, `blame`, `corrected`), then `exact` and `rows`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sweep {
-    /// Fixed step of the sweep, s.
-    pub dt: f64,
+    /// What the sweep computed at each stiffness (its fixed step, s, is `options.dt`).
+    #[serde(flatten)]
+    pub options: SweepOptions,
     /// The rigid reference every row is compared with.
     pub exact: Flat,
     /// One row per stiffness, in the order given.
@@ -188,103 +208,198 @@ impl Sweep {
     }
 }
 
-/// Run the routes at every stiffness in `ks` (no wall times: [`sweep_timed`] with a clock).
-pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
-    sweep_timed(drop, ks, opts, None)
+/// A sweep and what is read off it, each computed once: the one result every binding
+/// returns (the native package's `fm.sweep`, the in-browser package's, the lab's curves).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Curve {
+    /// The rows, the reference and the options.
+    pub sweep: Sweep,
+    /// The divergence exponent on the sweep's own points in [1e4, 1e8] N/m
+    /// ([`Sweep::exponent`]); `None` when it cannot be fitted.
+    pub exponent: Option<Fit>,
+    /// Why the exponent could not be fitted (the core's refusal as data), else `None`.
+    pub exponent_error: Option<Refusal>,
+    /// Where the fixed route's sign is wrong, N/m ([`wrong_sign_bands`]).
+    pub wrong_sign: Vec<KBand>,
 }
 
-/// [`sweep`], with every route's wall time per Jacobian (`RouteRow::wall_s`) read from
-/// `clock` when one is given.
-pub fn sweep_timed(
+/// How far a sweep has got: `done` rows of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// Rows computed so far.
+    pub done: usize,
+    /// Rows the sweep will compute.
+    pub total: usize,
+}
+
+/// Who watches a sweep: a clock for every route's wall time (`RouteRow::wall_s`), and an
+/// observer told the [`Progress`] on the calling thread after every chunk of rows. An
+/// observer that returns an error stops the sweep there (a binding's cancel: Ctrl-C in
+/// Python); the sweep returns that error and no rows.
+#[derive(Default)]
+pub struct Watch<'a> {
+    /// The clock the rows are timed with (none: `wall_s` is `None`).
+    pub clock: Option<&'a Clock>,
+    /// Called with the progress after each chunk; none: the rows run in one chunk.
+    pub progress: Option<&'a mut dyn FnMut(Progress) -> Result<()>>,
+}
+
+/// Rows per chunk when an observer watches: at most 50 chunks per sweep, and with the
+/// `parallel` feature at least 16 rows per chunk, so that the rows still run in parallel
+/// (without it, as in the browser, a chunk can be one row).
+fn chunk_size(total: usize) -> usize {
+    let least = if cfg!(feature = "parallel") { 16 } else { 1 };
+    total.div_ceil(50).max(least)
+}
+
+/// Run the routes at every stiffness in `ks` (no clock, no observer; see [`sweep_curve`]).
+pub fn sweep(drop: &Drop, ks: &[f64], opts: &SweepOptions) -> Result<Sweep> {
+    Ok(sweep_curve(drop, ks, opts, Watch::default())?.sweep)
+}
+
+/// The sweep: validate the drop, `opts` and every k once, compute the rigid reference once,
+/// run the routes at every stiffness in `ks` (rows in the order given; watched by `watch`), and
+/// read the exponent and the wrong-sign bands off the rows.
+pub fn sweep_curve(
     drop: &Drop,
     ks: &[f64],
     opts: &SweepOptions,
-    clock: Option<&Clock>,
-) -> Result<Sweep> {
+    mut watch: Watch<'_>,
+) -> Result<Curve> {
     drop.validate()?;
-    positive("dt", opts.dt)?;
+    opts.validate()?;
     for &k in ks {
         positive("k", k)?;
     }
-    if let Some(t) = &opts.tolerance {
-        t.integrator()?;
-    }
     let reference = exact(drop, &ExactOptions::default())?;
-    // Every k's rollouts at this step resume after the first fall's steps above ground,
-    // which no k changes (computed once here, timed once: each row's `wall_s` adds that
-    // time). A start that cannot be computed is left out: the route itself then says why.
-    let (dt, fixed_opts, corrected_opts) = (
-        opts.dt,
-        FixedOptions::default(),
-        CorrectedOptions::default(),
-    );
-    let some = !ks.is_empty();
-    let (fixed_start, fixed_start_wall) = if some {
-        timed(clock, || FixedStart::new(drop, dt, &fixed_opts).ok())
-    } else {
-        (None, None)
+    let clock = watch.clock;
+    let starts = Starts::new(drop, ks, opts, clock);
+    let row = |&k: &f64| sweep_row(drop, k, opts, &reference, &starts, clock);
+    let total = ks.len();
+    let size = match watch.progress {
+        Some(_) => chunk_size(total),
+        None => total.max(1),
     };
-    let (corrected_start, corrected_start_wall) = if some && opts.corrected {
-        timed(clock, || {
-            CorrectedStart::new(drop, dt, &corrected_opts).ok()
-        })
-    } else {
-        (None, None)
-    };
-    let row = |&k: &f64| -> Result<SweepRow> {
-        let (f, fixed_wall) = timed(clock, || match &fixed_start {
-            Some(s) => fixed_from(drop, k, dt, &fixed_opts, s),
-            None => fixed(drop, k, dt, &fixed_opts),
-        });
-        let f = f?;
-        let fixed_wall = plus(fixed_start_wall, fixed_wall);
-        let tol = match &opts.tolerance {
-            Some(t) => {
-                let (r, wall) = timed(clock, || tolerance(drop, k, t));
-                Some(RouteRow::timed(&r?, &reference, wall))
-            }
-            None => None,
+    let mut rows = Vec::with_capacity(total);
+    for chunk in ks.chunks(size) {
+        #[cfg(feature = "parallel")]
+        let part = {
+            use rayon::prelude::*;
+            chunk.par_iter().map(row).collect::<Result<Vec<_>>>()?
         };
-        let cor = if opts.corrected {
-            let (c, wall) = timed(clock, || match &corrected_start {
-                Some(s) => corrected_from(drop, k, dt, &corrected_opts, s),
-                None => corrected(drop, k, dt, &corrected_opts),
-            });
-            Some(RouteRow::timed(
-                &c?,
-                &reference,
-                plus(corrected_start_wall, wall),
-            ))
-        } else {
-            None
-        };
-        let bl = if opts.blame {
-            // The split of the fixed rollout just run (`blame` would run it again).
-            Some(blame_of(drop, k, &f)?)
-        } else {
-            None
-        };
-        Ok(SweepRow {
-            k,
-            fixed: RouteRow::timed(&f, &reference, fixed_wall),
-            tolerance_cost_ratio: tol
-                .as_ref()
-                .map(|t| t.cost.force_evals as f64 / f.cost.force_evals as f64),
-            tolerance: tol,
-            corrected: cor,
-            blame: bl,
-        })
-    };
-    #[cfg(feature = "parallel")]
-    let rows = {
-        use rayon::prelude::*;
-        ks.par_iter().map(row).collect::<Result<Vec<_>>>()?
-    };
-    #[cfg(not(feature = "parallel"))]
-    let rows = ks.iter().map(row).collect::<Result<Vec<_>>>()?;
-    Ok(Sweep {
-        dt: opts.dt,
+        #[cfg(not(feature = "parallel"))]
+        let part = chunk.iter().map(row).collect::<Result<Vec<_>>>()?;
+        rows.extend(part);
+        if let Some(observe) = watch.progress.as_mut() {
+            observe(Progress {
+                done: rows.len(),
+                total,
+            })?;
+        }
+    }
+    let sweep = Sweep {
+        options: *opts,
         exact: Flat::from(&reference),
         rows,
+    };
+    let (exponent, exponent_error) = match sweep.exponent() {
+        Ok(fit) => (Some(fit), None),
+        Err(e) => (None, Some(Refusal::from(&e))),
+    };
+    Ok(Curve {
+        exponent,
+        exponent_error,
+        wrong_sign: sweep.wrong_sign_bands(),
+        sweep,
+    })
+}
+
+/// Where every k's fixed and corrected rollouts at the sweep's step resume: after the
+/// first fall's steps above ground, which no k changes (computed and timed once per sweep;
+/// each row's `wall_s` adds that time). A start that cannot be computed is left out: the
+/// route itself then says why.
+struct Starts {
+    fixed: Option<FixedStart>,
+    fixed_wall: Option<f64>,
+    corrected: Option<CorrectedStart>,
+    corrected_wall: Option<f64>,
+}
+
+impl Starts {
+    fn new(drop: &Drop, ks: &[f64], opts: &SweepOptions, clock: Option<&Clock>) -> Starts {
+        let some = !ks.is_empty();
+        let (fixed, fixed_wall) = if some {
+            timed(clock, || {
+                FixedStart::new(drop, opts.dt, &FixedOptions::default()).ok()
+            })
+        } else {
+            (None, None)
+        };
+        let (corrected, corrected_wall) = if some && opts.corrected {
+            timed(clock, || {
+                CorrectedStart::new(drop, opts.dt, &CorrectedOptions::default()).ok()
+            })
+        } else {
+            (None, None)
+        };
+        Starts {
+            fixed,
+            fixed_wall,
+            corrected,
+            corrected_wall,
+        }
+    }
+}
+
+/// Every asked-for route at one stiffness, compared with the reference.
+fn sweep_row(
+    drop: &Drop,
+    k: f64,
+    opts: &SweepOptions,
+    reference: &RouteResult,
+    starts: &Starts,
+    clock: Option<&Clock>,
+) -> Result<SweepRow> {
+    let (f, fixed_wall) = timed(clock, || match &starts.fixed {
+        Some(s) => fixed_from(drop, k, opts.dt, &FixedOptions::default(), s),
+        None => fixed(drop, k, opts.dt, &FixedOptions::default()),
+    });
+    let f = f?;
+    let fixed_wall = plus(starts.fixed_wall, fixed_wall);
+    let tol = match &opts.tolerance {
+        Some(t) => {
+            let (r, wall) = timed(clock, || tolerance(drop, k, t));
+            Some(RouteRow::timed(&r?, reference, wall))
+        }
+        None => None,
+    };
+    let cor = if opts.corrected {
+        let (c, wall) = timed(clock, || match &starts.corrected {
+            Some(s) => corrected_from(drop, k, opts.dt, &CorrectedOptions::default(), s),
+            None => corrected(drop, k, opts.dt, &CorrectedOptions::default()),
+        });
+        Some(RouteRow::timed(
+            &c?,
+            reference,
+            plus(starts.corrected_wall, wall),
+        ))
+    } else {
+        None
+    };
+    let bl = if opts.blame {
+        // The split of the fixed rollout just run (`blame` would run it again).
+        Some(blame_of(drop, k, &f)?)
+    } else {
+        None
+    };
+    Ok(SweepRow {
+        k,
+        fixed: RouteRow::timed(&f, reference, fixed_wall),
+        tolerance_cost_ratio: tol
+            .as_ref()
+            .map(|t| t.cost.force_evals as f64 / f.cost.force_evals as f64),
+        tolerance: tol,
+        corrected: cor,
+        blame: bl,
     })
 }

@@ -19,7 +19,8 @@ use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
 use crate::lab::readout::{refinement_steps, DT_DIVISORS};
-use crate::lab::sweep::{sweep_timed, KBand, RouteRow, Sweep, SweepOptions};
+pub use crate::lab::sweep::Curve;
+use crate::lab::sweep::{sweep_curve, Progress, RouteRow, Sweep, SweepOptions, Watch};
 use crate::physics::contact::penalty::{
     flow, limit_restitution, realised_restitution, FlowOptions,
 };
@@ -204,19 +205,6 @@ pub struct CurveOptions {
     pub corrected: bool,
     /// Also compute the blame split.
     pub blame: bool,
-}
-
-/// A curve for the lab's plots: the sweep, its exponent fit and its wrong-sign bands, each
-/// computed once here.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Curve {
-    /// The rows.
-    pub sweep: Sweep,
-    /// The divergence exponent on the sweep's own points in [1e4, 1e8] N/m (`None` when
-    /// fewer than two lie there).
-    pub exponent: Option<Fit>,
-    /// Where the fixed route's sign is wrong, N/m.
-    pub wrong_sign: Vec<KBand>,
 }
 
 /// The bench: controls plus caches.
@@ -521,27 +509,29 @@ impl Workbench {
     /// [`Workbench::curve`] with the corrected route and the blame split when asked, and
     /// the sweep's exponent fit and wrong-sign bands: what the lab's plots draw.
     pub fn curve_with(&self, ks: &[f64], opts: &CurveOptions) -> Result<Curve> {
+        self.curve_watched(ks, opts, None)
+    }
+
+    /// [`Workbench::curve_with`], telling `progress` how far the sweep has got (see
+    /// [`Watch`]): the lab's background worker reports it while the audit runs.
+    pub fn curve_watched<'a>(
+        &'a self,
+        ks: &[f64],
+        opts: &CurveOptions,
+        progress: Option<&'a mut dyn FnMut(Progress) -> Result<()>>,
+    ) -> Result<Curve> {
         let c = &self.config;
-        sweep_timed(
-            &c.drop,
-            ks,
-            &SweepOptions {
-                dt: c.dt(),
-                tolerance: if c.tolerance {
-                    Some(c.tolerance_options)
-                } else {
-                    None
-                },
-                blame: opts.blame,
-                corrected: opts.corrected,
-            },
-            self.clock.as_ref(),
-        )
-        .map(|sweep| Curve {
-            exponent: sweep.exponent().ok(),
-            wrong_sign: sweep.wrong_sign_bands(),
-            sweep,
-        })
+        let options = SweepOptions {
+            dt: c.dt(),
+            tolerance: c.tolerance.then_some(c.tolerance_options),
+            blame: opts.blame,
+            corrected: opts.corrected,
+        };
+        let watch = Watch {
+            clock: self.clock.as_ref(),
+            progress,
+        };
+        sweep_curve(&c.drop, ks, &options, watch)
     }
 }
 

@@ -16,11 +16,15 @@
 //! route (see [`predict`] for how each route gets it). At the solution:
 //!
 //! - the 95% interval of each parameter is the profile-likelihood (likelihood-ratio) one:
-//!   the z_j where Φ minimised over the other coordinates rises by 3.8415/2 (χ² = 2Φ by the
-//!   95% quantile of χ² with one degree of freedom), found by bracketing along z_j and regula
-//!   falsi, the others re-fitted by the same Levenberg–Marquardt (warm-started); the Wald
-//!   interval `z ± 1.96·sqrt((F⁻¹)_jj)` with F = SᵀS (the residuals are whitened, so W = I)
-//!   is reported beside it and stands in where the profile cannot be bracketed (the receipt
+//!   the z_j where χ² = 2Φ minimised over the other coordinates rises by Δχ², found by
+//!   bracketing along z_j and regula falsi, the others re-fitted by the same
+//!   Levenberg–Marquardt (warm-started). Δχ² is the larger of 1.96² = 3.8415 (the 95% quantile
+//!   of χ² with one degree of freedom: σ as stated) and s²·t² (σ's scale estimated by the
+//!   residuals, s² = χ²/ν, t the 97.5% quantile of Student's t with ν = n − p degrees of
+//!   freedom), so the interval is a 95% one whether σ is right or only its ratios are
+//!   ([`SigmaScale`]; either rule alone on request). The Wald interval
+//!   `z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj)` with F = SᵀS (the residuals are whitened, so W = I) is
+//!   reported beside it and stands in where the profile cannot be bracketed (the receipt
 //!   says where and why); both mapped back through exp for log parameters;
 //! - the singular values of S, its condition number, and the weak directions: right
 //!   singular vectors whose singular value is below `weak_rel` of the largest
@@ -39,6 +43,7 @@ pub mod predict;
 use crate::check::{check_gradient, CheckOptions, CheckReport, EventSignature, Verdict};
 use crate::error::{positive, FerroError, Result};
 use crate::lab::clock::Clock;
+use crate::numeric::dist::student_t_quantile;
 use crate::physics::integrate::adaptive::ToleranceOptions;
 use crate::physics::model::Drop;
 use nalgebra::{DMatrix, DVector};
@@ -69,6 +74,16 @@ pub struct FitOptions {
     pub probe: Option<f64>,
     /// Iteration cap.
     pub max_iterations: usize,
+    /// Largest change of a log parameter's coordinate in one step (1: a factor e). A
+    /// Gauss–Newton step along a column the data barely see (k while no sample is in
+    /// contact) is otherwise unbounded: from a start half a metre low, 180 decades of k in
+    /// one step, into a region whose Jacobian is zero. A coordinate past the bound gets its
+    /// own damping (the multiplier of its constraint), so the others keep their steps.
+    /// Velocity (not in log form) is not bounded.
+    pub max_step: f64,
+    /// Whether a converged fit whose χ² is inconsistent with the stated noise retries by
+    /// continuation over the horizon ([`Continuation`]).
+    pub continuation: bool,
     /// Stop when an accepted step lowers Φ by less than this fraction.
     pub ftol: f64,
     /// Stop when the step's largest coordinate is below this.
@@ -79,6 +94,9 @@ pub struct FitOptions {
     pub weak_width: f64,
     /// How the 95% intervals are found (profile likelihood by default).
     pub interval: IntervalMethod,
+    /// Whether the intervals take σ as the noise's standard deviation, as weights whose
+    /// common scale the residuals estimate, or whichever of the two is wider (the default).
+    pub sigma_scale: SigmaScale,
     /// Run the gradient check of Φ at the start and at the solution.
     pub check: bool,
     /// Options of those checks.
@@ -96,11 +114,14 @@ impl Default for FitOptions {
             tolerance: ToleranceOptions::default(),
             probe: None,
             max_iterations: 100,
+            max_step: 1.0,
+            continuation: true,
             ftol: 1e-12,
             xtol: 1e-10,
             weak_rel: 1e-6,
             weak_width: 1.0,
             interval: IntervalMethod::Profile,
+            sigma_scale: SigmaScale::Either,
             check: true,
             check_options: CheckOptions::default(),
         }
@@ -314,9 +335,9 @@ pub struct Estimate {
     /// unless `interval_method` says otherwise (see [`IntervalReceipt`]).
     pub interval: (f64, f64),
     /// How each side of `interval` was found: "profile", "profile-unbounded" (the profile
-    /// never reaches the threshold within the search) or "wald".
+    /// never reaches the threshold Δχ² within the search) or "wald".
     pub interval_method: (String, String),
-    /// The Wald interval z ± 1.96·sqrt((F⁻¹)_jj), for comparison.
+    /// The Wald interval z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj), for comparison.
     pub wald_interval: (f64, f64),
     /// Standard deviation in the fit's coordinate (of ln θ for log parameters).
     pub std_coordinate: f64,
@@ -404,6 +425,30 @@ pub struct FitReceipt {
     pub one_sided: u64,
     /// How the 95% intervals were found.
     pub intervals: IntervalReceipt,
+    /// The continuation over the horizon, when the direct fit ended at a χ² inconsistent
+    /// with the stated noise (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+}
+
+/// A second start of an inconsistent fit, by continuation over the horizon: the first half
+/// of the samples fitted from the start, then every sample from there. A wrong local
+/// minimum of a several-bounce record matches the bounces out of step (the fit trades
+/// restitution against height and velocity so that later bounces line up with the wrong
+/// data); the first half sees fewer of them, so its minimum is near the truth's more often,
+/// and the full fit from it keeps the bounces in step. Kept only when its Φ is lower.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Continuation {
+    /// Sample times of each stage (a prefix of the data; the last stage is all of it).
+    pub samples: Vec<usize>,
+    /// Φ of the direct fit.
+    pub cost_direct: f64,
+    /// Φ the continuation reached (`None`: a stage failed, named in `note`).
+    pub cost: Option<f64>,
+    /// Whether the continuation's minimum replaced the direct fit's.
+    pub adopted: bool,
+    /// What happened, in words.
+    pub note: String,
 }
 
 /// How a fit's 95% intervals were found.
@@ -413,8 +458,15 @@ pub struct IntervalReceipt {
     pub method: String,
     /// Confidence level of each interval (0.95).
     pub level: f64,
-    /// The rise of χ² that bounds a profile interval (3.8415: 1.96²).
+    /// What the intervals take σ for.
+    pub sigma_scale: SigmaScale,
+    /// The rise of χ² that bounds an interval: 3.8415 (1.96²) with σ as stated, s²·t² with
+    /// its scale from the residuals, the larger with `either`.
     pub delta_chi2: f64,
+    /// The residuals' scale s = sqrt(χ²/ν), ν = observations − parameters (1 when σ is right).
+    pub residual_scale: f64,
+    /// The 97.5% quantile of Student's t with ν degrees of freedom.
+    pub t_quantile: f64,
     /// Model evaluations spent on the intervals (profiles), apart from the optimiser's.
     pub evaluations: u64,
     /// Sides where the profile was unbounded or could not be bracketed, and why.
@@ -424,13 +476,55 @@ pub struct IntervalReceipt {
     pub wall_s: Option<f64>,
 }
 
+/// What the intervals take the stated σ for: the threshold Δχ² of a bound on one parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SigmaScale {
+    /// σ is the noise's standard deviation: Δχ² = 1.96² = 3.8415, the 95% quantile of χ²
+    /// with one degree of freedom (exact for a model linear in its parameters).
+    Stated,
+    /// σ fixes the weights, the residuals their common scale s² = χ²/ν (ν = observations −
+    /// parameters): Δχ² = s²·t², t the 97.5% quantile of Student's t with ν degrees of
+    /// freedom (the profile-t rule of nonlinear least squares; exact for a linear model
+    /// whatever the scale of σ).
+    Residual,
+    /// The larger of the two: an interval that is a 95% interval if σ is right and if only
+    /// its ratios are (it contains both). When σ is right it covers more than 95% by what
+    /// the residual scale adds: 96.7% at ν = 14, 96.2% at ν = 28, tending to 95%.
+    Either,
+}
+
+impl SigmaScale {
+    /// The χ² rise that bounds a 95% interval on one parameter, given the fit's χ² and its
+    /// degrees of freedom ν (>= 1): (Δχ², t quantile, residual scale s).
+    pub fn threshold(&self, chi2: f64, dof: i64) -> Result<(f64, f64, f64)> {
+        let nu = dof.max(1) as f64;
+        let t = student_t_quantile(0.975, nu)?;
+        let s2 = chi2 / nu;
+        let stated = DELTA_CHI2_95;
+        let residual = s2 * t * t;
+        let delta = match self {
+            SigmaScale::Stated => stated,
+            SigmaScale::Residual => residual,
+            SigmaScale::Either => stated.max(residual),
+        };
+        if !delta.is_finite() {
+            return Err(FerroError::NonFinite {
+                what: "interval threshold",
+                detail: format!("χ² = {chi2} with {dof} degrees of freedom"),
+            });
+        }
+        Ok((delta, t, libm::sqrt(s2)))
+    }
+}
+
 /// How [`fit`] finds its 95% intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntervalMethod {
-    /// Profile likelihood: where the χ² minimised over the other parameters rises by 3.8415.
+    /// Profile likelihood: where the χ² minimised over the other parameters rises by Δχ².
     Profile,
-    /// Wald: the linearisation's z ± 1.96·sqrt((F⁻¹)_jj).
+    /// Wald: the linearisation's z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj).
     Wald,
 }
 
@@ -700,6 +794,7 @@ impl FitProblem {
         positive("weak_width", opts.weak_width)?;
         positive("ftol", opts.ftol)?;
         positive("xtol", opts.xtol)?;
+        positive("max_step", opts.max_step)?;
         let horizon = *obs.t.last().unwrap_or(&0.0);
         let drop = Drop {
             t_final: horizon,
@@ -791,12 +886,9 @@ fn levenberg_marquardt(
             .collect();
         let mut accepted = None;
         while lambda < 1e16 {
-            let mut m = a.clone();
-            for j in 0..np {
-                m[(j, j)] += lambda * diag[j];
-            }
-            let step = m.cholesky().map(|c| c.solve(&(-&g)));
-            let Some(step) = step else {
+            let Some(step) =
+                bounded_step(&a, &g, &diag, lambda, &problem.layout.params, opts.max_step)
+            else {
                 lambda *= 10.0;
                 continue;
             };
@@ -866,6 +958,112 @@ fn levenberg_marquardt(
     })
 }
 
+/// The damped Gauss–Newton step (AᵀA + λ·D) d = −g with every log coordinate's change
+/// bounded by `max_step`: the minimiser of the damped model subject to |d_j| ≤ max_step. A
+/// coordinate past its bound gets its own multiplier μ_j on the diagonal (the Lagrange
+/// multiplier of its constraint), raised until the step keeps within the bound, so the
+/// constraint shortens that coordinate's step alone: raising λ instead shortens every
+/// coordinate's, and a column the data barely see (k while no sample is in contact, whose
+/// Gauss–Newton step is decades long) then stalls the well-seen ones for as many iterations
+/// as it keeps pulling. Steps within the bound are the plain damped step, bit for bit.
+/// `None` when the damped matrix is not positive definite or no multiplier bounds the step.
+fn bounded_step(
+    a: &DMatrix<f64>,
+    g: &DVector<f64>,
+    diag: &[f64],
+    lambda: f64,
+    params: &[Param],
+    max_step: f64,
+) -> Option<DVector<f64>> {
+    let np = g.len();
+    let mut mu = vec![0.0_f64; np];
+    for _ in 0..64 {
+        let mut m = a.clone();
+        for j in 0..np {
+            m[(j, j)] += lambda * diag[j];
+            if mu[j] > 0.0 {
+                m[(j, j)] += mu[j];
+            }
+        }
+        let d: Vec<f64> = (0..np).map(|j| m[(j, j)]).collect();
+        let step = m.cholesky()?.solve(&(-g));
+        let mut within = true;
+        for (j, p) in params.iter().enumerate() {
+            let over = step[j].abs() / max_step;
+            if p.is_log() && over > 1.0 {
+                within = false;
+                // For a decoupled coordinate the step is g_j over its diagonal: scaling the
+                // diagonal by the overshoot (and a margin) brings it to the bound; coupling
+                // to the others makes this a guess, so the loop checks again.
+                mu[j] += d[j] * (over * 1.0625 - 1.0);
+            }
+        }
+        if within {
+            return Some(step);
+        }
+    }
+    None
+}
+
+/// The continuation of a fit whose χ² is inconsistent with the noise ([`Continuation`]):
+/// the first half of the samples from the start, then all of them. Returns the receipt and,
+/// when its Φ is below the direct fit's and it converged, its minimum (`record` got the last
+/// stage's iterations). A stage the model refuses ends it with the direct fit kept.
+fn continue_over_horizon(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    problem: &FitProblem,
+    direct: &Minimum,
+    counters: &mut Counters,
+    record: &mut dyn FnMut(Iteration),
+) -> (Continuation, Option<Minimum>) {
+    let n = obs.t.len();
+    let first = n.div_ceil(2);
+    let mut receipt = Continuation {
+        samples: vec![first, n],
+        cost_direct: direct.cost,
+        cost: None,
+        adopted: false,
+        note: String::new(),
+    };
+    let prefix = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v[..first].to_vec());
+    let half = Observations {
+        t: obs.t[..first].to_vec(),
+        y: prefix(&obs.y),
+        v: prefix(&obs.v),
+        mask_y: obs.mask_y.as_ref().map(|m| m[..first].to_vec()),
+        mask_v: obs.mask_v.as_ref().map(|m| m[..first].to_vec()),
+        ..obs.clone()
+    };
+    let staged = (|| -> Result<Minimum> {
+        let p = FitProblem::new(guess, &half, opts)?;
+        let z = p.start();
+        let e = p.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let m = levenberg_marquardt(&p, z, e, None, opts, counters, &mut |_| {})?;
+        let e = problem.eval(&m.z, &mut counters.evaluations, &mut counters.halved)?;
+        levenberg_marquardt(problem, m.z, e, None, opts, counters, record)
+    })();
+    match staged {
+        Err(e) => receipt.note = format!("a stage failed, the direct fit is kept: {e}"),
+        Ok(m) => {
+            receipt.cost = Some(m.cost);
+            if m.status == Status::Converged && m.cost < direct.cost {
+                receipt.adopted = true;
+                receipt.note =
+                    "the continuation's minimum is lower: it replaces the direct fit's".into();
+                return (receipt, Some(m));
+            }
+            receipt.note = if m.status != Status::Converged {
+                "the continuation did not converge: the direct fit is kept".into()
+            } else {
+                "the continuation's minimum is not lower: the direct fit is kept".into()
+            };
+        }
+    }
+    (receipt, None)
+}
+
 /// The χ² rise that bounds a 95% likelihood-ratio interval on one parameter: the 95%
 /// quantile of χ² with one degree of freedom, 1.96².
 const DELTA_CHI2_95: f64 = Z95 * Z95;
@@ -895,6 +1093,8 @@ struct Profiler<'a> {
     z: &'a [f64],
     /// Φ there.
     cost: f64,
+    /// sqrt(Δχ²): where the profile's signed root sqrt(2(Φ_p − Φ)) bounds the interval.
+    threshold: f64,
     opts: &'a FitOptions,
 }
 
@@ -931,11 +1131,11 @@ impl Profiler<'_> {
 
     /// The bound on side `dir` (−1 lower, +1 upper) of coordinate `j`: first probe at the
     /// Wald half-width `wald`, doubled until the profile's signed root sqrt(2(Φ_p − Φ)) passes
-    /// 1.96, then Illinois regula falsi on it (nearly linear in z_j: exactly so for a model
+    /// sqrt(Δχ²) (1.96 with σ as stated), then Illinois regula falsi on it (nearly linear in z_j: exactly so for a model
     /// linear in its parameters). `slope` is the linearisation's conditional line
     /// dz/dz_j, the warm start of the other coordinates.
     fn side(&self, j: usize, dir: f64, wald: f64, slope: &[f64], counters: &mut Counters) -> Bound {
-        let root = |c: f64| libm::sqrt(2.0 * (c - self.cost).max(0.0)) - Z95;
+        let root = |c: f64| libm::sqrt(2.0 * (c - self.cost).max(0.0)) - self.threshold;
         let along = |from: &[f64], dt: f64| -> Vec<f64> {
             from.iter()
                 .zip(slope)
@@ -949,7 +1149,7 @@ impl Profiler<'_> {
                 self.cost - c
             )
         };
-        let (mut a, mut ha, mut warm_a) = (0.0, -Z95, self.z.to_vec());
+        let (mut a, mut ha, mut warm_a) = (0.0, -self.threshold, self.z.to_vec());
         let mut t = if wald.is_finite() && wald > 0.0 {
             wald.min(PROFILE_SEARCH)
         } else {
@@ -1029,151 +1229,193 @@ impl Profiler<'_> {
 /// z-score of a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
-/// Fit the drop's parameters to observations (see the module docs). `guess` holds the
-/// start of the fitted parameters and the value of the others; its `t_final` is replaced
-/// by the last sample time. `clock`, when given, times the fit.
-pub fn fit(
-    guess: &Drop,
-    obs: &Observations,
-    opts: &FitOptions,
-    clock: Option<&Clock>,
-) -> Result<FitReport> {
-    let t0 = clock.map(|c| c.now());
-    let since = || match (clock, t0) {
-        (Some(c), Some(t0)) => Some(c.now() - t0),
-        _ => None,
-    };
-    let problem = FitProblem::new(guess, obs, opts)?;
-    let params = problem.layout.params.clone();
-    let base = problem.layout.base;
-    let z = problem.layout.coordinates(&base);
-    let mut counters = Counters {
-        evaluations: 0,
-        halved: (0, 0),
-    };
-    let cur = problem.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
-    let cost_start = 0.5 * cur.r.norm_squared();
-    let mut check_evaluations = 0u64;
-    let grad0: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
-    let check_start = if opts.check {
-        Some(problem.check(&z, &grad0, &opts.check_options, &mut check_evaluations)?)
-    } else {
-        None
-    };
-    let mut iterations = vec![Iteration {
-        iteration: 0,
-        cost: cost_start,
-        lambda: 0.0,
-        theta: problem.theta(&z),
-        gradient_norm: grad0.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
-        step_norm: 0.0,
-        accepted: true,
-        evaluations: counters.evaluations,
-        wall_s: since(),
-    }];
-    let np = params.len();
-    let mut record = |mut it: Iteration| {
-        it.wall_s = since();
-        iterations.push(it);
-    };
-    let Minimum {
-        z,
-        cost,
-        eval: cur,
-        status,
-    } = levenberg_marquardt(&problem, z, cur, None, opts, &mut counters, &mut record)?;
-    let evaluations = counters.evaluations;
-    // Identifiability at the solution.
-    let svd = cur.s.clone().svd(false, true);
-    let v_t = svd.v_t.ok_or(FerroError::NonFinite {
-        what: "singular value decomposition",
-        detail: "no right singular vectors".into(),
-    })?;
-    let mut pairs: Vec<(f64, Vec<f64>)> = (0..svd.singular_values.len())
-        .map(|i| (svd.singular_values[i], v_t.row(i).iter().copied().collect()))
-        .collect();
-    // A wide S (fewer rows than parameters) leaves directions it does not see at all.
-    while pairs.len() < np {
-        pairs.push((0.0, null_direction(&pairs, np)));
+/// The start of a fit: its evaluation, Φ there, the gradient check there and the record's
+/// first entry.
+struct Start {
+    z: Vec<f64>,
+    eval: Eval,
+    cost: f64,
+    check: Option<CheckReport>,
+    check_evaluations: u64,
+    iteration: Iteration,
+}
+
+impl FitProblem {
+    /// Evaluate the start (the guess's coordinates) and check Φ's gradient there.
+    fn begin(
+        &self,
+        opts: &FitOptions,
+        counters: &mut Counters,
+        since: &dyn Fn() -> Option<f64>,
+    ) -> Result<Start> {
+        let z = self.layout.coordinates(&self.layout.base);
+        let eval = self.eval(&z, &mut counters.evaluations, &mut counters.halved)?;
+        let cost = 0.5 * eval.r.norm_squared();
+        let mut check_evaluations = 0u64;
+        let grad: Vec<f64> = (eval.s.transpose() * &eval.r).iter().copied().collect();
+        let check = if opts.check {
+            Some(self.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
+        } else {
+            None
+        };
+        let iteration = Iteration {
+            iteration: 0,
+            cost,
+            lambda: 0.0,
+            theta: self.theta(&z),
+            gradient_norm: grad.iter().fold(0.0_f64, |m, g| m.max(g.abs())),
+            step_norm: 0.0,
+            accepted: true,
+            evaluations: counters.evaluations,
+            wall_s: since(),
+        };
+        Ok(Start {
+            z,
+            eval,
+            cost,
+            check,
+            check_evaluations,
+            iteration,
+        })
     }
-    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let largest = pairs.first().map_or(0.0, |p| p.0);
-    let smallest = pairs.last().map_or(0.0, |p| p.0);
-    let condition = if smallest > 0.0 {
-        largest / smallest
-    } else {
-        f64::INFINITY
-    };
-    let mut variance = vec![0.0; np];
-    for (s, v) in &pairs {
-        for j in 0..np {
-            let w = v[j] * v[j];
-            if w > 0.0 {
-                variance[j] += if *s > opts.weak_rel * largest * 1e-6 && *s > 0.0 {
-                    w / (s * s)
-                } else {
-                    f64::INFINITY
-                };
+}
+
+/// Identifiability at the solution: the singular values and right singular vectors of S.
+struct Identifiability {
+    /// (singular value, right singular vector), largest first; a wide S is completed with
+    /// the directions it does not see (singular value 0).
+    pairs: Vec<(f64, Vec<f64>)>,
+    /// The largest singular value.
+    largest: f64,
+    /// Largest over smallest singular value (infinite when singular).
+    condition: f64,
+    /// Variance of each coordinate in the linearisation (infinite along unseen directions).
+    variance: Vec<f64>,
+    weak_directions: Vec<WeakDirection>,
+}
+
+impl Identifiability {
+    fn at(s: &DMatrix<f64>, params: &[Param], opts: &FitOptions) -> Result<Identifiability> {
+        let np = params.len();
+        let svd = s.clone().svd(false, true);
+        let v_t = svd.v_t.ok_or(FerroError::NonFinite {
+            what: "singular value decomposition",
+            detail: "no right singular vectors".into(),
+        })?;
+        let mut pairs: Vec<(f64, Vec<f64>)> = (0..svd.singular_values.len())
+            .map(|i| (svd.singular_values[i], v_t.row(i).iter().copied().collect()))
+            .collect();
+        // A wide S (fewer rows than parameters) leaves directions it does not see at all.
+        while pairs.len() < np {
+            pairs.push((0.0, null_direction(&pairs, np)));
+        }
+        pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let largest = pairs.first().map_or(0.0, |p| p.0);
+        let smallest = pairs.last().map_or(0.0, |p| p.0);
+        let condition = if smallest > 0.0 {
+            largest / smallest
+        } else {
+            f64::INFINITY
+        };
+        let mut variance = vec![0.0; np];
+        for (s, v) in &pairs {
+            for j in 0..np {
+                let w = v[j] * v[j];
+                if w > 0.0 {
+                    variance[j] += if *s > opts.weak_rel * largest * 1e-6 && *s > 0.0 {
+                        w / (s * s)
+                    } else {
+                        f64::INFINITY
+                    };
+                }
             }
         }
-    }
-    let weak_directions: Vec<WeakDirection> = pairs
-        .iter()
-        .filter_map(|(s, v)| {
-            let half = if *s > 0.0 { Z95 / s } else { f64::INFINITY };
-            let kind = if *s < opts.weak_rel * largest || *s == 0.0 {
-                "unidentifiable"
-            } else if half > opts.weak_width {
-                "weakly informed"
-            } else {
-                return None;
-            };
-            Some(WeakDirection {
-                label: combination_label(&params, v),
-                coefficients: v.clone(),
-                singular_value: *s,
-                half_width: half,
-                kind: kind.into(),
+        let weak_directions: Vec<WeakDirection> = pairs
+            .iter()
+            .filter_map(|(s, v)| {
+                let half = if *s > 0.0 { Z95 / s } else { f64::INFINITY };
+                let kind = if *s < opts.weak_rel * largest || *s == 0.0 {
+                    "unidentifiable"
+                } else if half > opts.weak_width {
+                    "weakly informed"
+                } else {
+                    return None;
+                };
+                Some(WeakDirection {
+                    label: combination_label(params, v),
+                    coefficients: v.clone(),
+                    singular_value: *s,
+                    half_width: half,
+                    kind: kind.into(),
+                })
             })
+            .collect();
+        Ok(Identifiability {
+            pairs,
+            largest,
+            condition,
+            variance,
+            weak_directions,
         })
-        .collect();
-    let theta_start = problem.theta(&problem.layout.coordinates(&base));
-    // Covariance of the linearisation, F⁻¹ over the informed directions: the Wald intervals
-    // and the warm start of each profile (the nuisance coordinates' linear response).
-    let informed = |s: f64| s > opts.weak_rel * largest * 1e-6 && s > 0.0;
-    let covariance = |n: usize, j: usize| -> f64 {
-        pairs
+    }
+
+    /// (F⁻¹)_nj over the informed directions: the linearisation's covariance, which gives
+    /// the Wald intervals and the warm start of each profile (the nuisance coordinates'
+    /// linear response).
+    fn covariance(&self, n: usize, j: usize, opts: &FitOptions) -> f64 {
+        let informed = |s: f64| s > opts.weak_rel * self.largest * 1e-6 && s > 0.0;
+        self.pairs
             .iter()
             .filter(|(s, _)| informed(*s))
             .map(|(s, v)| v[n] * v[j] / (s * s))
             .sum()
-    };
-    let interval_clock = since();
+    }
+}
+
+/// The 95% intervals at the solution `min` (profiles where the fit converged and they
+/// were asked for, Wald otherwise), each parameter's estimate with them, and their receipt
+/// (its wall time left to the caller). The profiles' probe counts are added to `counters`.
+fn intervals(
+    problem: &FitProblem,
+    min: &Minimum,
+    ident: &Identifiability,
+    theta_start: &[f64],
+    opts: &FitOptions,
+    counters: &mut Counters,
+) -> Result<(Vec<Estimate>, IntervalReceipt)> {
+    let params = &problem.layout.params;
+    let np = params.len();
+    let z = &min.z;
     let mut interval_counters = Counters {
         evaluations: 0,
         halved: (0, 0),
     };
     let mut notes = Vec::new();
+    let dof = min.eval.r.len() as i64 - np as i64;
+    let (delta_chi2, t_quantile, residual_scale) =
+        opts.sigma_scale.threshold(2.0 * min.cost, dof)?;
+    let half = libm::sqrt(delta_chi2);
     let profiler = Profiler {
-        problem: &problem,
-        z: &z,
-        cost,
+        problem,
+        z,
+        cost: min.cost,
+        threshold: half,
         opts,
     };
     let mut estimates: Vec<Estimate> = Vec::with_capacity(np);
     for (j, p) in params.iter().enumerate() {
-        let sd = variance[j].sqrt();
-        let wald = (z[j] - Z95 * sd, z[j] + Z95 * sd);
+        let sd = ident.variance[j].sqrt();
+        let wald = (z[j] - half * sd, z[j] + half * sd);
         let mut bounds = [wald.0, wald.1];
         let mut methods = ["wald".to_string(), "wald".to_string()];
-        if opts.interval == IntervalMethod::Profile && status == Status::Converged {
-            let cjj = covariance(j, j);
+        if opts.interval == IntervalMethod::Profile && min.status == Status::Converged {
+            let cjj = ident.covariance(j, j, opts);
             let slope: Vec<f64> = (0..np)
                 .map(|n| {
                     if n == j {
                         1.0
                     } else if cjj > 0.0 {
-                        covariance(n, j) / cjj
+                        ident.covariance(n, j, opts) / cjj
                     } else {
                         0.0
                     }
@@ -1181,7 +1423,7 @@ pub fn fit(
                 .collect();
             for (side, dir) in [(0usize, -1.0), (1, 1.0)] {
                 let which = if side == 0 { "lower" } else { "upper" };
-                match profiler.side(j, dir, Z95 * sd, &slope, &mut interval_counters) {
+                match profiler.side(j, dir, half * sd, &slope, &mut interval_counters) {
                     Bound::Profile(t) => {
                         bounds[side] = z[j] + dir * t;
                         methods[side] = "profile".into();
@@ -1221,32 +1463,142 @@ pub fn fit(
             log: p.is_log(),
         });
     }
-    if opts.interval == IntervalMethod::Profile && status != Status::Converged {
+    if opts.interval == IntervalMethod::Profile && min.status != Status::Converged {
         notes.push(format!(
             "the fit ended {} without converging: a profile needs the minimum, so every interval is the Wald interval",
-            match status {
+            match min.status {
                 Status::Stalled => "stalled",
                 _ => "at the iteration cap",
             }
         ));
     }
-    let interval_wall_s = match (since(), interval_clock) {
-        (Some(b), Some(a)) => Some(b - a),
-        _ => None,
-    };
-    let intervals = IntervalReceipt {
+    let receipt = IntervalReceipt {
         method: match opts.interval {
-            IntervalMethod::Profile => "profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by 3.8415 (the 95% quantile of χ² with 1 degree of freedom) above the solution's, found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(Δχ²) − 1.96, the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± 1.96·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)".into(),
-            IntervalMethod::Wald => "Wald: z ± 1.96·sqrt((F⁻¹)_jj) with F = SᵀS at the solution, mapped through exp for log parameters (the linearisation; blind to the model's curvature)".into(),
+            IntervalMethod::Profile => format!("profile likelihood (likelihood ratio): each bound is where min over the other parameters of χ² = 2Φ rises by Δχ² = {delta_chi2:.6} above the solution's ({}), found by bracketing along the parameter (first probe at the Wald bound, doubling) and Illinois regula falsi on the signed root sqrt(2ΔΦ) − sqrt(Δχ²), the other parameters re-fitted by the same Levenberg–Marquardt, warm-started on the linearisation's conditional line; Wald bound z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) where the profile cannot be bracketed (see notes)", sigma_scale_words(opts.sigma_scale)),
+            IntervalMethod::Wald => format!("Wald: z ± sqrt(Δχ²)·sqrt((F⁻¹)_jj) with F = SᵀS at the solution and Δχ² = {delta_chi2:.6} ({}), mapped through exp for log parameters (the linearisation; blind to the model's curvature)", sigma_scale_words(opts.sigma_scale)),
         },
         level: 0.95,
-        delta_chi2: DELTA_CHI2_95,
+        sigma_scale: opts.sigma_scale,
+        delta_chi2,
+        residual_scale,
+        t_quantile,
         evaluations: interval_counters.evaluations,
         notes,
-        wall_s: interval_wall_s,
+        wall_s: None,
     };
     counters.halved.0 += interval_counters.halved.0;
     counters.halved.1 += interval_counters.halved.1;
+    Ok((estimates, receipt))
+}
+
+/// Whitened residuals (prediction − value)/σ of one channel at every sample time, NaN where
+/// masked or not measured.
+fn whitened(ch: &Option<Channel>, p: &[f64]) -> Vec<f64> {
+    match ch {
+        Some(c) => (0..p.len())
+            .map(|i| {
+                if c.used[i] {
+                    (p[i] - c.values[i]) / c.sigma
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect(),
+        None => vec![f64::NAN; p.len()],
+    }
+}
+
+/// A check's verdict, "not-run" without one.
+fn verdict(c: &Option<CheckReport>) -> String {
+    c.as_ref()
+        .map_or("not-run".to_string(), |r| r.verdict.to_string())
+}
+
+/// Fit the drop's parameters to observations (see the module docs). `guess` holds the
+/// start of the fitted parameters and the value of the others; its `t_final` is replaced
+/// by the last sample time. `clock`, when given, times the fit.
+///
+/// Phases: set the problem up ([`FitProblem::new`]), evaluate and check the start,
+/// minimise Φ by Levenberg–Marquardt, read identifiability off S at the solution, find the
+/// intervals, check Φ's gradient at the solution and fill in the report.
+pub fn fit(
+    guess: &Drop,
+    obs: &Observations,
+    opts: &FitOptions,
+    clock: Option<&Clock>,
+) -> Result<FitReport> {
+    let t0 = clock.map(|c| c.now());
+    let since = || match (clock, t0) {
+        (Some(c), Some(t0)) => Some(c.now() - t0),
+        _ => None,
+    };
+    let problem = FitProblem::new(guess, obs, opts)?;
+    let mut counters = Counters {
+        evaluations: 0,
+        halved: (0, 0),
+    };
+    let start = problem.begin(opts, &mut counters, &since)?;
+    let theta_start = problem.theta(&start.z);
+    let mut check_evaluations = start.check_evaluations;
+    let mut iterations = vec![start.iteration];
+    let mut record = |mut it: Iteration| {
+        it.wall_s = since();
+        iterations.push(it);
+    };
+    let min = levenberg_marquardt(
+        &problem,
+        start.z,
+        start.eval,
+        None,
+        opts,
+        &mut counters,
+        &mut record,
+    )?;
+    let dof = min.eval.r.len() as i64 - problem.layout.params.len() as i64;
+    let mut continuation = None;
+    let min =
+        if opts.continuation && min.status == Status::Converged && 2.0 * min.cost > chi2_limit(dof)
+        {
+            let mut staged = Vec::new();
+            let (c, better) = continue_over_horizon(
+                guess,
+                obs,
+                opts,
+                &problem,
+                &min,
+                &mut counters,
+                &mut |it: Iteration| staged.push(it),
+            );
+            continuation = Some(c);
+            match better {
+                Some(better) => {
+                    for mut it in staged {
+                        it.iteration += iterations.len() - 1;
+                        it.wall_s = since();
+                        iterations.push(it);
+                    }
+                    better
+                }
+                None => min,
+            }
+        } else {
+            min
+        };
+    let evaluations = counters.evaluations;
+    let ident = Identifiability::at(&min.eval.s, &problem.layout.params, opts)?;
+    let interval_clock = since();
+    let (estimates, mut intervals) =
+        intervals(&problem, &min, &ident, &theta_start, opts, &mut counters)?;
+    intervals.wall_s = match (since(), interval_clock) {
+        (Some(b), Some(a)) => Some(b - a),
+        _ => None,
+    };
+    let Minimum {
+        z,
+        cost,
+        eval: cur,
+        status,
+    } = min;
     let grad: Vec<f64> = (cur.s.transpose() * &cur.r).iter().copied().collect();
     let check_solution = if opts.check {
         Some(problem.check(&z, &grad, &opts.check_options, &mut check_evaluations)?)
@@ -1254,50 +1606,33 @@ pub fn fit(
         None
     };
     let model = problem.layout.model(&z)?;
-    let whitened = |ch: &Option<Channel>, p: &[f64]| -> Vec<f64> {
-        match ch {
-            Some(c) => (0..p.len())
-                .map(|i| {
-                    if c.used[i] {
-                        (p[i] - c.values[i]) / c.sigma
-                    } else {
-                        f64::NAN
-                    }
-                })
-                .collect(),
-            None => vec![f64::NAN; p.len()],
-        }
-    };
-    let template = template(&problem, opts, &check_start, &check_solution, &estimates);
-    let verdict = |c: &Option<CheckReport>| {
-        c.as_ref()
-            .map_or("not-run".to_string(), |r| r.verdict.to_string())
-    };
+    let template = template(&problem, opts, &start.check, &check_solution, &estimates);
     let receipt = FitReceipt {
-        verdicts: (verdict(&check_start), verdict(&check_solution)),
-        check_start,
+        verdicts: (verdict(&start.check), verdict(&check_solution)),
+        check_start: start.check,
         check_solution,
         template,
         probes_halved: counters.halved.0,
         one_sided: counters.halved.1,
         intervals,
+        continuation,
     };
     Ok(FitReport {
         schema: FIT_SCHEMA.into(),
         route: opts.route,
         params: estimates,
         status,
-        cost_start,
+        cost_start: start.cost,
         cost,
         observations: cur.r.len(),
-        dof: cur.r.len() as i64 - np as i64,
+        dof,
         chi2: 2.0 * cost,
-        chi2_limit: chi2_limit(cur.r.len() as i64 - np as i64),
-        consistent: 2.0 * cost <= chi2_limit(cur.r.len() as i64 - np as i64),
-        singular_values: pairs.iter().map(|p| p.0).collect(),
-        condition,
-        identifiable: weak_directions.is_empty(),
-        weak_directions,
+        chi2_limit: chi2_limit(dof),
+        consistent: 2.0 * cost <= chi2_limit(dof),
+        singular_values: ident.pairs.iter().map(|p| p.0).collect(),
+        condition: ident.condition,
+        identifiable: ident.weak_directions.is_empty(),
+        weak_directions: ident.weak_directions,
         iterations,
         evaluations,
         check_evaluations,
@@ -1346,6 +1681,15 @@ pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict:
         probe: 1e-6,
     };
     predict::predict(&setup, &model, t)
+}
+
+/// What Δχ² is, in words.
+fn sigma_scale_words(scale: SigmaScale) -> &'static str {
+    match scale {
+        SigmaScale::Stated => "σ as stated: 1.96², the 95% quantile of χ² with 1 degree of freedom",
+        SigmaScale::Residual => "σ up to a common scale estimated by the residuals: s²·t², s² = χ²/ν, t the 97.5% quantile of Student's t with ν = observations − parameters degrees of freedom",
+        SigmaScale::Either => "the larger of 1.96² (σ as stated) and s²·t² (σ's scale from the residuals, s² = χ²/ν, t the 97.5% quantile of Student's t with ν = observations − parameters degrees of freedom): a 95% interval whether σ is right or only its ratios are",
+    }
 }
 
 /// Standard normal quantile of 0.999.
