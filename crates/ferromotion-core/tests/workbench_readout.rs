@@ -34,6 +34,32 @@ fn bench_readout_equals_the_routes_called_directly() {
     }
 }
 
+/// One bench moved along k, as the slider moves it (its rollouts resume from starts it
+/// keeps per step): every route row, the refinement and the blame split are those of the
+/// routes called from t = 0 (no clock: every `wall_s` is `None` on both sides).
+#[test]
+fn a_moved_bench_reads_the_routes_called_from_t0() {
+    use ferromotion_core::lab::sweep::RouteRow;
+    let drop = Drop::default();
+    let reference = exact(&drop, &ExactOptions::default()).unwrap();
+    let mut b = Workbench::new(WorkbenchConfig::default()).unwrap();
+    for divisor in [1, 10, 100] {
+        b.set_dt_divisor(divisor).unwrap();
+        let dt = 1e-4 / divisor as f64;
+        for log_k in [2.0, 4.3, 6.0, 7.9] {
+            b.set_log10_k(log_k).unwrap();
+            let r = b.readout().unwrap();
+            let k = r.k;
+            let f = fixed(&drop, k, dt, &FixedOptions::default()).unwrap();
+            let c = corrected(&drop, k, dt, &CorrectedOptions::default()).unwrap();
+            assert_eq!(r.fixed, RouteRow::timed(&f, &reference, None));
+            assert_eq!(r.corrected, RouteRow::timed(&c, &reference, None));
+            assert_eq!(r.refinement, dt_refinement(&drop, k, 1e-4).unwrap());
+            assert_eq!(r.blame, blame(&drop, k, dt).unwrap());
+        }
+    }
+}
+
 #[test]
 fn drop_at_impact_speed_matches_the_time_of_impact_term_and_refuses_grazing() {
     use ferromotion_core::experiments::hybrid::drop_at_impact_speed;

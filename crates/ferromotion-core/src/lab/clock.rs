@@ -79,6 +79,12 @@ pub fn timed<T>(clock: Option<&Clock>, f: impl FnOnce() -> T) -> (T, Option<f64>
     }
 }
 
+/// The sum of two wall times, when both were read (a rollout resumed from a shared start:
+/// the start's time plus the rest's).
+pub(crate) fn plus(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
+}
+
 /// Run one route timed by `clock`: its answer with `wall_s` (the whole call) and
 /// `wall_resolution_s` (the clock's resolution) filled in. The single-route doors (`fm.fixed`,
 /// `fm.tolerance`, ... in Python; `route*` in WebAssembly) call the core's routes through

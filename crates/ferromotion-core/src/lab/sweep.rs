@@ -10,12 +10,14 @@
 //! in parallel, so under load: for reading only).
 
 use crate::error::{positive, Refusal, Result};
-use crate::lab::clock::{timed, Clock};
-use crate::lab::readout::{blame, compare, fit_loglog, Blame, Errors, Fit, Flat};
+use crate::lab::clock::{plus, timed, Clock};
+use crate::lab::readout::{blame_of, compare, fit_loglog, Blame, Errors, Fit, Flat};
 use crate::physics::contact::rigid::{exact, ExactOptions};
 use crate::physics::integrate::adaptive::{tolerance, ToleranceOptions};
-use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
-use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::integrate::corrected::{
+    corrected, corrected_from, CorrectedOptions, CorrectedStart,
+};
+use crate::physics::integrate::fixed::{fixed, fixed_from, FixedOptions, FixedStart};
 use crate::physics::model::Drop;
 use crate::physics::state::{Cost, RouteResult};
 use serde::Serialize;
@@ -271,7 +273,8 @@ pub fn sweep_curve(
     }
     let reference = exact(drop, &ExactOptions::default())?;
     let clock = watch.clock;
-    let row = |&k: &f64| sweep_row(drop, k, opts, &reference, clock);
+    let starts = Starts::new(drop, ks, opts, clock);
+    let row = |&k: &f64| sweep_row(drop, k, opts, &reference, &starts, clock);
     let total = ks.len();
     let size = match watch.progress {
         Some(_) => chunk_size(total),
@@ -311,16 +314,58 @@ pub fn sweep_curve(
     })
 }
 
+/// Where every k's fixed and corrected rollouts at the sweep's step resume: after the
+/// first fall's steps above ground, which no k changes (computed and timed once per sweep;
+/// each row's `wall_s` adds that time). A start that cannot be computed is left out: the
+/// route itself then says why.
+struct Starts {
+    fixed: Option<FixedStart>,
+    fixed_wall: Option<f64>,
+    corrected: Option<CorrectedStart>,
+    corrected_wall: Option<f64>,
+}
+
+impl Starts {
+    fn new(drop: &Drop, ks: &[f64], opts: &SweepOptions, clock: Option<&Clock>) -> Starts {
+        let some = !ks.is_empty();
+        let (fixed, fixed_wall) = if some {
+            timed(clock, || {
+                FixedStart::new(drop, opts.dt, &FixedOptions::default()).ok()
+            })
+        } else {
+            (None, None)
+        };
+        let (corrected, corrected_wall) = if some && opts.corrected {
+            timed(clock, || {
+                CorrectedStart::new(drop, opts.dt, &CorrectedOptions::default()).ok()
+            })
+        } else {
+            (None, None)
+        };
+        Starts {
+            fixed,
+            fixed_wall,
+            corrected,
+            corrected_wall,
+        }
+    }
+}
+
 /// Every asked-for route at one stiffness, compared with the reference.
 fn sweep_row(
     drop: &Drop,
     k: f64,
     opts: &SweepOptions,
     reference: &RouteResult,
+    starts: &Starts,
     clock: Option<&Clock>,
 ) -> Result<SweepRow> {
-    let (f, fixed_wall) = timed(clock, || fixed(drop, k, opts.dt, &FixedOptions::default()));
+    let (f, fixed_wall) = timed(clock, || match &starts.fixed {
+        Some(s) => fixed_from(drop, k, opts.dt, &FixedOptions::default(), s),
+        None => fixed(drop, k, opts.dt, &FixedOptions::default()),
+    });
     let f = f?;
+    let fixed_wall = plus(starts.fixed_wall, fixed_wall);
     let tol = match &opts.tolerance {
         Some(t) => {
             let (r, wall) = timed(clock, || tolerance(drop, k, t));
@@ -329,15 +374,21 @@ fn sweep_row(
         None => None,
     };
     let cor = if opts.corrected {
-        let (c, wall) = timed(clock, || {
-            corrected(drop, k, opts.dt, &CorrectedOptions::default())
+        let (c, wall) = timed(clock, || match &starts.corrected {
+            Some(s) => corrected_from(drop, k, opts.dt, &CorrectedOptions::default(), s),
+            None => corrected(drop, k, opts.dt, &CorrectedOptions::default()),
         });
-        Some(RouteRow::timed(&c?, reference, wall))
+        Some(RouteRow::timed(
+            &c?,
+            reference,
+            plus(starts.corrected_wall, wall),
+        ))
     } else {
         None
     };
     let bl = if opts.blame {
-        Some(blame(drop, k, opts.dt)?)
+        // The split of the fixed rollout just run (`blame` would run it again).
+        Some(blame_of(drop, k, &f)?)
     } else {
         None
     };

@@ -3,15 +3,18 @@
 //! A [`Workbench`] holds the drop, the stiffness, the step and the tolerance switch, and
 //! computes one [`WorkbenchReadout`] per change. Readouts that do not depend on k (the
 //! divergence exponent at a given dt, the contact share's exponent) are cached, so a
-//! slider move costs the three fixed-step rollouts of the dt-refinement readout and a
-//! few closed-form evaluations.
+//! slider move costs the three fixed-step rollouts of the dt-refinement readout, the
+//! corrected route at the current step and a few closed-form evaluations. Those rollouts
+//! resume from starts kept per step ([`FixedStart`], [`CorrectedStart`]): the first fall's
+//! steps above ground, the same for every k, run once per drop and step (about half the
+//! steps of the default drop), with the same bits as a rollout from t = 0.
 //!
 //! With a clock ([`Workbench::with_clock`], injected by the binding: see [`crate::lab::clock`])
 //! every route's row also carries the wall time its Jacobian took (`wall_s`), measured here
 //! around each route call; without one those are `None`.
 
 use crate::error::{positive, FerroError, Result};
-use crate::lab::clock::{timed, Clock};
+use crate::lab::clock::{plus, timed, Clock};
 use crate::lab::readout::{
     blame_of, contact_share_exponent, divergence_exponent, Blame, Fit, Refinement,
 };
@@ -25,8 +28,8 @@ use crate::physics::contact::rigid::{exact, time_of_impact_term, ExactOptions};
 use crate::physics::integrate::adaptive::{
     tolerance, JacobianMethod, ToleranceOptions, PROBE_DEPENDENCE,
 };
-use crate::physics::integrate::corrected::{corrected, CorrectedOptions};
-use crate::physics::integrate::fixed::{fixed, FixedOptions};
+use crate::physics::integrate::corrected::{corrected_from, CorrectedOptions, CorrectedStart};
+use crate::physics::integrate::fixed::{fixed_from, FixedOptions, FixedStart};
 use crate::physics::model::Drop;
 use crate::physics::state::Cost;
 use crate::physics::state::RouteResult;
@@ -211,6 +214,12 @@ pub struct Workbench {
     reference: RouteResult,
     exponent_cache: Vec<(f64, Fit)>,
     contact_exponent: Option<Fit>,
+    /// Per step, where the fixed and corrected rollouts of every k begin to differ (the
+    /// first fall's steps above ground), with the wall time they took: each slider move
+    /// resumes from there, and its rows' `wall_s` add that time to the rest's, so they still
+    /// say what a whole rollout costs.
+    fixed_starts: Vec<(f64, FixedStart, Option<f64>)>,
+    corrected_starts: Vec<(f64, CorrectedStart, Option<f64>)>,
     clock: Option<Clock>,
 }
 
@@ -223,6 +232,8 @@ impl Workbench {
             reference,
             exponent_cache: Vec::new(),
             contact_exponent: None,
+            fixed_starts: Vec::new(),
+            corrected_starts: Vec::new(),
             clock: None,
         };
         b.set_config(config)?;
@@ -270,6 +281,8 @@ impl Workbench {
             self.reference = exact(&config.drop, &ExactOptions::default())?;
             self.exponent_cache.clear();
             self.contact_exponent = None;
+            self.fixed_starts.clear();
+            self.corrected_starts.clear();
         }
         self.config = config;
         Ok(())
@@ -362,21 +375,41 @@ impl Workbench {
         let c = self.config;
         let drop = &c.drop;
         let dt = c.dt();
+        // Each rollout below resumes from its step's start (the steps no k changes, computed
+        // once per drop and step): a wall time is the rollout's own part only.
+        let steps = refinement_steps(c.base_dt);
+        // A copy: `self` is borrowed mutably below (the caches).
+        let own_clock = self.clock;
+        let clock = own_clock.as_ref();
+        let fixed_start = |cache: &mut _, step| {
+            start_at(cache, step, clock, || {
+                FixedStart::new(drop, step, &FixedOptions::default())
+            })
+        };
+        let fixed_starts = [
+            fixed_start(&mut self.fixed_starts, steps[0])?,
+            fixed_start(&mut self.fixed_starts, steps[1])?,
+            fixed_start(&mut self.fixed_starts, steps[2])?,
+        ];
+        let (corrected_start, corrected_start_wall) =
+            start_at(&mut self.corrected_starts, dt, clock, || {
+                CorrectedStart::new(drop, dt, &CorrectedOptions::default())
+            })?;
         let reference = &self.reference;
         let speed = drop.impact_speed();
         let exact_readout = exact_readout(drop, reference)?;
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
-        // A copy: `self` is borrowed mutably below (the caches).
-        let own_clock = self.clock;
-        let clock = own_clock.as_ref();
         let mut walls = [None; 3];
-        let rollouts = refinement_steps(c.base_dt)
+        let rollouts = steps
             .iter()
+            .zip(&fixed_starts)
             .zip(walls.iter_mut())
-            .map(|(&step, wall)| {
-                let (r, w) = timed(clock, || fixed(drop, c.k, step, &FixedOptions::default()));
-                *wall = w;
+            .map(|((&step, (start, start_wall)), wall)| {
+                let (r, w) = timed(clock, || {
+                    fixed_from(drop, c.k, step, &FixedOptions::default(), start)
+                });
+                *wall = plus(*start_wall, w);
                 r
             })
             .collect::<Result<Vec<_>>>()?;
@@ -400,9 +433,16 @@ impl Workbench {
         let (flow_route, flow_wall) = timed(clock, || flow(drop, c.k, &FlowOptions::default()));
         let flow_route = flow_route?;
         let (corrected_route, corrected_wall) = timed(clock, || {
-            corrected(drop, c.k, dt, &CorrectedOptions::default())
+            corrected_from(
+                drop,
+                c.k,
+                dt,
+                &CorrectedOptions::default(),
+                &corrected_start,
+            )
         });
         let corrected_route = corrected_route?;
+        let corrected_wall = plus(corrected_start_wall, corrected_wall);
         let fixed_row = RouteRow::timed(&fixed_route, reference, walls[current]);
         let tol = if c.tolerance {
             Some(tolerance_readout(&c, reference, clock, yardstick.cost)?)
@@ -474,6 +514,23 @@ impl Workbench {
         };
         sweep_curve(&c.drop, ks, &options, watch)
     }
+}
+
+/// The start at step `dt` in `cache` (each kept with its step and the wall time it took),
+/// made by `make` and timed by `clock` on first use.
+fn start_at<S: Copy>(
+    cache: &mut Vec<(f64, S, Option<f64>)>,
+    dt: f64,
+    clock: Option<&Clock>,
+    make: impl FnOnce() -> Result<S>,
+) -> Result<(S, Option<f64>)> {
+    if let Some(&(_, s, wall)) = cache.iter().find(|c| c.0 == dt) {
+        return Ok((s, wall));
+    }
+    let (s, wall) = timed(clock, make);
+    let s = s?;
+    cache.push((dt, s, wall));
+    Ok((s, wall))
 }
 
 /// A step for a message: exponential notation with at most 7 significant digits and no

@@ -139,6 +139,16 @@ pub struct Penalty {
 }
 
 impl Penalty {
+    /// The law of zero stiffness and damping on mass `m`: its force -0·y - 0·v is ±0, never
+    /// > 0, so it never pushes (the routes' starts, shared by every k, run on it).
+    pub fn free(m: f64) -> Penalty {
+        Penalty {
+            stiffness: 0.0,
+            damping: 0.0,
+            mass: m,
+        }
+    }
+
     /// Validated penalty law for stiffness `k` with damping ratio `zeta` on mass `m`.
     pub fn new(k: f64, zeta: f64, m: f64) -> Result<Penalty> {
         positive("k", k)?;

@@ -330,18 +330,16 @@ fn located(
     n: u64,
     dt: f64,
     max_steps: u64,
-    y: &mut Dual,
-    v: &mut Dual,
+    [y, v, t]: [&mut Dual; 3],
+    (mut evals, mut steps): (u64, u64),
 ) -> Result<(u64, u64)> {
     let g = drop.gravity;
     let (kk, c) = (law.stiffness, law.damping);
-    let (mut evals, mut steps) = (0u64, 0u64);
     // March in steps of dt, restarting the grid at every located switch, so that
     // the discretisation of each phase does not depend on where the switch fell
     // between grid points (if it did, its error would vary with x(0) on the scale
     // of |v|·dt and the tangent would pick that variation up).
     let t_final = drop.t_final;
-    let mut t = Dual::constant(0.0);
     let mut pushing = y.v < 0.0 && law.spring_damper(y.v, v.v) > 0.0;
     let cap = max_steps.max(n);
     loop {
@@ -360,7 +358,7 @@ fn located(
                 dt,
                 t_final,
                 cap - steps,
-                [&mut *y, &mut *v, &mut t],
+                [&mut *y, &mut *v, &mut *t],
             );
             evals += run;
             steps += run;
@@ -369,7 +367,7 @@ fn located(
             }
         }
         let h = if last {
-            Dual::constant(t_final) - t
+            Dual::constant(t_final) - *t
         } else {
             Dual::constant(dt)
         };
@@ -396,7 +394,7 @@ fn located(
                 let s = dual_root(if on_height { height } else { force }, r);
                 *v = *v + s * a;
                 *y = *y + s * *v;
-                t = t + s;
+                *t = *t + s;
                 pushing = !pushing;
             }
             None => {
@@ -405,22 +403,124 @@ fn located(
                 if last {
                     break;
                 }
-                t = t + h;
+                *t = *t + h;
             }
         }
     }
     Ok((evals, steps))
 }
 
+/// Where every located `corrected` rollout of a drop at one step is the same, whatever k:
+/// the state after the first fall's full steps that provably stay above ground (the
+/// height test of [`fast_steps`], which needs no k). The bench computes it once per
+/// (drop, dt) and every slider move resumes from it ([`corrected_from`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CorrectedStart {
+    /// The drop and step it was computed for (a resume checks both).
+    pub drop: Drop,
+    /// The step, s.
+    pub dt: f64,
+    /// The options it was computed with (their step cap bounds its run).
+    pub opts: CorrectedOptions,
+    /// Full steps already taken (one force evaluation each).
+    pub steps: u64,
+    /// Height, velocity and time after them, with their derivatives along x(0).
+    y: Dual,
+    v: Dual,
+    t: Dual,
+}
+
+impl CorrectedStart {
+    /// The first [`fast_steps`] run of the route from t = 0, on a law of zero stiffness and
+    /// damping: its force is ±0, so only the height test can keep a step (in flight a step
+    /// is kept when the height test or the force test holds), and it stops where that test
+    /// first fails, a point every k's own run passes through with the same numbers and
+    /// decides there by its own force test ([`corrected_from`] resumes at that decision).
+    pub fn new(drop: &Drop, dt: f64, opts: &CorrectedOptions) -> Result<CorrectedStart> {
+        drop.validate()?;
+        let n = step_count(drop.t_final, dt, opts.max_steps)?;
+        let free = Penalty::free(drop.mass);
+        let mut y = Dual::variable(drop.height, 0);
+        let mut v = Dual::variable(drop.velocity, 1);
+        let mut t = Dual::constant(0.0);
+        let cap = opts.max_steps.max(n);
+        // As the route's loop begins: a last step (n = 1) is no full step.
+        let last = drop.t_final <= dt * (1.0 + 1e-9);
+        let steps = if opts.locate && !last {
+            let pushing = false; // the drop starts above ground (`validate`)
+            let (g, t_final) = (drop.gravity, drop.t_final);
+            fast_steps(
+                &free,
+                g,
+                pushing,
+                dt,
+                t_final,
+                cap,
+                [&mut y, &mut v, &mut t],
+            )
+        } else {
+            0
+        };
+        Ok(CorrectedStart {
+            drop: *drop,
+            dt,
+            opts: *opts,
+            steps,
+            y,
+            v,
+            t,
+        })
+    }
+}
+
 /// The `corrected` route (see the module docs).
 pub fn corrected(drop: &Drop, k: f64, dt: f64, opts: &CorrectedOptions) -> Result<RouteResult> {
+    resume(drop, k, dt, opts, None)
+}
+
+/// [`corrected`] resumed from `start` (computed for this drop, `dt` and `opts`, located
+/// switches; any other start is ignored and the rollout runs from t = 0): the same answer, bit for
+/// bit, without the full steps of the first fall that no k can change.
+pub fn corrected_from(
+    drop: &Drop,
+    k: f64,
+    dt: f64,
+    opts: &CorrectedOptions,
+    start: &CorrectedStart,
+) -> Result<RouteResult> {
+    let fits = start.drop == *drop && start.dt == dt && start.opts == *opts && opts.locate;
+    resume(drop, k, dt, opts, fits.then_some(start))
+}
+
+/// The route from t = 0, or from `start` (one that fits this drop, step and options).
+fn resume(
+    drop: &Drop,
+    k: f64,
+    dt: f64,
+    opts: &CorrectedOptions,
+    start: Option<&CorrectedStart>,
+) -> Result<RouteResult> {
     drop.validate()?;
     let law = drop.penalty(k)?;
     let n = step_count(drop.t_final, dt, opts.max_steps)?;
     let mut y = Dual::variable(drop.height, 0);
     let mut v = Dual::variable(drop.velocity, 1);
+    let mut t = Dual::constant(0.0);
+    let mut counts = (0u64, 0u64);
+    if let Some(s) = start {
+        (y, v, t) = (s.y, s.v, s.t);
+        counts = (s.steps, s.steps);
+    }
     let (evals, steps) = if opts.locate {
-        located(&law, drop, n, dt, opts.max_steps, &mut y, &mut v)?
+        located(
+            &law,
+            drop,
+            n,
+            dt,
+            opts.max_steps,
+            [&mut y, &mut v, &mut t],
+            counts,
+        )?
     } else {
         detected(&law, drop.gravity, n, dt, &mut y, &mut v)
     };
