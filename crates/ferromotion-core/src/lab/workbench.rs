@@ -381,16 +381,6 @@ impl Workbench {
         // A copy: `self` is borrowed mutably below (the caches).
         let own_clock = self.clock;
         let clock = own_clock.as_ref();
-        let fixed_start = |cache: &mut _, step| {
-            start_at(cache, step, clock, || {
-                FixedStart::new(drop, step, &FixedOptions::default())
-            })
-        };
-        let fixed_starts = [
-            fixed_start(&mut self.fixed_starts, steps[0])?,
-            fixed_start(&mut self.fixed_starts, steps[1])?,
-            fixed_start(&mut self.fixed_starts, steps[2])?,
-        ];
         let (corrected_start, corrected_start_wall) =
             start_at(&mut self.corrected_starts, dt, clock, || {
                 CorrectedStart::new(drop, dt, &CorrectedOptions::default())
@@ -400,19 +390,8 @@ impl Workbench {
         let exact_readout = exact_readout(drop, reference)?;
         // The three fixed-step rollouts of the dt-refinement readout include the current
         // step: run each once and share it with the fixed readout and the blame split.
-        let mut walls = [None; 3];
-        let rollouts = steps
-            .iter()
-            .zip(&fixed_starts)
-            .zip(walls.iter_mut())
-            .map(|((&step, (start, start_wall)), wall)| {
-                let (r, w) = timed(clock, || {
-                    fixed_from(drop, c.k, step, &FixedOptions::default(), start)
-                });
-                *wall = plus(*start_wall, w);
-                r
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (rollouts, walls) =
+            refinement_rollouts(&mut self.fixed_starts, drop, c.k, steps, clock)?;
         let current = match c.dt_divisor {
             10 => 1,
             100 => 2,
@@ -514,6 +493,30 @@ impl Workbench {
         };
         sweep_curve(&c.drop, ks, &options, watch)
     }
+}
+
+/// The fixed-step rollouts at the refinement's three steps, each resumed from its step's start
+/// (cached in `cache`), with their wall times (the start's share included).
+fn refinement_rollouts(
+    cache: &mut Vec<(f64, FixedStart, Option<f64>)>,
+    drop: &Drop,
+    k: f64,
+    steps: [f64; 3],
+    clock: Option<&Clock>,
+) -> Result<(Vec<RouteResult>, [Option<f64>; 3])> {
+    let mut walls = [None; 3];
+    let mut rollouts = Vec::with_capacity(3);
+    for (&step, wall) in steps.iter().zip(walls.iter_mut()) {
+        let (start, start_wall) = start_at(cache, step, clock, || {
+            FixedStart::new(drop, step, &FixedOptions::default())
+        })?;
+        let (r, w) = timed(clock, || {
+            fixed_from(drop, k, step, &FixedOptions::default(), &start)
+        });
+        *wall = plus(start_wall, w);
+        rollouts.push(r?);
+    }
+    Ok((rollouts, walls))
 }
 
 /// The start at step `dt` in `cache` (each kept with its step and the wall time it took),
