@@ -60,30 +60,52 @@ def refusal(call) -> tuple[str, str]:
 
 # ---- the tolerance route's options ------------------------------------------------------------
 
-# (Python keyword arguments, the same call through the wasm export routeTolerance: drop, k, rtol,
-# atol, events, eps, max_steps, jacobian, min_step).
-TOL = fm.defaults()["tolerance"]
+# Python keyword arguments; the wasm export routeTolerance(drop, k, options) gets the same ones
+# as its options object (the core's ToleranceOptions, missing keys its defaults).
 BAD_TOLERANCE = {
-    "rtol NaN": ({"rtol": math.nan}, "NaN, undefined, false, 1e-6, 1e7, 'richardson', 0"),
-    "rtol -1": ({"rtol": -1.0}, "-1, undefined, false, 1e-6, 1e7, 'richardson', 0"),
-    "rtol inf": ({"rtol": math.inf}, "Infinity, undefined, false, 1e-6, 1e7, 'richardson', 0"),
-    "min_step -1": ({"min_step": -1.0}, "1e-11, undefined, false, 1e-6, 1e7, 'richardson', -1"),
-    "min_step above T": ({"rtol": 1e-6, "events": True, "jacobian": "forward", "min_step": 1.0},
-                         "1e-6, undefined, true, 1e-6, 1e7, 'forward', 1"),
-    "max_steps 0": ({"max_steps": 0}, "1e-11, undefined, false, 1e-6, 0, 'richardson', 0"),
-    "forward without events": ({"jacobian": "forward"}, "1e-11, undefined, false, 1e-6, 1e7, 'forward', 0"),
-    "jacobian bogus": ({"jacobian": "bogus", "events": True}, "1e-11, undefined, true, 1e-6, 1e7, 'bogus', 0"),
+    "rtol NaN": {"rtol": math.nan},
+    "rtol -1": {"rtol": -1.0},
+    "rtol inf": {"rtol": math.inf},
+    "min_step -1": {"min_step": -1.0},
+    "min_step above T": {"rtol": 1e-6, "events": True, "jacobian": "forward", "min_step": 1.0},
+    "max_steps 0": {"max_steps": 0},
+    "forward without events": {"jacobian": "forward"},
+    "jacobian bogus": {"jacobian": "bogus", "events": True},
 }
 
 
+def js_object(kwargs: dict) -> str:
+    """Python keyword arguments as a JS object literal (NaN and the infinities included)."""
+    def value(v: object) -> str:
+        if isinstance(v, float) and not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        return json.dumps(v)
+    return "{" + ", ".join(f"{json.dumps(k)}: {value(v)}" for k, v in kwargs.items()) + "}"
+
+
 def test_bad_tolerance_options_are_the_same_typed_refusal_in_python_and_in_wasm() -> None:
-    js = node([f"m.routeTolerance(drop, 1e6, {args})" for _, args in BAD_TOLERANCE.values()])
-    for (name, (kwargs, _)), got in zip(BAD_TOLERANCE.items(), js):
+    js = node([f"m.routeTolerance(drop, 1e6, {js_object(kw)})" for kw in BAD_TOLERANCE.values()])
+    for (name, kwargs), got in zip(BAD_TOLERANCE.items(), js):
         kind, message = refusal(lambda: fm.tolerance(DROP, 1e6, **kwargs))
         assert "kind" in got, f"{name}: wasm answered {got}"
         # Python's ScenarioError is the core's Scenario variant.
         assert (kind.replace("Error", "") if kind == "ScenarioError" else kind) == got["kind"], name
         assert message == got["message"], name
+
+
+def test_a_wrong_option_type_is_refused_by_wasm_naming_the_key() -> None:
+    # The options object is read as the core's own struct; a value of the wrong type is the
+    # core's Scenario error naming the key, not a silent default or a panic.
+    got = node(["m.routeFixed(drop, 1e6, 1e-4, {max_steps: 'many'})",
+                "m.routeTolerance(drop, 1e6, {rtol: 1e-6, events: 'yes'})",
+                "m.routeFlow(drop, 1e6, {max_event: 3})"])
+    assert [g["kind"] for g in got] == ["Scenario"] * 3, got
+    assert got[0]["message"].startswith("invalid scenario: `max_steps`: "), got[0]
+    assert got[1]["message"].startswith("invalid scenario: `events`: "), got[1]
+    # An unknown key is refused with serde's own message, the native binding's text too.
+    with pytest.raises(fm.ScenarioError) as native:
+        _core.flow(DROP, 1e6, {"max_event": 3})
+    assert got[2]["message"] == str(native.value), got[2]
 
 
 def test_a_min_step_above_every_step_is_refused_as_too_small_with_the_step_it_met() -> None:
@@ -227,8 +249,7 @@ def test_a_stiffness_f64_cannot_hold_is_refused_alike_in_python_and_in_wasm() ->
     # error bound says so, and the route now refuses instead of answering.
     kind, message = refusal(lambda: fm.flow(DROP, 1e40))
     assert kind == "InvalidParameter" and "`k`" in message
-    flow_defaults = fm.defaults()
-    js = node([f"m.routeFlow(drop, 1e40, {flow_defaults['root_rtol']!r}, {flow_defaults['max_events']})"])[0]
+    js = node(["m.routeFlow(drop, 1e40, {})"])[0]
     assert (js["kind"], js["message"]) == (kind, message)
     # Well inside f64's reach the flow answers, and matches the stiff limit.
     r = fm.flow(DROP, 1e16)

@@ -151,6 +151,18 @@ function configObject() {
   return c;
 }
 
+/** A route's options object (the core's FixedOptions/ToleranceOptions): some keys, plausible
+ * or not, sometimes of the wrong type or unknown. */
+function routeOptions() {
+  if (chance(0.05)) return pick([null, undefined, "{}", 3, [], { max_steps: "1e7" }, { extra: 1 }]);
+  const o = {};
+  if (chance(0.3)) o.max_steps = pick([1e7, 10, 0, -1, 1.5, 2 ** 53, NaN, "10"]);
+  if (chance(0.3)) o.rtol = number(1e-12, 1e-3);
+  if (chance(0.3)) o.events = chance(0.9) ? chance(0.5) : "yes";
+  if (chance(0.2)) o.jacobian = pick(["richardson", "forward", "Forward", 1]);
+  return o;
+}
+
 // --- the calls -------------------------------------------------------------------------------
 let lastArgs = [];
 /** Call `fn` with `args`, remembered for the failure report. */
@@ -184,6 +196,8 @@ function bench() {
 // [name, weight, call]: weights are relative call rates.
 const EXPORTS = [
   ["fixedJson", 20, () => call(wasm.fixedJson, dropText(), stiffness(), step())],
+  ["routeFixed", 5, () => call(wasm.routeFixed, value(dropText()), stiffness(), step(), routeOptions())],
+  ["routeTolerance", 1, () => call(wasm.routeTolerance, value(dropText()), stiffness(), routeOptions())],
   ["evaluateJson", 5, () => call(wasm.evaluateJson, scenarioText())],
   ["timeOfImpactTerm", 10, () => call(wasm.timeOfImpactTerm, number(0, 1), number(1, 30), number(1e-4, 10))],
   ["limitRestitution", 10, () => call(wasm.limitRestitution, number(0, 1))],

@@ -73,13 +73,89 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 }
 
 /// A JS value as one of the core's serde structs; `undefined` or `null` means its defaults.
-/// A malformed value is the core's `Scenario` error (an unknown key, a wrong type).
+/// A malformed value is the core's `Scenario` error (an unknown key, a wrong type), naming
+/// the key it failed on as the native binding's options reader does.
 fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
     }
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|e| errors::js_error(FerroError::Scenario(e.to_string())))
+    serde_wasm_bindgen::from_value(value.clone()).map_err(|e| {
+        // serde's message itself (the error is a JS `Error`; its `String` adds "Error: ").
+        let message = JsValue::from(e)
+            .dyn_into::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|v| format!("{v:?}"));
+        errors::js_error(FerroError::Scenario(named::<T>(&value, message)))
+    })
+}
+
+/// [`from_js`] that also refuses a key the struct does not have, as the native binding's
+/// options reader does (serde-wasm-bindgen looks up only the struct's own fields, so
+/// `deny_unknown_fields` never sees the others): serde's own "unknown field" message.
+fn options_from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
+    if let (Some(fields), Some(object)) = (fields::<T>(), value.dyn_ref::<js_sys::Object>()) {
+        for key in js_sys::Object::keys(object).iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !fields.contains(&key.as_str()) {
+                let e = <serde::de::value::Error as serde::de::Error>::unknown_field(&key, fields);
+                return Err(errors::js_error(FerroError::Scenario(e.to_string())));
+            }
+        }
+    }
+    from_js(value)
+}
+
+/// The field names of a serde struct (`None` for anything read otherwise, as a map).
+fn fields<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
+    use serde::de::{self, Visitor};
+    struct Probe<'a>(&'a std::cell::Cell<Option<&'static [&'static str]>>);
+    impl<'de> de::Deserializer<'de> for Probe<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.set(Some(fields));
+            Err(de::Error::custom("probed"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let seen = std::cell::Cell::new(None);
+    let _ = T::deserialize(Probe(&seen));
+    seen.get()
+}
+
+/// serde's message for a refused object, prefixed with the key whose one-entry object the
+/// struct refuses on its own (a wrong type names no key in serde's text). serde's own
+/// "unknown field"/"unknown variant" messages already say what is wrong and are kept, the
+/// same text as the native binding's.
+fn named<T: DeserializeOwned>(value: &JsValue, message: String) -> String {
+    if message.starts_with("unknown field") || message.starts_with("unknown variant") {
+        return message;
+    }
+    let Some(object) = value.dyn_ref::<js_sys::Object>() else {
+        return message;
+    };
+    for entry in js_sys::Object::entries(object).iter() {
+        let entry: js_sys::Array = entry.into();
+        let (key, item) = (entry.get(0), entry.get(1));
+        let one = js_sys::Object::new();
+        if js_sys::Reflect::set(&one, &key, &item).is_ok()
+            && serde_wasm_bindgen::from_value::<T>(one.into()).is_err()
+        {
+            return format!("`{}`: {message}", key.as_string().unwrap_or_default());
+        }
+    }
+    message
 }
 
 #[wasm_bindgen]

@@ -5,7 +5,7 @@
 //! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
 
 use crate::errors::{js_error, IntoJs};
-use crate::{from_js, to_js, Progress};
+use crate::{from_js, options_from_js, to_js, Progress};
 use ferromotion_core as fm;
 use ferromotion_core::lab::readout;
 use ferromotion_core::{Drop, FerroError, RouteResult, ToleranceOptions};
@@ -53,100 +53,60 @@ pub fn drop_first_impact_time(drop: JsValue) -> Result<f64, JsError> {
     Ok(drop_from(drop)?.first_impact_time())
 }
 
-/// The rigid reference (`restitution` undefined: the penalty law's limit).
+/// The rigid reference; `options` the core's `ExactOptions` (`restitution`, `graze_speed`;
+/// missing keys take its defaults, `restitution` absent: the penalty law's limit).
 #[wasm_bindgen(js_name = routeExact)]
-pub fn route_exact(
-    drop: JsValue,
-    restitution: Option<f64>,
-    graze_speed: f64,
-) -> Result<JsValue, JsError> {
-    let d = fm::ExactOptions::default();
-    let opts = fm::ExactOptions {
-        restitution: restitution.or(d.restitution),
-        graze_speed,
-    };
+pub fn route_exact(drop: JsValue, options: JsValue) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
+    let opts: fm::ExactOptions = options_from_js(options)?;
     route(|| fm::exact(&drop, &opts))
 }
 
-/// The fixed route (k in N/m, dt in s).
+/// The fixed route (k in N/m, dt in s); `options` the core's `FixedOptions` (`max_steps`).
 #[wasm_bindgen(js_name = routeFixed)]
-pub fn route_fixed(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsValue, JsError> {
-    let opts = fm::FixedOptions {
-        max_steps: steps(max_steps)?,
-    };
+pub fn route_fixed(drop: JsValue, k: f64, dt: f64, options: JsValue) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
+    let opts: fm::FixedOptions = options_from_js(options)?;
     route(|| fm::fixed(&drop, k, dt, &opts))
 }
 
-/// The corrected route.
+/// The corrected route; `options` the core's `CorrectedOptions` (`locate`, `max_steps`).
 #[wasm_bindgen(js_name = routeCorrected)]
 pub fn route_corrected(
     drop: JsValue,
     k: f64,
     dt: f64,
-    locate: bool,
-    max_steps: f64,
+    options: JsValue,
 ) -> Result<JsValue, JsError> {
-    let opts = fm::CorrectedOptions {
-        locate,
-        max_steps: steps(max_steps)?,
-    };
     let drop = drop_from(drop)?;
+    let opts: fm::CorrectedOptions = options_from_js(options)?;
     route(|| fm::corrected(&drop, k, dt, &opts))
 }
 
-/// The exact derivative of the penalty ODE.
+/// The exact derivative of the penalty ODE; `options` the core's `FlowOptions` (`root_rtol`,
+/// `max_events`).
 #[wasm_bindgen(js_name = routeFlow)]
-pub fn route_flow(
-    drop: JsValue,
-    k: f64,
-    root_rtol: f64,
-    max_events: f64,
-) -> Result<JsValue, JsError> {
-    let opts = fm::FlowOptions {
-        root_rtol,
-        max_events: count("max_events", max_events)?,
-    };
+pub fn route_flow(drop: JsValue, k: f64, options: JsValue) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
+    let opts: fm::FlowOptions = options_from_js(options)?;
     route(|| fm::flow(&drop, k, &opts))
 }
 
-/// The tolerance route (`atol` undefined: the core's default).
+/// The tolerance route; `options` the core's `ToleranceOptions` (`rtol`, `atol`, `events`,
+/// `eps`, `max_steps`, `min_step`, `jacobian`; missing keys take its defaults).
 #[wasm_bindgen(js_name = routeTolerance)]
-#[allow(clippy::too_many_arguments)]
-pub fn route_tolerance(
-    drop: JsValue,
-    k: f64,
-    rtol: f64,
-    atol: Option<f64>,
-    events: bool,
-    eps: f64,
-    max_steps: f64,
-    jacobian: &str,
-    min_step: f64,
-) -> Result<JsValue, JsError> {
-    let jacobian = crate::jacobian_method(jacobian)?;
-    let opts = ToleranceOptions {
-        rtol,
-        atol,
-        events,
-        eps,
-        max_steps: steps(max_steps)?,
-        min_step,
-        jacobian,
-    };
+pub fn route_tolerance(drop: JsValue, k: f64, options: JsValue) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
+    let opts: ToleranceOptions = options_from_js(options)?;
     route(|| fm::tolerance(&drop, k, &opts))
 }
 
-/// The rk4 route: classical RK4 at a fixed step, tangent by forward mode.
+/// The rk4 route: classical RK4 at a fixed step, tangent by forward mode; `options` the
+/// core's `Rk4Options` (`max_steps`).
 #[wasm_bindgen(js_name = routeRk4)]
-pub fn route_rk4(drop: JsValue, k: f64, dt: f64, max_steps: f64) -> Result<JsValue, JsError> {
-    let opts = fm::Rk4Options {
-        max_steps: steps(max_steps)?,
-    };
+pub fn route_rk4(drop: JsValue, k: f64, dt: f64, options: JsValue) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
+    let opts: fm::Rk4Options = options_from_js(options)?;
     route(|| fm::rk4(&drop, k, dt, &opts))
 }
 
@@ -204,11 +164,6 @@ pub fn sweep(
         progress: observe.as_mut().map(|f| f as _),
     };
     to_js(&fm::sweep_curve(&drop, ks, &opts, watch).into_js()?)
-}
-
-/// A step cap from a JS number: a whole number >= 0 (Python passes an int).
-fn steps(value: f64) -> Result<u64, JsError> {
-    count("max_steps", value)
 }
 
 fn count(name: &'static str, value: f64) -> Result<u64, JsError> {

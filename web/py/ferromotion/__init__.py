@@ -142,25 +142,29 @@ class Drop(Json):
 def exact(drop: Drop, *, restitution: Optional[float] = None,
           graze_speed: float = _DEFAULTS["graze_speed"]) -> Route:
     """The rigid reference: flight maps composed with the saltation matrices of the impacts."""
-    return Route._from_core("exact", _call("routeExact", drop.to_dict(), restitution, _real(graze_speed)))
+    return Route._from_core("exact", _call("routeExact", drop.to_dict(), {
+        "restitution": None if restitution is None else _real(restitution),
+        "graze_speed": _real(graze_speed)}))
 
 
 def fixed(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """Semi-implicit Euler on the push-only penalty law, Jacobian by forward-mode tangent."""
-    return Route._from_core("fixed", _call("routeFixed", drop.to_dict(), _real(k), _real(dt), max_steps))
+    return Route._from_core("fixed", _call("routeFixed", drop.to_dict(), _real(k), _real(dt),
+                                           {"max_steps": max_steps}))
 
 
 def corrected(drop: Drop, k: float, dt: float = _DT, *, locate: bool = _DEFAULTS["locate"],
               max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """The fixed step with the missing event term restored, at the fixed route's cost."""
     return Route._from_core("corrected", _call("routeCorrected", drop.to_dict(), _real(k), _real(dt),
-                                               bool(locate), max_steps))
+                                               {"locate": bool(locate), "max_steps": max_steps}))
 
 
 def flow(drop: Drop, k: float, *, root_rtol: float = _DEFAULTS["root_rtol"],
          max_events: int = _DEFAULTS["max_events"]) -> Route:
     """The exact derivative of the continuous penalty ODE (closed form per phase)."""
-    return Route._from_core("flow", _call("routeFlow", drop.to_dict(), _real(k), _real(root_rtol), max_events))
+    return Route._from_core("flow", _call("routeFlow", drop.to_dict(), _real(k), {
+        "root_rtol": _real(root_rtol), "max_events": max_events}))
 
 
 def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optional[float] = _TOL["atol"],
@@ -170,14 +174,14 @@ def tolerance(drop: Drop, k: float, *, rtol: float = _TOL["rtol"], atol: Optiona
     """Dormand-Prince 5(4) with error control; J by central differences of 8 rollouts
     (``jacobian="richardson"``) or forward sensitivities of one event-located rollout
     (``jacobian="forward"``, needs ``events=True``)."""
-    return Route._from_core("tolerance", _call("routeTolerance", drop.to_dict(), _real(k), _real(rtol),
-                                               None if atol is None else _real(atol), bool(events),
-                                               _real(eps), max_steps, str(jacobian), _real(min_step)))
+    return Route._from_core("tolerance", _call("routeTolerance", drop.to_dict(), _real(k), {
+        "rtol": _real(rtol), "atol": None if atol is None else _real(atol), "events": bool(events),
+        "eps": _real(eps), "max_steps": max_steps, "jacobian": str(jacobian), "min_step": _real(min_step)}))
 
 
 def rk4(drop: Drop, k: float, dt: float = _DT, *, max_steps: int = _DEFAULTS["max_steps"]) -> Route:
     """Classical fourth-order Runge-Kutta at a fixed step on the penalty law, tangent by forward mode."""
-    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), _real(k), _real(dt), max_steps))
+    return Route._from_core("rk4", _call("routeRk4", drop.to_dict(), _real(k), _real(dt), {"max_steps": max_steps}))
 
 
 def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
