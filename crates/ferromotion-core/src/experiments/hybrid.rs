@@ -221,9 +221,11 @@ fn locate(
     h: f64,
 ) -> f64 {
     let g_at = |s: f64| sys.guard(mode, i, &rk4(sys, mode, x, phi, s).0);
-    let (mut lo, mut hi) = (0.0, h);
-    let (mut g_lo, mut g_hi) = (sys.guard(mode, i, x), sys.guard(mode, i, y));
+    // The bracket's ends with their guard values: [(lo, g_lo), (hi, g_hi)], g_lo > 0 >= g_hi.
+    let mut b = [(0.0, sys.guard(mode, i, x)), (h, sys.guard(mode, i, y))];
+    let narrow = |b: &mut [(f64, f64); 2], s: f64, g: f64| b[usize::from(g <= 0.0)] = (s, g);
     for _ in 0..200 {
+        let [(lo, g_lo), (hi, g_hi)] = b;
         let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
         let s = if secant > lo && secant < hi {
             secant
@@ -231,29 +233,16 @@ fn locate(
             0.5 * (lo + hi)
         };
         let g = g_at(s);
-        if g > 0.0 {
-            lo = s;
-            g_lo = g;
-        } else {
-            hi = s;
-            g_hi = g;
-        }
-        if hi - lo <= 1e-15 * h.max(t.abs()) || g == 0.0 {
+        narrow(&mut b, s, g);
+        if b[1].0 - b[0].0 <= 1e-15 * h.max(t.abs()) || g == 0.0 {
             break;
         }
         // A bisection after every secant step keeps the bracket shrinking even when
         // the secant sticks to one end.
-        let mid = 0.5 * (lo + hi);
-        let gm = g_at(mid);
-        if gm > 0.0 {
-            lo = mid;
-            g_lo = gm;
-        } else {
-            hi = mid;
-            g_hi = gm;
-        }
+        let mid = 0.5 * (b[0].0 + b[1].0);
+        narrow(&mut b, mid, g_at(mid));
     }
-    hi
+    b[1].0
 }
 
 /// The event of guard `i` at the state `xm` reached at `t_event`: its report entry, the
