@@ -20,12 +20,12 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``workbench``: :class:`Workbench`, the browser lab's controls (``lab/workbench.rs``)
 - ``descent``: :func:`descent`, :class:`Arm`, :class:`Descent` (``experiments/descent.rs``)
 - ``hybrid``: :func:`hybrid_jacobian`, the shipped systems and :class:`StepFunction` (a black-box
-  step) (``experiments/hybrid.rs``, ``experiments/hybrid/black_box.rs``)
+  step) (``hybrid.rs``, ``hybrid/black_box.rs``)
 - ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (the ``ferromotion-quadruped`` crate)
 - ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
-  :func:`fit_schema` (``experiments/fit/``)
+  :func:`fit_schema` (``fit/``)
 
 Every default a signature shows comes from the core: :func:`defaults`.
 

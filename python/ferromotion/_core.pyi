@@ -316,7 +316,7 @@ def hybrid_jacobian(
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
 
-# Conformance fixtures (core: experiments/conformance.rs): (name, JSON text) of each shipped
+# Conformance fixtures (core: conformance.rs): (name, JSON text) of each shipped
 # fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.
 def fixtures() -> list[tuple[str, str]]: ...
 def read_fixture(text: str, path: str | None = None) -> dict[str, Any]: ...
@@ -371,7 +371,7 @@ class Receipt:
     def to_json(self) -> str: ...
     def summary(self) -> str: ...
 
-# --- forward matching (experiments/fit/) -----------------------------------------------
+# --- forward matching (fit/) -----------------------------------------------
 # `options`: the core's FitOptions (missing keys take DEFAULTS["fit"]); unknown keys raise ScenarioError.
 
 # `observations`: {"t", "y", "v", "sigma_y", "sigma_v", "mask_y", "mask_v"} (missing keys: None).

@@ -1,4 +1,4 @@
-"""Forward matching through contact: fit the drop to measured kinematics (core: ``experiments/fit/``).
+"""Forward matching through contact: fit the drop to measured kinematics (core: ``fit/``).
 
 :func:`fit` estimates any of the drop's parameters (``zeta`` or the ``restitution`` it implies,
 ``k``, ``height``, ``velocity``, ``gravity``, ``mass``) from heights and/or velocities at sample

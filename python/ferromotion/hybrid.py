@@ -1,5 +1,5 @@
-"""Jacobians of hybrid systems through their events (core: ``experiments/hybrid.rs``; a
-system known only by its step function: ``experiments/hybrid/black_box.rs``)."""
+"""Jacobians of hybrid systems through their events (core: ``hybrid.rs``; a
+system known only by its step function: ``hybrid/black_box.rs``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 // ball (the flow route's closed form at k = 1e6 N/m plus seeded noise, 1 mm and 1 cm/s), and
 // the core's fit of the initial height and the damping ratio from the learner's guess, once with
 // the fixed-step gradient (semi-implicit Euler's autodiff tangent) and once with the right one
-// (the flow's). The core computes the data and both fits (experiments/fit/, the wasm exports fit
+// (the flow's). The core computes the data and both fits (fit/, the wasm exports fit
 // and fitPredict) in this panel's own background worker; this file only draws and prints what
 // the core's FitReport says: estimates, 95% intervals, chi2 against its limit, the checker's
 // verdicts, the fitted trajectories and the whitened residuals. Self-contained: it loads itself

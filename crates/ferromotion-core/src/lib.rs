@@ -29,15 +29,18 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod check;
+pub mod conformance;
 pub mod defaults;
 pub mod error;
 pub mod experiments;
+pub mod fit;
+pub mod hybrid;
 pub mod lab;
 pub mod numeric;
 pub mod physics;
 
 // The flat API: every route, option and result by its name at the root. Modules are reached by
-// their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `experiments::hybrid`).
+// their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `hybrid`).
 pub use error::{FerroError, Result};
 pub use experiments::budget::{equal_budget, equal_budget_timed, BudgetOptions, EqualBudget};
 pub use lab::clock::Clock;

@@ -14,7 +14,7 @@
 
 mod common;
 use common::{best_over_eps, rel_err, rel_err_dyn};
-use ferromotion_core::experiments::hybrid::*;
+use ferromotion_core::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 

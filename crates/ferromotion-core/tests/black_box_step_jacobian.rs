@@ -9,7 +9,7 @@
 mod common;
 
 use common::rel_err_dyn;
-use ferromotion_core::experiments::hybrid::*;
+use ferromotion_core::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 use std::cell::Cell;

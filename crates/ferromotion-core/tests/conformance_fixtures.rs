@@ -4,8 +4,8 @@
 mod common;
 
 use common::rel_err_dyn;
-use ferromotion_core::experiments::conformance::*;
-use ferromotion_core::experiments::hybrid::{hybrid_jacobian, HybridOptions, SlopeBall};
+use ferromotion_core::conformance::*;
+use ferromotion_core::hybrid::{hybrid_jacobian, HybridOptions, SlopeBall};
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 

@@ -1,7 +1,7 @@
 //! Forward matching: the fit recovers known parameters, its sensitivities are the routes'
 //! own derivatives, and a design that cannot identify its parameters is flagged.
 
-use ferromotion_core::experiments::fit::{
+use ferromotion_core::fit::{
     fit, predictions, FitOptions, Observations, Route, SigmaScale, Status,
 };
 use ferromotion_core::numeric::dist::student_t_quantile;
@@ -176,8 +176,8 @@ fn bad_observations_are_refused_naming_the_field() {
     .contains("`y`"));
 }
 
-use ferromotion_core::experiments::fit::predict::{sensitivity, Layout, Model, RouteSetup};
-use ferromotion_core::experiments::fit::Param;
+use ferromotion_core::fit::predict::{sensitivity, Layout, Model, RouteSetup};
+use ferromotion_core::fit::Param;
 
 fn setup(route: Route) -> RouteSetup {
     RouteSetup {

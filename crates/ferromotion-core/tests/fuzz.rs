@@ -6,7 +6,7 @@
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::check::{check_gradient, conditioning, CheckOptions};
-use ferromotion_core::experiments::hybrid::{hybrid_jacobian, BouncingDrop, HybridOptions};
+use ferromotion_core::hybrid::{hybrid_jacobian, BouncingDrop, HybridOptions};
 use ferromotion_core::lab::scenario::Scenario;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};

@@ -3,7 +3,7 @@
 mod common;
 
 use common::rel_err_dyn;
-use ferromotion_core::experiments::hybrid::*;
+use ferromotion_core::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 

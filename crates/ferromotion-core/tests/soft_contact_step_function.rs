@@ -7,7 +7,7 @@
 //! route to the same object), and the fixed route for the unlocated map.
 #![allow(clippy::disallowed_methods)] // native-only test: std floats are fine here
 
-use ferromotion_core::experiments::hybrid::*;
+use ferromotion_core::hybrid::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 

@@ -1,9 +1,9 @@
-//! Conformance fixtures (core: `experiments::conformance`): the shipped fixtures as JSON
+//! Conformance fixtures (core: `conformance`): the shipped fixtures as JSON
 //! text, a fixture document read and validated, and the verdict on an engine's x(T) and J.
 
 use crate::convert::{floats, json_document, matrix_from, DropArg};
 use crate::errors::py_result;
-use ferromotion_core::experiments::conformance::{self as conf, Fixture};
+use ferromotion_core::conformance::{self as conf, Fixture};
 use pyo3::prelude::*;
 
 /// A Jacobian (n_out, n_in) as the core's rows.

@@ -1,11 +1,11 @@
-//! Forward matching (core: `experiments/fit/`). Observations enter as arrays, options as the
+//! Forward matching (core: `fit/`). Observations enter as arrays, options as the
 //! core's `FitOptions`; a fit stays a core value behind a handle (`FitReport`), serialised by
 //! the core (the document for Python, the JSON text for files). `FitObjective` hands Φ to
 //! derivative-free optimisers.
 
 use crate::convert::{clock, document, floats, options, to_json, DropArg, Options};
 use crate::errors::py_result;
-use ferromotion_core::experiments::fit::{self as core_fit, FitOptions, FitProblem, Observations};
+use ferromotion_core::fit::{self as core_fit, FitOptions, FitProblem, Observations};
 use pyo3::prelude::*;
 
 /// A fit's report, as the core wrote it.

@@ -1,9 +1,9 @@
-//! Jacobians of hybrid systems through their events (core: `experiments/hybrid.rs`): a
+//! Jacobians of hybrid systems through their events (core: `hybrid.rs`): a
 //! shipped system runs with the GIL released; a Python object implementing the
 //! `HybridSystem` methods is called back with the GIL held (`PySystem`).
 
 use crate::convert::{document, floats, matrix_array, options, Options, Raised};
-use ferromotion_core::experiments::hybrid::{
+use ferromotion_core::hybrid::{
     self, BouncingDrop, HybridOptions, HybridSystem, SlopeBall, WarmStartedDrop,
 };
 use nalgebra::{DMatrix, DVector};

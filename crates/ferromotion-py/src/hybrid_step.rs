@@ -1,10 +1,10 @@
-//! The black-box half of `hybrid_jacobian` (core: `experiments/hybrid/black_box.rs`): a
+//! The black-box half of `hybrid_jacobian` (core: `hybrid/black_box.rs`): a
 //! Python step function `step(x, dt) -> x`, optional guards `g(x) -> float` and optional
 //! resets `R(x) -> x`, called back with the GIL held (`PyStep`).
 
 use crate::convert::{floats, matrix_array, options, Options, Raised};
 use crate::errors::invalid_parameter;
-use ferromotion_core::experiments::hybrid::{self, StepOptions, StepSystem};
+use ferromotion_core::hybrid::{self, StepOptions, StepSystem};
 use nalgebra::DVector;
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;

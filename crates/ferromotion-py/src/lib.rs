@@ -21,7 +21,7 @@ mod sweep;
 mod workbench;
 
 use convert::document;
-use ferromotion_core::experiments::hybrid::{HybridOptions, StepOptions};
+use ferromotion_core::hybrid::{HybridOptions, StepOptions};
 use ferromotion_core::{self as fm, experiments::descent as experiment};
 use ferromotion_quadruped::QuadrupedExperiment;
 use pyo3::prelude::*;
@@ -42,7 +42,7 @@ fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         "exponent_range": fm::lab::sweep::EXPONENT_RANGE,
         "lands_below": fm::lab::workbench::LANDS_BELOW,
         "descent": errors::py_result(descent)?,
-        "fit": ferromotion_core::experiments::fit::FitOptions::default(),
+        "fit": ferromotion_core::fit::FitOptions::default(),
         "quadruped": QuadrupedExperiment::default(),
         "hybrid": HybridOptions::default(),
         "hybrid_step": StepOptions::default(),

@@ -19,7 +19,7 @@ mod script;
 
 use errors::IntoJs;
 use ferromotion_core::experiments::descent::{descent as run_descent, Arm, Problem};
-use ferromotion_core::experiments::hybrid;
+use ferromotion_core::hybrid;
 use ferromotion_core::lab::scenario::{self, Scenario};
 use ferromotion_core::lab::workbench::CurveOptions;
 use ferromotion_core::{Drop, FerroError, WorkbenchConfig, DEFAULT_GRAZE_SPEED};
@@ -384,13 +384,13 @@ pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
     to_js(&ferromotion_quadruped::quadruped_experiment(&cfg).into_js()?)
 }
 
-/// Forward matching (core: `experiments::fit`): fit the drop `drop` (the core's `Drop`, the
+/// Forward matching (core: `fit`): fit the drop `drop` (the core's `Drop`, the
 /// guess) to `observations` (the core's `Observations`: `t`, `y` and/or `v`, `sigma_y`,
 /// `sigma_v`, masks) with `options` (the core's `FitOptions`): the core's `FitReport`, timed by
 /// this thread's clock.
 #[wasm_bindgen]
 pub fn fit(drop: JsValue, observations: JsValue, options: JsValue) -> Result<JsValue, JsError> {
-    use ferromotion_core::experiments::fit::{fit as run_fit, FitOptions, Observations};
+    use ferromotion_core::fit::{fit as run_fit, FitOptions, Observations};
     let drop: Drop = from_js(drop)?;
     let obs: Observations = from_js(observations)?;
     let opts: FitOptions = from_js(options)?;
@@ -401,7 +401,7 @@ pub fn fit(drop: JsValue, observations: JsValue, options: JsValue) -> Result<JsV
 /// the route of `options` (the core's `FitOptions`): `{y, v, events}`.
 #[wasm_bindgen(js_name = fitPredict)]
 pub fn fit_predict(drop: JsValue, t: Vec<f64>, options: JsValue) -> Result<JsValue, JsError> {
-    use ferromotion_core::experiments::fit::{predictions, FitOptions};
+    use ferromotion_core::fit::{predictions, FitOptions};
     let drop: Drop = from_js(drop)?;
     let opts: FitOptions = from_js(options)?;
     to_js(&predictions(&drop, &t, &opts).into_js()?)

@@ -24,7 +24,7 @@ use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{FerroError, Result};
-use crate::experiments::hybrid::{HybridSystem, SlopeBall};
+use crate::hybrid::{HybridSystem, SlopeBall};
 use crate::lab::readout::{Sign, FAR_OFF};
 use crate::physics::contact::penalty::limit_restitution;
 use crate::physics::contact::rigid::{exact_with_impacts, ExactOptions, DEFAULT_GRAZE_SPEED};
