@@ -86,6 +86,7 @@ __all__ = [
     "Arm",
     "audit_engine",
     "conformance",
+    "systems",
     "Blame",
     "blame",
     "BouncingDrop",
@@ -184,3 +185,4 @@ __all__ = [
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
 from .engines.conformance import conformance  # noqa: E402  (fixtures as data; no engine needed)
+from . import systems  # noqa: E402  (fm.systems.*: systems with exact answers)

@@ -69,6 +69,7 @@ __all__ = [
     "MODE_NAMES",
     "FOOT_NAMES",
     "hybrid_jacobian",
+    "tumbling_cube",
     "step_jacobian",
     "check_gradient",
     "check_fixture",
@@ -315,6 +316,8 @@ def hybrid_jacobian(
     mode: int = 0,
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
+
+def tumbling_cube(cube: Any, x0: Any, t_final: float) -> dict[str, Any]: ...
 
 # Conformance fixtures (core: conformance.rs): (name, JSON text) of each shipped
 # fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.

@@ -9,6 +9,7 @@
 mod check;
 mod conformance;
 mod convert;
+mod cube;
 mod descent;
 mod errors;
 mod fit;
@@ -68,5 +69,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     check::register(m)?;
     conformance::register(m)?;
     fit::register(m)?;
-    quadruped::register(m)
+    quadruped::register(m)?;
+    cube::register(m)
 }

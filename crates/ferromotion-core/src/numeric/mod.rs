@@ -1,7 +1,8 @@
 //! The numerical floor every other group builds on: central differences ([`fd`]),
-//! least-squares fits ([`fit`]) and Student's t distribution ([`dist`]). It names no physics, lab, check or experiment module, so
+//! least-squares fits ([`fit`]), Student's t distribution ([`dist`]) and rotations ([`so3`]). It names no physics, lab, check or experiment module, so
 //! every group can use it without an import pointing back up (tests/import_layers.rs).
 
 pub mod dist;
 pub mod fd;
 pub mod fit;
+pub mod so3;

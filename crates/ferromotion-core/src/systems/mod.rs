@@ -1,0 +1,3 @@
+//! Systems with exact answers, one file each.
+
+pub mod tumbling_cube;
