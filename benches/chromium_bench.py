@@ -22,7 +22,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from conftest import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
+from support import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"

@@ -46,7 +46,7 @@ import ferromotion as fm  # the core's default rtol, the one the lab opens on
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from conftest import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
+from support import launch_chromium  # noqa: E402  (Chromium's path and flags, once for tests and benches)
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 RTOL = f"{fm.defaults()['tolerance']['rtol']:g}"

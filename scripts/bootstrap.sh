@@ -8,7 +8,8 @@
 #   - rustup components rustfmt and clippy
 #   - wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock
 #   - .venv with requirements-dev.txt (re-installed when that file changes)
-#   - node_modules/ from package-lock.json (axe-core, injected offline by the browser tests)
+#   - node_modules/ from package-lock.json (axe-core, injected offline by the browser tests;
+#     typescript, which type-checks web/js/sim.js against the wasm package's declarations)
 # Nothing is fetched except through apt, crates.io and PyPI. Never run `playwright install`:
 # the tests use /usr/bin/chromium.
 set -euo pipefail
@@ -71,7 +72,8 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $WB_VERSIO
 fi
 
 # --- Node packages (package-lock.json pins them): pyodide, which scripts/pyodide.sh copies into the
-# lab for its Python panel (so the lab part needs it too), and axe-core, read offline by the browser tests.
+# lab for its Python panel (so the lab part needs it too), axe-core, read offline by the browser tests,
+# and typescript (`tsc --checkJs` in scripts/test.sh).
 STAMP_NODE="node_modules/.package-lock.sha256"
 want_node="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ "$(cat "$STAMP_NODE" 2>/dev/null || true)" != "$want_node" ]; then

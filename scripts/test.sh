@@ -32,6 +32,12 @@ step "node tests/golden/quadruped_parity.mjs (wasm vs native)" node tests/golden
 # short seeded fuzz of every export (`make fuzz` runs a long one).
 step "node tests/golden/step_cap.mjs (dt above the step cap refused in wasm)" node tests/golden/step_cap.mjs
 step "node tests/golden/fuzz_wasm.mjs (3000 random calls)" node tests/golden/fuzz_wasm.mjs
+# One reader at the door: every export refuses an unknown key, naming it; the JS types of what
+# crosses (crates/ferromotion-wasm/src/types.rs) match the objects the core sends, and web/js/sim.js
+# type-checks against them (TypeScript from package-lock.json, installed by bootstrap).
+step "node tests/golden/unknown_keys.mjs (every export refuses an unknown key)" node tests/golden/unknown_keys.mjs
+step "node tests/golden/types.mjs (declared JS types = the core's objects)" node tests/golden/types.mjs
+step "tsc --checkJs web/js/sim.js (against web/pkg/ferromotion_wasm.d.ts)" node node_modules/typescript/bin/tsc -p tsconfig.json
 
 # Python: build the extension into .venv, then pytest (binding, CLI, stubs, notebooks, app,
 # headless Chromium at /usr/bin/chromium).

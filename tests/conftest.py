@@ -1,49 +1,60 @@
-"""What every test folder shares: the command-line runner and Chromium's launch.
+"""pytest's fixtures for every test folder: the browser lab's (``lab``, ``browser``, ``page``,
+``phone``), used by name, with no import.
 
-Test modules import these by name (``from conftest import run_cli``): pytest puts tests/ on
-sys.path when it loads this file, for tests/ and for tests/engines/ and tests/bench_env/ alike.
-Only the standard library is imported here, so the engines' and the bench's own environments
-(.venv-engines, .venv-bench) load it too; playwright is imported when a browser is launched.
+Nothing here is imported by a test module: shared helpers live in plain modules
+(``support.py``: the command-line runner and Chromium's launch; ``labkit.py``: driving the lab).
+Only pytest and the standard library are imported at the top, so the engines' and the bench's
+own environments (.venv-engines, .venv-bench), which have no playwright, load this file too;
+the fixtures import what they need when a test asks for them.
+
+Each test module gets its own server and browser (``scope="module"``).
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from typing import Any, Dict, List
+from typing import Any, Iterator
 
-# The installed `ferromotion` command of the interpreter running the tests.
-FERROMOTION: List[str] = [sys.executable, "-m", "ferromotion"]
-
-# Debian's Chromium, driven by Playwright. Never run `playwright install`.
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+import pytest
 
 
-def run_cli(*args: str, timeout: float = 300, **kwargs: Any) -> subprocess.CompletedProcess:
-    """Run ``ferromotion ARGS...`` in a child process and capture its output as text."""
-    return subprocess.run([*FERROMOTION, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+@pytest.fixture(scope="module")
+def lab() -> Iterator[str]:
+    """Base URL of the lab served from web/ on 127.0.0.1 (an ephemeral port). The WebAssembly
+    build must exist (web/pkg/, made by `make wasm`): without it the test fails, not skips."""
+    from labkit import WEB, serve
+
+    if not (WEB / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
+        pytest.fail("web/pkg/ is missing: run `make wasm` to build the WebAssembly core first")
+    yield from serve(WEB)
 
 
-def set_field(doc: Dict[str, Any], path: str, value: Any) -> None:
-    """Set the dotted field ``path`` (``"exact.jacobian"``) of a JSON document, or delete it
-    when ``value`` is None: a bad document made from a good one."""
-    *parents, last = path.split(".")
-    for key in parents:
-        doc = doc[key]
-    if value is None:
-        del doc[last]
-    else:
-        doc[last] = value
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium (/usr/bin/chromium) driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+    from support import launch_chromium
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        yield b
+        b.close()
 
 
-def launch_chromium(playwright: Any) -> Any:
-    """Launch headless Chromium (/usr/bin/chromium) from a ``sync_playwright()`` context."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+@pytest.fixture
+def page(browser: Any, lab: str) -> Iterator[Any]:
+    """A desktop-sized page (1280 x 900) in a fresh context (see ``labkit.new_page``)."""
+    from labkit import new_page
+
+    pg = new_page(browser, lab)
+    yield pg
+    pg.context.close()
+
+
+@pytest.fixture
+def phone(browser: Any, lab: str) -> Iterator[Any]:
+    """A phone-sized page (375 x 800) in a fresh context."""
+    from labkit import PHONE, new_page
+
+    pg = new_page(browser, lab, PHONE)
+    yield pg
+    pg.context.close()

@@ -1,12 +1,12 @@
-"""Shared fixtures and helpers of the browser-lab tests (tests/test_browser*.py).
+"""Shared helpers of the browser-lab tests (tests/test_browser*.py), a plain module.
 
 The lab (web/) is served from an in-process server on 127.0.0.1 and driven in Debian's
 Chromium through Playwright, keyboard and clicks only. The WebAssembly build must exist
 (web/pkg/, made by `make wasm`); without it the tests fail rather than skip, because the lab
 is a product, not an extra. Never run `playwright install`: the tests use /usr/bin/chromium.
 
-Test modules import the fixtures by name (`from labkit import lab, browser, page, ...`);
-each test module gets its own server and browser (a session-wide one would be imported twice).
+The fixtures (`lab`, `browser`, `page`, `phone`) are pytest's, in tests/conftest.py, used by
+name; test modules import the helpers here (`from labkit import open_lab, settle, ...`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import FERROMOTION, launch_chromium
 from ferromotion.labserver import lab_server
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+from support import FERROMOTION
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
@@ -75,22 +75,6 @@ def serve_app(*args: str):
     assert status == 0, "SIGTERM stops the server like Ctrl-C, with status 0"
 
 
-@pytest.fixture(scope="module")
-def lab() -> str:
-    """Base URL of the lab served from web/ on 127.0.0.1 (an ephemeral port)."""
-    if not (WEB / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
-        pytest.fail("web/pkg/ is missing: run `make wasm` to build the WebAssembly core first")
-    yield from serve(WEB)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        yield b
-        b.close()
-
-
 def new_page(browser: Browser, lab: str, viewport: dict = DESKTOP) -> Page:
     """A page in a fresh context (empty localStorage) that records every request the page
     and its worker make, and every console error. Requests off the lab's origin are
@@ -116,20 +100,6 @@ def new_page(browser: Browser, lab: str, viewport: dict = DESKTOP) -> Page:
     pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
     pg.on("pageerror", lambda exc: pg.console_errors.append(str(exc)))
     return pg
-
-
-@pytest.fixture
-def page(browser: Browser, lab: str):
-    pg = new_page(browser, lab)
-    yield pg
-    pg.context.close()
-
-
-@pytest.fixture
-def phone(browser: Browser, lab: str):
-    pg = new_page(browser, lab, PHONE)
-    yield pg
-    pg.context.close()
 
 
 # ---- driving the lab ------------------------------------------------------------------------

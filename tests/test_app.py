@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 pn = pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("panel", reason="the app needs panel (requirements-dev.txt installs it)")
-from conftest import launch_chromium  # noqa: E402
+from support import launch_chromium  # noqa: E402
 from labkit import SCREENSHOTS, serve_app  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 

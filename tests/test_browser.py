@@ -9,24 +9,9 @@ from __future__ import annotations
 
 import re
 
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    SCREENSHOTS,
-    assert_stayed_local,
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    lab,
-    new_page,
-    open_lab,
-    page,
-    phone,
-    press,
-    readout,
-    settle,
-    slide_to,
-    status,
-    updates,
+from labkit import (
+    SCREENSHOTS, assert_stayed_local, click_and_wait, commit_prediction, dt_button, new_page,
+    open_lab, press, readout, settle, slide_to, status, updates,
 )
 from playwright.sync_api import Page, expect
 

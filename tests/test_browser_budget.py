@@ -19,22 +19,9 @@ import re
 
 import ferromotion as fm
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    SCREENSHOTS,
-    agrees,
-    assert_stayed_local,
-    axe_violations,
-    browser,
-    commit_prediction,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    phone,
-    slide_to,
-    start_over,
-    status,
+from labkit import (
+    SCREENSHOTS, agrees, assert_stayed_local, axe_violations, commit_prediction, numbers,
+    open_lab, slide_to, start_over, status,
 )
 from playwright.sync_api import Page, expect
 

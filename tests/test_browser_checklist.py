@@ -9,20 +9,9 @@ from __future__ import annotations
 
 import re
 
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    item_done,
-    lab,
-    numbers,
-    open_lab,
-    page,
-    press,
-    readout,
-    slide_to,
-    start_over,
+from labkit import (
+    click_and_wait, commit_prediction, dt_button, item_done, numbers, open_lab, press, readout,
+    slide_to, start_over,
 )
 from playwright.sync_api import Page, expect
 

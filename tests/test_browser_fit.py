@@ -3,22 +3,11 @@ height and damping ratio to noisy measurements with the fixed-step gradient and 
 one, in the panel's own worker. Facts checked independently of the page: the right gradient's
 95% intervals contain the truth the data were made from (h0 = 1 m, zeta = 0.1606), and the
 fixed-step fit is flagged as a misfit (its chi2 above the printed limit). The panel must be
-reachable by keyboard, fit a 375 px screen and pass axe. Fixtures: tests/labkit.py."""
+reachable by keyboard, fit a 375 px screen and pass axe. Fixtures: tests/conftest.py; helpers: tests/labkit.py."""
 
 from __future__ import annotations
 
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    SCREENSHOTS,
-    axe_violations,
-    browser,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    phone,
-    value,
-)
+from labkit import SCREENSHOTS, axe_violations, numbers, open_lab, value
 from playwright.sync_api import Page, expect
 
 RUN_TIMEOUT_MS = 60_000

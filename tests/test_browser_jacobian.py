@@ -15,21 +15,9 @@ import re
 
 import ferromotion as fm
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    SCREENSHOTS,
-    agrees,
-    browser,
-    commit_prediction,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    readout,
-    settle,
-    status,
-    updates,
-    value,
+from labkit import (
+    SCREENSHOTS, agrees, commit_prediction, new_page, numbers, open_lab, readout, settle, status,
+    updates, value,
 )
 from playwright.sync_api import Page, expect
 

@@ -24,28 +24,9 @@ from pathlib import Path
 import ferromotion as fm
 import jsonschema
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    PHONE,
-    agrees,
-    axe_violations,
-    ROOT,
-    WEB,
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    item_done,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    phone,
-    press,
-    readout,
-    settle,
-    slide_to,
-    status,
+from labkit import (
+    PHONE, agrees, axe_violations, WEB, click_and_wait, commit_prediction, dt_button,
+    item_done, new_page, numbers, open_lab, press, readout, settle, slide_to, status,
 )
 from playwright.sync_api import Page, expect
 

@@ -17,7 +17,7 @@ import time
 import ferromotion as fm
 import pytest
 import ferromotion.plot
-from labkit import DESKTOP, PHONE, ROOT, SCREENSHOTS, WEB, assert_stayed_local, browser, lab, new_page, open_lab  # noqa: F401
+from labkit import DESKTOP, PHONE, ROOT, SCREENSHOTS, WEB, assert_stayed_local, new_page, open_lab
 from playwright.sync_api import Page
 
 RESULTS = ROOT / "python" / "ferromotion" / "_results.py"

@@ -24,21 +24,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import ferromotion as fm
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    ROOT,
-    SCREENSHOTS,
-    agrees,
-    assert_stayed_local,
-    browser,
-    commit_prediction,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    phone,
-    press,
-    status,
+from labkit import (
+    ROOT, SCREENSHOTS, agrees, assert_stayed_local, commit_prediction, numbers, open_lab,
+    press, status,
 )
 from playwright.sync_api import Page, expect
 

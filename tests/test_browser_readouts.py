@@ -15,24 +15,9 @@ import re
 import ferromotion as fm
 import numpy as np
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    agrees,
-    assert_printed,
-    assert_stayed_local,
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    page,
-    press,
-    readout,
-    settle,
-    slide_to,
-    status,
+from labkit import (
+    agrees, assert_printed, assert_stayed_local, click_and_wait, commit_prediction, dt_button,
+    new_page, numbers, open_lab, press, readout, settle, slide_to, status,
 )
 from playwright.sync_api import Page, expect
 
@@ -341,7 +326,7 @@ def same_number(lab_printed: str, cli_printed: str) -> bool:
 def test_the_lab_and_the_cli_print_the_same_readouts_at_the_same_settings(page: Page, lab: str) -> None:
     # `ferromotion audit` and the workbench, each at its own defaults, then the same stiffnesses:
     # one rtol, one three-state sign, |dy| in metres and the gradient errors agree to the digits shown.
-    from conftest import run_cli
+    from support import run_cli
     from test_cli import audit_rows
 
     open_lab(page, lab)

@@ -12,26 +12,15 @@ Each test fails on the page before the fix and passes after:
   "RIGHT SIGN": it is a neutral third state that prints the error's size.
 
 Facts are checked against the native core (`import ferromotion as fm`) or the routes called
-directly, never against numbers pasted from an earlier run. Fixtures: tests/labkit.py.
+directly, never against numbers pasted from an earlier run. Fixtures: tests/conftest.py; helpers: tests/labkit.py.
 """
 
 from __future__ import annotations
 
 import ferromotion as fm
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    agrees,
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    item_done,
-    lab,
-    numbers,
-    open_lab,
-    page,
-    press,
-    readout,
-    slide_to,
+from labkit import (
+    agrees, click_and_wait, commit_prediction, dt_button, item_done, numbers, open_lab, press,
+    readout, slide_to,
 )
 from playwright.sync_api import Page, expect
 

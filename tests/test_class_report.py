@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 from classkit import HOSTILE_NAME, ITEMS, ROOT, T0, CoreBench, build_class, plan, core_export, js_format, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NO_READINGS, NOT_DONE, RE_DERIVED, class_report, printed_matches

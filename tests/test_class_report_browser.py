@@ -16,25 +16,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import run_cli
+from support import run_cli
 from classkit import ITEMS, CoreBench, build_class, core_export, readings, write
 from ferromotion import classreport
 from ferromotion.classreport import MISMATCH, NOT_DONE, RE_DERIVED, class_report
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    AXE,
-    SCREENSHOTS,
-    browser,
-    click_and_wait,
-    commit_prediction,
-    dt_button,
-    item_done,
-    lab,
-    new_page,
-    numbers,
-    open_lab,
-    press,
-    readout,
-    slide_to,
+from labkit import (
+    AXE, SCREENSHOTS, click_and_wait, commit_prediction, dt_button, item_done, new_page, numbers,
+    open_lab, press, readout, slide_to,
 )
 from playwright.sync_api import Page, expect
 

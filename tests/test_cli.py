@@ -12,7 +12,7 @@ from typing import List
 import ferromotion as fm
 import numpy as np
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 
 @pytest.fixture(scope="module")

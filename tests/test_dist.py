@@ -26,17 +26,7 @@ from pathlib import Path
 from typing import Dict, Iterator, Tuple
 
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    ROOT,
-    assert_stayed_local,
-    browser,
-    commit_prediction,
-    new_page,
-    open_lab,
-    readout,
-    settle,
-    slide_to,
-)
+from labkit import ROOT, assert_stayed_local, commit_prediction, new_page, open_lab, readout, settle, slide_to
 from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.dist

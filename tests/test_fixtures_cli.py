@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli, set_field
+from support import run_cli, set_field
 
 import ferromotion as fm
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator, Tuple
 
 import pytest
-from conftest import FERROMOTION, run_cli
+from support import FERROMOTION, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "do-not-serve-me"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import ferromotion as fm
 import pytest
-from conftest import run_cli
+from support import run_cli
 from ferromotion import _core
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import math
 import time
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 import ferromotion as fm
 

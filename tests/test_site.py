@@ -17,17 +17,7 @@ from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
-    ROOT,
-    WEB,
-    browser,
-    commit_prediction,
-    new_page,
-    open_lab,
-    readout,
-    settle,
-    slide_to,
-)
+from labkit import ROOT, WEB, commit_prediction, new_page, open_lab, readout, settle, slide_to
 from playwright.sync_api import Browser, Page
 
 SUBPATH = "/courses/physics-101/ferromotion-lab"

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 import ferromotion as fm
 

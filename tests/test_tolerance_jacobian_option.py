@@ -15,7 +15,7 @@ import json
 import ferromotion as fm
 import numpy as np
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 DROP = fm.Drop()
 RTOL = 1e-6

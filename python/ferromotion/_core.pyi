@@ -7,7 +7,7 @@
 # dict(zip(names, values)), read as the core's own serde structs (ExactOptions,
 # FixedOptions, ...): missing keys take the core's defaults (DEFAULTS), an unknown key or a
 # wrong type raises ScenarioError. Scalar results are the core's serde documents; a route's
-# answer is the package's Route around a RouteAnswer whose fields are converted when read.
+# answer is the package's Route around a RouteAnswer, whose document is made when first read.
 
 import os
 from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
@@ -124,33 +124,8 @@ class _StepStability(TypedDict):
 
 @final
 class RouteAnswer:
-    # One route's answer (the core's RouteResult), each field converted when read.
-    @property
-    def state(self) -> tuple[float, float]: ...  # (y in m, v in m/s)
-    @property
-    def jacobian(self) -> list[float]: ...  # flat, row-major: [2] is dv(T)/dy0
-    @property
-    def steps(self) -> int: ...
-    @property
-    def rejected_steps(self) -> int: ...
-    @property
-    def force_evals(self) -> int: ...
-    @property
-    def state_force_evals(self) -> int: ...
-    @property
-    def rollouts(self) -> int: ...
-    @property
-    def probe_gap(self) -> Optional[float]: ...
-    @property
-    def probe_dependent(self) -> bool: ...
-    @property
-    def step_stable(self) -> Optional[bool]: ...  # the fixed, corrected and rk4 routes only
-    @property
-    def omega_dt(self) -> Optional[float]: ...
-    @property
-    def wall_s(self) -> Optional[float]: ...  # the call's wall time, s, measured by the core
-    @property
-    def wall_resolution_s(self) -> Optional[float]: ...  # the clock's resolution, s
+    # One route's answer (the core's RouteResult), converted only when read.
+    def document(self) -> dict[str, Any]: ...  # the core's RouteResult document
 
 class _Fit(TypedDict):
     slope: float
@@ -197,7 +172,8 @@ class _Arm(TypedDict, total=False):
     dt: float
     rtol: float
 
-class FerroError(Exception): ...
+class FerroError(Exception):
+    fields: dict[str, Any]  # the core variant's fields ({"name", "value", "limit"}, ...); {} for the binding's own
 class InvalidParameter(FerroError, ValueError): ...
 class StepDoesNotDivide(FerroError): ...
 class TooManySteps(FerroError): ...

@@ -14,6 +14,7 @@ arrays are lists, nested for matrices.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 from typing import Any, Dict, List, Mapping, NoReturn, Optional, Tuple, Type, Union
@@ -122,60 +123,81 @@ class Json:
         return json.dumps(json_ready(self.to_dict()), indent=indent, allow_nan=False)
 
 
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class _RouteFields:
-    """:class:`Route`'s fields as a dataclass declares them (names, order, defaults)."""
+# Readers of one field from the core's RouteResult document: (document, the field's name).
 
-    route: str
-    state: Any
-    jacobian: Any
-    steps: int
-    rejected_steps: int
-    force_evals: int
-    state_force_evals: int
-    rollouts: int
-    probe_gap: Optional[float]
-    probe_dependent: bool
-    step_stable: Optional[bool] = None
-    omega_dt: Optional[float] = None
-    wall_s: Optional[float] = None
-    wall_resolution_s: Optional[float] = None
+def _state_of(d: Mapping[str, Any], _: str = "state") -> Any:
+    """x(T) as floats."""
+    return floats(list(_plain(d["state"])))
 
 
-#: A route answer's fields, in the order ``to_dict`` lists them.
-ROUTE_FIELDS: Tuple[str, ...] = tuple(f.name for f in dataclasses.fields(_RouteFields))
+def _jacobian_flat(d: Mapping[str, Any], _: str = "jacobian") -> List[float]:
+    """The Jacobian flat, row-major (it may arrive flat or as rows)."""
+    return [x for row in matrix(d["jacobian"]) for x in row]
 
 
-class _Answer:
-    """A route's answer read from the core's ``RouteResult`` document (the WebAssembly core's,
-    a sweep's reference), under the same attribute names as the native core's
-    ``RouteAnswer``: ``state`` (y, v), ``jacobian`` flat row-major, the counters (0 when the
-    document has none), ``probe_gap``, ``probe_dependent``, ``step_stable``, ``omega_dt``,
-    ``wall_s``, ``wall_resolution_s``."""
-
-    __slots__ = ROUTE_FIELDS[1:]
-
-    def __init__(self, d: Mapping[str, Any]) -> None:
-        stability = d.get("step_stability") or {}
-        stable, omega_dt = stability.get("stable"), stability.get("omega_dt")
-        self.state = floats(list(_plain(d["state"])))
-        self.jacobian = [x for row in matrix(d["jacobian"]) for x in row]
-        for name in ("steps", "rejected_steps", "force_evals", "state_force_evals", "rollouts"):
-            setattr(self, name, int(d.get(name, 0)))
-        self.probe_gap = _optional_float(d.get("probe_gap"))
-        self.probe_dependent = bool(d.get("probe_dependent", False))
-        self.step_stable = None if stable is None else bool(stable)
-        self.omega_dt = _optional_float(omega_dt)
-        self.wall_s = _optional_float(d.get("wall_s"))
-        self.wall_resolution_s = _optional_float(d.get("wall_resolution_s"))
+def _count(d: Mapping[str, Any], name: str) -> int:
+    """A counter (0 where the document has none: a sweep's reference)."""
+    return int(d.get(name, 0))
 
 
-def _answer_field(name: str, doc: str) -> property:
-    """A read-only attribute of :class:`Route`, read from its answer."""
-    return property(lambda self: getattr(self._answer, name), doc=doc)
+def _number(d: Mapping[str, Any], name: str) -> Optional[float]:
+    """An optional number (absent: None)."""
+    return _optional_float(d.get(name))
 
 
+def _flag(d: Mapping[str, Any], name: str) -> bool:
+    """A flag (absent: False)."""
+    return bool(d.get(name, False))
+
+
+def _stability(d: Mapping[str, Any], name: str) -> Any:
+    """``step_stable`` and ``omega_dt``: from the document's ``step_stability`` (None when none)."""
+    stability = d.get("step_stability") or {}
+    if name == "step_stable":
+        return None if stability.get("stable") is None else bool(stability["stable"])
+    return _optional_float(stability.get("omega_dt"))
+
+
+_REQUIRED: Any = dataclasses.MISSING
 _set = object.__setattr__
+
+
+class _Field:
+    """A field of :class:`Route`, read from the core's ``RouteResult`` document by ``read``
+    (document, name); its name comes from the class body, where it is declared once."""
+
+    def __init__(self, read: Any, doc: str, default: Any = _REQUIRED) -> None:
+        self.read, self.__doc__, self.default, self.name = read, doc, default, ""
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else self.read(obj._document(), self.name)
+
+
+class _Array(_Field):
+    """A field made a read-only float64 array on first access and kept (slot ``_NAME``)."""
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            return getattr(obj, "_" + self.name)
+        except AttributeError:
+            value = frozen(self.read(obj._document(), self.name), "float64")
+            _set(obj, "_" + self.name, value)
+            return value
+
+
+def _field(read: Any, doc: str, default: Any = _REQUIRED) -> Any:
+    """A :class:`Route` field's declaration (typed ``Any`` so that the annotation is its type)."""
+    return _Field(read, doc, default)
+
+
+def _array(read: Any, doc: str) -> Any:
+    """A :class:`Route` array field's declaration."""
+    return _Array(read, doc)
 
 
 class Route(Json):
@@ -233,73 +255,58 @@ class Route(Json):
     """
 
     __slots__ = ("route", "_answer", "_state", "_jacobian")
-    route: str
-    _answer: Any  # the core's RouteAnswer (native) or an _Answer
+    _answer: Any  # the core's RouteAnswer (native) or its RouteResult document (a dict)
     _state: Any  # the arrays, made on first access
     _jacobian: Any
 
-    # The dataclass's fields, as before the answer was read lazily: `dataclasses.fields(Route)`,
-    # `asdict` and `replace` see the same names and defaults.
-    __dataclass_fields__ = _RouteFields.__dataclass_fields__
-    __dataclass_params__ = _RouteFields.__dataclass_params__  # type: ignore[attr-defined]
+    # The fields, in order, declared once: the dataclass fields (`dataclasses.fields(Route)`,
+    # `asdict`, `replace`), the constructor's signature and `to_dict` are made from these lines.
+    route: str
+    state: Any = _array(lambda d, _: _state_of(d), "x(T) = (y in m, v in m/s), shape (2,), float64, read-only.")
+    jacobian: Any = _array(lambda d, _: matrix(_jacobian_flat(d)), "J = dx(T)/dx(0), shape (2, 2), row-major.")
+    steps: int = _field(_count, "Integrator steps accepted, summed over rollouts.")
+    rejected_steps: int = _field(_count, "Integrator steps rejected, summed over rollouts.")
+    force_evals: int = _field(_count, "Force evaluations spent on the Jacobian.")
+    state_force_evals: int = _field(_count, "Force evaluations of a separate nominal rollout.")
+    rollouts: int = _field(_count, "Whole rollouts run to get the Jacobian.")
+    probe_gap: Optional[float] = _field(_number, "Tolerance route only: max |J(eps) - J(eps/2)|.")
+    probe_dependent: bool = _field(_flag, "Tolerance route only: the probe gap exceeds 1e-3 max|J|.")
+    step_stable: Optional[bool] = _field(_stability, "Fixed, corrected and rk4 only: the contact step is stable.", None)
+    omega_dt: Optional[float] = _field(_stability, "Fixed, corrected and rk4 only: omega * dt.", None)
+    wall_s: Optional[float] = _field(_number, "Wall time of the whole call, s (None where nothing timed it).", None)
+    wall_resolution_s: Optional[float] = _field(_number, "The resolution of the clock behind wall_s, s.", None)
 
-    def __init__(self, route: str, state: Any, jacobian: Any, steps: int, rejected_steps: int, force_evals: int,
-                 state_force_evals: int, rollouts: int, probe_gap: Optional[float], probe_dependent: bool,
-                 step_stable: Optional[bool] = None, omega_dt: Optional[float] = None,
-                 wall_s: Optional[float] = None, wall_resolution_s: Optional[float] = None) -> None:
-        """From every field (as the dataclass was built); the routes use :meth:`_from_core`."""
-        stability = None if step_stable is None else {"stable": step_stable, "omega_dt": omega_dt}
-        _set(self, "route", route)
-        _set(self, "_answer", _Answer({
-            "state": state, "jacobian": jacobian, "steps": steps, "rejected_steps": rejected_steps,
-            "force_evals": force_evals, "state_force_evals": state_force_evals, "rollouts": rollouts,
-            "probe_gap": probe_gap, "probe_dependent": probe_dependent, "step_stability": stability,
-            "wall_s": wall_s, "wall_resolution_s": wall_resolution_s}))
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """From every field, by position or name (as the dataclass was built); the routes use
+        :meth:`_from_core`."""
+        values = _SIGNATURE.bind(*args, **kwargs)
+        values.apply_defaults()
+        d = dict(values.arguments)
+        stable, omega_dt = d.pop("step_stable"), d.pop("omega_dt")
+        d["step_stability"] = None if stable is None else {"stable": stable, "omega_dt": omega_dt}
+        _set(self, "route", d.pop("route"))
+        _set(self, "_answer", d)
 
     @classmethod
-    def _from_core(cls, route: str, d: Any) -> "Route":
+    def _from_core(cls, route: str, answer: Any) -> "Route":
         """From the core's answer: the native ``RouteAnswer`` as it is, or the ``RouteResult``
-        document, a dict (``jacobian`` flat, row-major; no counters in a sweep's reference)."""
+        document, a dict (``jacobian`` flat, row-major; no counters in a sweep's reference).
+        The native binding builds its Routes the same way (``routes.rs``: ``route_object``)."""
         r = object.__new__(cls)
         _set(r, "route", route)
-        _set(r, "_answer", _Answer(d) if isinstance(d, dict) else d)
+        _set(r, "_answer", answer)
         return r
+
+    def _document(self) -> Mapping[str, Any]:
+        """The core's ``RouteResult`` document (a native answer makes it once, on first use)."""
+        answer = self._answer
+        return answer if type(answer) is dict else answer.document()
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-
-    @property
-    def state(self) -> Any:
-        """x(T) = (y in m, v in m/s), shape (2,), float64, read-only (made on first access)."""
-        try:
-            return self._state
-        except AttributeError:
-            _set(self, "_state", frozen(floats(list(self._answer.state)), "float64"))
-            return self._state
-
-    @property
-    def jacobian(self) -> Any:
-        """J = dx(T)/dx(0), shape (2, 2), float64, row-major, read-only (made on first access)."""
-        try:
-            return self._jacobian
-        except AttributeError:
-            _set(self, "_jacobian", frozen(matrix(self._answer.jacobian), "float64"))
-            return self._jacobian
-
-    steps = _answer_field("steps", "Integrator steps accepted, summed over rollouts.")
-    rejected_steps = _answer_field("rejected_steps", "Integrator steps rejected, summed over rollouts.")
-    force_evals = _answer_field("force_evals", "Force evaluations spent on the Jacobian.")
-    state_force_evals = _answer_field("state_force_evals", "Force evaluations of a separate nominal rollout.")
-    rollouts = _answer_field("rollouts", "Whole rollouts run to get the Jacobian.")
-    probe_gap = _answer_field("probe_gap", "Tolerance route only: max |J(eps) - J(eps/2)|.")
-    probe_dependent = _answer_field("probe_dependent", "Tolerance route only: the probe gap exceeds 1e-3 max|J|.")
-    step_stable = _answer_field("step_stable", "Fixed, corrected and rk4 only: the contact step is stable.")
-    omega_dt = _answer_field("omega_dt", "Fixed, corrected and rk4 only: omega * dt.")
-    wall_s = _answer_field("wall_s", "Wall time of the whole call, s (None where nothing timed it).")
-    wall_resolution_s = _answer_field("wall_resolution_s", "The resolution of the clock behind wall_s, s.")
 
     @property
     def dv_dy0(self) -> float:
@@ -312,7 +319,7 @@ class Route(Json):
         >>> round(fm.fixed(fm.Drop(), k=1e6, dt=1e-4).dv_dy0, 1), round(fm.exact(fm.Drop()).dv_dy0, 2)
         (-160.9, 3.61)
         """
-        return float(self._answer.jacobian[2])
+        return float(_jacobian_flat(self._document())[2])
 
     def __repr__(self) -> str:
         y, v = self.state
@@ -335,6 +342,25 @@ class Route(Json):
         d["state"] = _plain(self.state)
         d["jacobian"] = _plain(self.jacobian)
         return d
+
+
+#: :class:`Route`'s fields as its class body declares them: (name, type, default).
+_ROUTE: List[Tuple[str, Any, Any]] = [
+    (name, kind, getattr(vars(Route).get(name), "default", _REQUIRED))
+    for name, kind in Route.__annotations__.items() if not name.startswith("_")]
+#: A route answer's fields, in the order ``to_dict`` lists them.
+ROUTE_FIELDS: Tuple[str, ...] = tuple(name for name, *_ in _ROUTE)
+_RouteFields = dataclasses.make_dataclass(
+    "Route", [(name, kind) if default is _REQUIRED else (name, kind, dataclasses.field(default=default))
+              for name, kind, default in _ROUTE], frozen=True, eq=False, repr=False)
+setattr(Route, "__dataclass_fields__", getattr(_RouteFields, "__dataclass_fields__"))
+setattr(Route, "__dataclass_params__", getattr(_RouteFields, "__dataclass_params__"))
+_SIGNATURE = inspect.Signature([
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      default=inspect.Parameter.empty if default is _REQUIRED else default, annotation=kind)
+    for name, kind, default in _ROUTE])
+setattr(Route.__init__, "__signature__", inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *_SIGNATURE.parameters.values()]))
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

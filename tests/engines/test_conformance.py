@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli, set_field
+from support import run_cli, set_field
 
 import ferromotion as fm
 from ferromotion.engines import engine_adapter

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is installed only in .venv-engines (scripts/engines_env.sh)")
 jax = pytest.importorskip("jax", reason="JAX is installed only in .venv-engines (scripts/engines_env.sh)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 import ferromotion as fm
 from ferromotion.engines import _fd_jacobian, engine_adapter

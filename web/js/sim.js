@@ -13,17 +13,40 @@
 // Work too slow for one frame (curves over many stiffnesses, the audit sweep, the
 // equal-budget table, the descent experiment, the quadruped) runs in a Web Worker (worker.js) that loads this same module
 // and the same wasm; `Background` is the page's side of it.
+//
+// Types: what crosses is declared once, in crates/ferromotion-wasm/src/types.rs, as the core's own
+// structs (the generated web/pkg/ferromotion_wasm.d.ts); this file is type-checked against them
+// (`tsc --checkJs`, in `make test`), and tests/golden/types.mjs checks the declarations against the
+// objects the core really sends.
 
-const PKG = "../pkg/ferromotion_wasm.js";
+// @ts-check
 
-/** Load and instantiate the core; resolves to the generated package. */
+/** @typedef {typeof import("../pkg/ferromotion_wasm.js")} Core the generated package */
+/** @typedef {import("../pkg/ferromotion_wasm.js").Drop} Drop */
+/** @typedef {import("../pkg/ferromotion_wasm.js").WorkbenchConfig} WorkbenchConfig */
+/** @typedef {import("../pkg/ferromotion_wasm.js").FitRoute} FitRoute */
+/** @typedef {(sentence: string, kind: string) => void} Report how a caught error is told */
+/** @typedef {{done: number, total: number}} Progress a job's progress, from the core */
+/**
+ * @template T
+ * @typedef {{ok: true, value: T} | {ok: false, kind?: string, message: string}} Outcome
+ */
+
+/**
+ * Load and instantiate the core; resolves to the generated package.
+ * @returns {Promise<Core>}
+ */
 export async function loadCore() {
-  const pkg = await import(PKG);
+  const pkg = await import("../pkg/ferromotion_wasm.js");
   await pkg.default();
   return pkg;
 }
 
-/** A caught error as a sentence for the status line. */
+/**
+ * A caught error as a sentence for the status line.
+ * @param {any} err
+ * @returns {string}
+ */
 export function sentence(err) {
   if (err instanceof WebAssembly.RuntimeError) {
     return `The simulation core stopped on an internal error (${err.message}). This is a bug; reload the page to start again.`;
@@ -38,12 +61,14 @@ export function sentence(err) {
  * core's WorkbenchConfig: {drop, k, base_dt, dt_divisor, tolerance, tolerance_options}, SI
  * units; missing keys take the defaults). Resolves to a Workbench, or to null after
  * reporting why.
+ * @param {{report?: Report, config?: import("../pkg/ferromotion_wasm.js").Given<WorkbenchConfig>}} [options]
+ * @returns {Promise<Workbench | null>}
  */
 export async function openWorkbench({ report = () => {}, config } = {}) {
   let pkg;
   try {
     pkg = await loadCore();
-  } catch (err) {
+  } catch (/** @type {any} */ err) {
     report(
       `The simulation core could not be loaded (${err.message}). Build it with “make wasm”, then reload the page.`,
       "error",
@@ -54,6 +79,13 @@ export async function openWorkbench({ report = () => {}, config } = {}) {
   return raw ? new Workbench(pkg, raw, report) : null;
 }
 
+/**
+ * Run fn; its value, or null after reporting the error.
+ * @template T
+ * @param {Report} report
+ * @param {() => T} fn
+ * @returns {T | null}
+ */
 function attempt(report, fn) {
   try {
     return fn();
@@ -63,21 +95,34 @@ function attempt(report, fn) {
   }
 }
 
-/** Run fn; {ok: true, value} or {ok: false, kind, message} (nothing reported). */
+/**
+ * Run fn; {ok: true, value} or {ok: false, kind, message} (nothing reported).
+ * @template T
+ * @param {() => T} fn
+ * @returns {Outcome<T>}
+ */
 function outcome(fn) {
   try {
     return { ok: true, value: fn() };
-  } catch (err) {
+  } catch (/** @type {any} */ err) {
     return { ok: false, kind: err && err.name, message: sentence(err) };
   }
 }
 
 /** The lab's bench: controls and readouts, one handle into the core. */
 export class Workbench {
+  /** @type {Core} */
   #pkg;
+  /** @type {import("../pkg/ferromotion_wasm.js").Workbench | null} */
   #raw;
+  /** @type {Report} */
   #report;
 
+  /**
+   * @param {Core} pkg
+   * @param {import("../pkg/ferromotion_wasm.js").Workbench} raw
+   * @param {Report} report
+   */
   constructor(pkg, raw, report) {
     this.#pkg = pkg;
     this.#raw = raw;
@@ -89,11 +134,14 @@ export class Workbench {
    * refinement.steps), tolerance: {on, rtol, events, jacobian ("richardson" | "forward";
    * omitted: unchanged)}}. Stops at the first refusal, reports it and returns false; true
    * when all were taken.
+   * @param {{log10k?: number, divisor?: number, dt?: number,
+   *   tolerance?: {on: boolean, rtol: number, events: boolean, jacobian?: "richardson" | "forward"}}} [controls]
+   * @returns {boolean}
    */
   apply({ log10k, divisor, dt, tolerance } = {}) {
-    const raw = this.#raw;
     return (
       attempt(this.#report, () => {
+        const raw = this.#live();
         if (log10k !== undefined) raw.setLog10K(log10k);
         if (divisor !== undefined) raw.setDtDivisor(divisor);
         if (dt !== undefined) raw.setDt(dt);
@@ -103,9 +151,15 @@ export class Workbench {
     );
   }
 
+  /** The live handle (a freed bench refuses, as the core's handle would). */
+  #live() {
+    if (!this.#raw) throw new Error("this bench was freed");
+    return this.#raw;
+  }
+
   /** Every readout for the current controls (the core's WorkbenchReadout), or null. */
   readout() {
-    return attempt(this.#report, () => this.#raw.readout());
+    return attempt(this.#report, () => this.#live().readout());
   }
 
   /**
@@ -113,21 +167,25 @@ export class Workbench {
    * curve job needs to build its own bench (see jobs.curve).
    */
   config() {
-    return attempt(this.#report, () => this.#raw.config());
+    return attempt(this.#report, () => this.#live().config());
   }
 
-  /** (1+e)·g/|v| in 1/s at an impact speed (m/s) with this drop's limit restitution: {ok, value | message}. */
+  /**
+   * (1+e)·g/|v| in 1/s at an impact speed (m/s) with this drop's limit restitution: {ok, value | message}.
+   * @param {number} speed
+   */
   timeOfImpactTerm(speed) {
-    return outcome(() => this.#raw.timeOfImpactTerm(speed));
+    return outcome(() => this.#pkg.dropTimeOfImpactTerm(this.#live().config().drop, speed));
   }
 
   /**
    * hybrid_jacobian on this drop's rigid bounce released so that it hits the ground at
    * `speed` (m/s): {ok: true, value: {speed, height, t1, dt, x, jacobian, events,
    * probe_gap}} or the core's refusal {ok: false, kind: "Grazing", message}.
+   * @param {number} speed
    */
   hybridAtSpeed(speed) {
-    return outcome(() => this.#raw.hybridDrop(speed));
+    return outcome(() => this.#live().hybridDrop(speed));
   }
 
   /** The core's grazing threshold, m/s. */
@@ -157,10 +215,10 @@ export class Workbench {
 // ---- background jobs ---------------------------------------------------------------------
 
 /**
- * The jobs the worker runs, by name; each takes the loaded package and plain arguments and
- * returns plain data (or throws the core's error).
+ * A seeded standard normal generator (mulberry32 and Box–Muller): the lab's simulated measurement noise.
+ * @param {number} seed
+ * @returns {() => number}
  */
-/** A seeded standard normal generator (mulberry32 and Box–Muller): the lab's simulated measurement noise. */
 function gaussian(seed) {
   let a = seed >>> 0;
   const uniform = () => {
@@ -172,17 +230,24 @@ function gaussian(seed) {
   return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
+/**
+ * The jobs the worker runs, by name; each takes the loaded package and plain arguments and
+ * returns plain data (or throws the core's error).
+ */
 export const jobs = {
   /**
    * {config (a WorkbenchConfig, from Workbench.config()), ks (N/m), corrected, blame} ->
    * the core's Curve {sweep, exponent, exponent_error, wrong_sign}: this thread builds its
    * own bench from the config and asks it for the curve at its current step (and tolerance
    * switch); `progress`, when given, hears {done, total} stiffnesses from the core as it goes.
+   * @param {Core} pkg
+   * @param {{config: WorkbenchConfig, ks: number[], corrected?: boolean, blame?: boolean}} args
+   * @param {(p: Progress) => void} [progress]
    */
   curve(pkg, { config, ks, corrected = false, blame = false }, progress) {
     const bench = new pkg.Workbench(config);
     try {
-      const tell = progress && ((done, total) => progress({ done, total }));
+      const tell = progress && ((/** @type {number} */ done, /** @type {number} */ total) => progress({ done, total }));
       return bench.curve(Float64Array.from(ks), { corrected, blame }, tell);
     } finally {
       bench.free();
@@ -193,31 +258,33 @@ export const jobs = {
    * budget (force evaluations per Jacobian)} -> the core's EqualBudget: every route at that
    * budget scored against the flow, and the probe-size trap (each row's wall_s timed by this
    * thread's clock).
+   * @param {Core} pkg
+   * @param {{drop: Drop, k: number, budget: number}} args
    */
   equalBudget(pkg, { drop, k, budget }) {
     return pkg.equalBudget(drop, k, budget);
   },
-  /** The descent experiment at the core's defaults. */
+  /**
+   * The descent experiment at the core's defaults.
+   * @param {Core} pkg
+   */
   descent(pkg) {
     return pkg.descent();
   },
-  /**
-   * The quadruped's two-axis comparison for a configuration (the core's
-   * QuadrupedExperiment; omitted fields take the core's defaults) -> the core's
-   * QuadrupedReport, every law's run included, as {report, seconds}: seconds is the time
-   * the core took in the thread that ran it.
-   */
   /**
    * {drop (the true drop), horizon (s), guess (the starting drop), routes, noise: {sigma_y, sigma_v,
    * seed}} -> {data: the core's predictions with noise added, fits: one core FitReport per route}:
    * the "Fit a bounce" panel (fitpanel.js). The data are the flow route's closed form (the core's
    * fitPredict) every 20 ms plus seeded Gaussian noise; each fit is the core's fit of height and zeta.
+   * @param {Core} pkg
+   * @param {{drop: Drop, horizon: number, guess: Drop, routes: FitRoute[],
+   *   noise: {sigma_y: number, sigma_v: number, seed: number}}} args
    */
   fitBounce(pkg, { drop, horizon, guess, routes, noise }) {
     const n = Math.round(horizon / 0.02);
     const t = Array.from({ length: n }, (_, i) => Math.round((i + 1) * 0.02 * 1e10) / 1e10);
-    const options = { route: "flow", k: 1e6, dt: 1e-4 };
-    const truth = pkg.fitPredict({ ...drop, t_final: horizon }, t, options);
+    const options = { route: /** @type {FitRoute} */ ("flow"), k: 1e6, dt: 1e-4 };
+    const truth = pkg.fitPredict({ ...drop, t_final: horizon }, Float64Array.from(t), options);
     const normal = gaussian(noise.seed);
     const y = truth.y.map((x) => x + noise.sigma_y * normal());
     const v = truth.v.map((x) => x + noise.sigma_v * normal());
@@ -226,6 +293,14 @@ export const jobs = {
       pkg.fit({ ...guess, t_final: horizon }, observations, { ...options, route, params: ["height", "zeta"] }));
     return { data: { t, y, v, y_true: truth.y }, fits };
   },
+  /**
+   * The quadruped's two-axis comparison for a configuration (the core's
+   * QuadrupedExperiment; omitted fields take the core's defaults) -> the core's
+   * QuadrupedReport, every law's run included, as {report, seconds}: seconds is the time
+   * the core took in the thread that ran it.
+   * @param {Core} pkg
+   * @param {{config?: import("../pkg/ferromotion_wasm.js").Given<import("../pkg/ferromotion_wasm.js").QuadrupedExperiment>}} [args]
+   */
   quadruped(pkg, { config = {} } = {}) {
     const t0 = performance.now();
     const report = pkg.quadruped(config);
@@ -240,12 +315,17 @@ export const jobs = {
  * workers are unavailable the jobs run on the page instead (slower, but never silent).
  */
 export class Background {
+  /** @type {Worker | null} */
   #worker = null;
+  /** @type {Map<number, (outcome: Outcome<any>) => void>} */
   #pending = new Map();
+  /** @type {Map<number, (p: Progress) => void>} */
   #progress = new Map();
   #next = 1;
+  /** @type {(count: number) => void} */
   #onBusy;
 
+  /** @param {{onBusy?: (count: number) => void}} [options] */
   constructor({ onBusy = () => {} } = {}) {
     this.#onBusy = onBusy;
     try {
@@ -270,9 +350,14 @@ export class Background {
   /**
    * Run the job `kind` with `args`: a promise of {ok, value | message}. `onProgress`, when
    * given, hears the job's progress ({done, total} from the core) while it runs.
+   * @param {keyof typeof jobs} kind
+   * @param {any} [args]
+   * @param {(p: Progress) => void} [onProgress]
+   * @returns {Promise<Outcome<any>>}
    */
   run(kind, args = {}, onProgress = undefined) {
     const id = this.#next++;
+    /** @type {Promise<Outcome<any>>} */
     const done = new Promise((resolve) => this.#pending.set(id, resolve));
     if (onProgress) this.#progress.set(id, onProgress);
     this.#onBusy(this.#pending.size);
@@ -283,7 +368,7 @@ export class Background {
       setTimeout(async () => {
         try {
           const pkg = await loadCore();
-          this.#settle(id, { ok: true, value: jobs[kind](pkg, args, onProgress) });
+          this.#settle(id, { ok: true, value: /** @type {any} */ (jobs[kind])(pkg, args, onProgress) });
         } catch (err) {
           this.#settle(id, { ok: false, message: sentence(err) });
         }
@@ -292,12 +377,16 @@ export class Background {
     return done;
   }
 
+  /**
+   * @param {number} id
+   * @param {{ok: boolean, value?: any, message?: string}} data
+   */
   #settle(id, data) {
     const resolve = this.#pending.get(id);
     if (!resolve) return;
     this.#pending.delete(id);
     this.#progress.delete(id);
-    resolve(data.ok ? { ok: true, value: data.value } : { ok: false, message: data.message });
+    resolve(data.ok ? { ok: true, value: data.value } : { ok: false, message: String(data.message) });
     this.#onBusy(this.#pending.size);
   }
 

@@ -5,7 +5,12 @@
 //! JS `Error` in the lab's status line) without rewording it.
 
 /// Everything that can go wrong in the core, one variant per failure a user can cause.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Serialised, an error is its variant's fields as a map (`{name, value, limit}` for
+/// `InvalidParameter`, `{reason}` for `Scenario`): what the bindings hand on beside the
+/// message as Python's `err.fields` and JS's `error.fields`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize)]
+#[serde(untagged)]
 pub enum FerroError {
     /// A parameter is non-finite or outside its allowed range.
     #[error("invalid parameter `{name}` = {value}: {limit}")]
@@ -162,7 +167,7 @@ pub enum FerroError {
     },
     /// A scenario document could not be read.
     #[error("invalid scenario: {0}")]
-    Scenario(String),
+    Scenario(#[serde(serialize_with = "reason_field")] String),
     /// A conformance fixture (file or document) that cannot be used: where it came from,
     /// the field at fault (dotted, with indices: `exact.jacobian[2]`) and why.
     #[error("{path}: {}{reason}", field_prefix(.field))]
@@ -175,6 +180,14 @@ pub enum FerroError {
         /// What is wrong, in words.
         reason: String,
     },
+}
+
+/// `Scenario`'s text as the map `{reason}`, so that every variant's fields are a map.
+fn reason_field<S: serde::Serializer>(reason: &str, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(1))?;
+    map.serialize_entry("reason", reason)?;
+    map.end()
 }
 
 fn field_prefix(field: &Option<String>) -> String {

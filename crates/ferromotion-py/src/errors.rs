@@ -1,6 +1,8 @@
 //! The exception tree: `FerroError(Exception)` and one subclass per core `FerroError`
 //! variant. `InvalidParameter` and `FixtureError` also derive from `ValueError`, so
-//! `except ValueError` keeps working for bad input. The message is always the core's `Display`.
+//! `except ValueError` keeps working for bad input. The message is always the core's `Display`;
+//! the variant's fields ride along as the exception's `fields` dict (`{"name": "k", "value":
+//! -1.0, "limit": "must be finite and > 0"}`), as pydantic-core's `errors()` carries `ctx`.
 
 use ferromotion_core::FerroError as CoreError;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -111,31 +113,43 @@ impl From<CoreError> for PyFerroError {
 
 impl From<PyFerroError> for PyErr {
     fn from(e: PyFerroError) -> PyErr {
-        let message = e.0.to_string();
-        match e.0 {
-            CoreError::InvalidParameter { .. } => {
-                Python::attach(|py| invalid_parameter(py, message))
-            }
-            CoreError::StepDoesNotDivide { .. } => StepDoesNotDivide::new_err(message),
-            CoreError::TooManySteps { .. } => TooManySteps::new_err(message),
-            CoreError::StepTooSmall { .. } => StepTooSmall::new_err(message),
-            CoreError::NoImpact { .. } => NoImpact::new_err(message),
-            CoreError::Grazing { .. } => Grazing::new_err(message),
-            CoreError::StepSizeUnderflow { .. } => StepSizeUnderflow::new_err(message),
-            CoreError::NonFinite { .. } => NonFinite::new_err(message),
-            CoreError::HiddenState { .. } => HiddenState::new_err(message),
-            CoreError::TwoEventsInOneStep { .. } => TwoEventsInOneStep::new_err(message),
-            CoreError::EventsInAdjacentSteps { .. } => EventsInAdjacentSteps::new_err(message),
-            CoreError::ProbeDependent { .. } => ProbeDependent::new_err(message),
-            CoreError::UnguardedSwitch { .. } => UnguardedSwitch::new_err(message),
-            CoreError::ContactSolveFailed { .. } => ContactSolveFailed::new_err(message),
-            CoreError::Unstable { .. } => Unstable::new_err(message),
-            CoreError::Scenario(_) => ScenarioError::new_err(message),
-            CoreError::Fixture { .. } => Python::attach(|py| match fixture_error_type(py) {
-                Ok(ty) => PyErr::from_type(ty, message),
-                Err(e) => e,
-            }),
-        }
+        let err = exception(&e.0);
+        Python::attach(|py| {
+            // The fields cannot fail to convert (numbers, text, None); if they did, the
+            // exception still carries the message and an empty `fields`.
+            let fields = pythonize::pythonize(py, &e.0)
+                .map(Bound::unbind)
+                .unwrap_or_else(|_| PyDict::new(py).into_any().unbind());
+            let _ = err.value(py).setattr(pyo3::intern!(py, "fields"), fields);
+        });
+        err
+    }
+}
+
+/// The package's exception class for the core's error, with its message.
+fn exception(e: &CoreError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        CoreError::InvalidParameter { .. } => Python::attach(|py| invalid_parameter(py, message)),
+        CoreError::StepDoesNotDivide { .. } => StepDoesNotDivide::new_err(message),
+        CoreError::TooManySteps { .. } => TooManySteps::new_err(message),
+        CoreError::StepTooSmall { .. } => StepTooSmall::new_err(message),
+        CoreError::NoImpact { .. } => NoImpact::new_err(message),
+        CoreError::Grazing { .. } => Grazing::new_err(message),
+        CoreError::StepSizeUnderflow { .. } => StepSizeUnderflow::new_err(message),
+        CoreError::NonFinite { .. } => NonFinite::new_err(message),
+        CoreError::HiddenState { .. } => HiddenState::new_err(message),
+        CoreError::TwoEventsInOneStep { .. } => TwoEventsInOneStep::new_err(message),
+        CoreError::EventsInAdjacentSteps { .. } => EventsInAdjacentSteps::new_err(message),
+        CoreError::ProbeDependent { .. } => ProbeDependent::new_err(message),
+        CoreError::UnguardedSwitch { .. } => UnguardedSwitch::new_err(message),
+        CoreError::ContactSolveFailed { .. } => ContactSolveFailed::new_err(message),
+        CoreError::Unstable { .. } => Unstable::new_err(message),
+        CoreError::Scenario(_) => ScenarioError::new_err(message),
+        CoreError::Fixture { .. } => Python::attach(|py| match fixture_error_type(py) {
+            Ok(ty) => PyErr::from_type(ty, message),
+            Err(e) => e,
+        }),
     }
 }
 
@@ -147,6 +161,9 @@ pub fn py_result<T>(r: ferromotion_core::Result<T>) -> PyResult<T> {
 /// Add the whole tree to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The class's own `fields`: an error the binding raises itself (a wrong shape) has none.
+    py.get_type::<FerroError>()
+        .setattr("fields", PyDict::new(py))?;
     m.add("FerroError", py.get_type::<FerroError>())?;
     m.add("InvalidParameter", invalid_parameter_type(py)?)?;
     m.add("FixtureError", fixture_error_type(py)?)?;

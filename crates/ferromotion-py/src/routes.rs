@@ -1,16 +1,15 @@
 //! The drop and its routes (core: `physics/`, `lab/scenario.rs`). Each route's answer
-//! leaves as the core's `RouteResult` itself, held by a [`PyRouteAnswer`] whose fields are
-//! read on access: `state` (y, v), `jacobian` flat row-major, the cost counters,
-//! `probe_gap`/`probe_dependent` (tolerance), `step_stable`/`omega_dt` (fixed, corrected,
-//! rk4) and the call's wall time (`wall_s`, `wall_resolution_s`: the core times it with our
-//! clock). Nothing is converted that the caller does not read: a route called in a loop
+//! leaves as the core's `RouteResult` itself, held by a [`PyRouteAnswer`] and converted to
+//! its serde document only when a field is first read (the call's wall time included: the
+//! core times it with our clock). This file names no field: the package's `Route` reads
+//! them from the document by its one list (`_results.ROUTE_SPEC`). A route called in a loop
 //! pays for the core and one small object (`make bench`, table 5).
 //!
-//! The routes return the package's `Route` (`ferromotion._results.Route`) around that answer,
-//! made here as `Route._from_core(name, answer)` makes it but without a Python call: the
-//! Python function then only passes its arguments on (`benches/call_overhead.py`).
+//! The routes return the package's `Route` around that answer, made here as the package's
+//! `Route._from_core(name, answer)` makes it: the Python function then only passes its
+//! arguments on (`benches/call_overhead.py`).
 
-use crate::convert::{clock, json_document, DropArg, Options};
+use crate::convert::{clock, document, json_document, DropArg, Options};
 use crate::errors::py_result;
 use ferromotion_core as fm;
 use pyo3::prelude::*;
@@ -33,104 +32,50 @@ fn first_impact_time(drop: DropArg) -> f64 {
     drop.0.first_impact_time()
 }
 
-/// One route's answer: the core's `RouteResult`, each field converted when it is read.
+/// One route's answer: the core's `RouteResult`, converted only when read.
 #[pyclass(module = "ferromotion._core", name = "RouteAnswer", frozen)]
-pub struct PyRouteAnswer(fm::RouteResult);
+pub struct PyRouteAnswer {
+    result: fm::RouteResult,
+    doc: PyOnceLock<Py<PyAny>>,
+}
 
 #[pymethods]
 impl PyRouteAnswer {
-    /// x(T) = (y in m, v in m/s).
-    #[getter]
-    fn state(&self) -> (f64, f64) {
-        (self.0.state[0], self.0.state[1])
-    }
-    /// d x(T) / d x(0), flat row-major: `[dy/dy0, dy/dv0, dv/dy0, dv/dv0]`.
-    #[getter]
-    fn jacobian(&self) -> [f64; 4] {
-        fm::physics::state::to_row_major(&self.0.jacobian)
-    }
-    #[getter]
-    fn steps(&self) -> u64 {
-        self.0.cost.steps
-    }
-    #[getter]
-    fn rejected_steps(&self) -> u64 {
-        self.0.cost.rejected_steps
-    }
-    #[getter]
-    fn force_evals(&self) -> u64 {
-        self.0.cost.force_evals
-    }
-    #[getter]
-    fn state_force_evals(&self) -> u64 {
-        self.0.cost.state_force_evals
-    }
-    #[getter]
-    fn rollouts(&self) -> u32 {
-        self.0.cost.rollouts
-    }
-    #[getter]
-    fn probe_gap(&self) -> Option<f64> {
-        self.0.probe_gap
-    }
-    #[getter]
-    fn probe_dependent(&self) -> bool {
-        self.0.probe_dependent
-    }
-    #[getter]
-    fn step_stable(&self) -> Option<bool> {
-        self.0.step_stability.map(|s| s.stable)
-    }
-    #[getter]
-    fn omega_dt(&self) -> Option<f64> {
-        self.0.step_stability.map(|s| s.omega_dt)
-    }
-    #[getter]
-    fn wall_s(&self) -> Option<f64> {
-        self.0.wall_s
-    }
-    #[getter]
-    fn wall_resolution_s(&self) -> Option<f64> {
-        self.0.wall_resolution_s
+    /// The core's `RouteResult` document (`state` [y, v], `jacobian` flat row-major, the
+    /// cost's counters, `probe_gap`, `probe_dependent`, `step_stability`, `wall_s`, ...),
+    /// made on the first call and kept: the package's `Route` reads its fields from it by
+    /// its one list (`_results.ROUTE_SPEC`).
+    fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let doc = self
+            .doc
+            .get_or_try_init(py, || document(py, &self.result).map(Bound::unbind))?;
+        Ok(doc.bind(py).clone())
     }
 }
 
-/// The package's `Route` holding `answer` from the route `name`: `object.__new__(Route)` with
-/// its two slots, `route` and `_answer`, set (`Route` refuses `setattr`, being frozen, so the
-/// slots are set as `object.__setattr__` sets them).
+/// The package's `Route` holding `answer` from the route `name`, made as its own
+/// `Route._from_core(name, answer)` makes it, without the Python call (a route called in a
+/// loop pays the call overhead, `benches/call_overhead.py`): `object.__new__(Route)`, then its
+/// two slots set by `object.__setattr__`, past the frozen class's own `__setattr__`.
 fn route_object<'py>(
     py: Python<'py>,
     name: &Bound<'py, PyString>,
-    answer: PyRouteAnswer,
+    result: fm::RouteResult,
 ) -> PyResult<Bound<'py, PyAny>> {
     static ROUTE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     static NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    static SET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let class = ROUTE.import(py, "ferromotion._results", "Route")?;
-    let new = NEW.get_or_try_init(py, || {
-        py.get_type::<PyAny>().getattr("__new__").map(Bound::unbind)
-    })?;
-    let route = new.bind(py).call1((class,))?;
-    let answer = Bound::new(py, answer)?.into_any();
-    set_slot(&route, pyo3::intern!(py, "route"), name.as_any())?;
-    set_slot(&route, pyo3::intern!(py, "_answer"), &answer)?;
+    let object = || py.get_type::<PyAny>();
+    let new = NEW.get_or_try_init(py, || object().getattr("__new__").map(Bound::unbind))?;
+    let set = SET.get_or_try_init(py, || object().getattr("__setattr__").map(Bound::unbind))?;
+    let (new, set) = (new.bind(py), set.bind(py));
+    let route = new.call1((class,))?;
+    let doc = PyOnceLock::new();
+    let answer = Bound::new(py, PyRouteAnswer { result, doc })?;
+    set.call1((&route, pyo3::intern!(py, "route"), name))?;
+    set.call1((&route, pyo3::intern!(py, "_answer"), answer))?;
     Ok(route)
-}
-
-/// `object.__setattr__(obj, name, value)`: the slot's own descriptor, past a frozen class's
-/// `__setattr__`.
-fn set_slot(
-    obj: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<()> {
-    // SAFETY: three live object pointers, borrowed for the call; -1 means an exception is set.
-    let status =
-        unsafe { pyo3::ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
-    if status == 0 {
-        Ok(())
-    } else {
-        Err(PyErr::fetch(obj.py()))
-    }
 }
 
 /// A route: `name(drop, <stiffness, step as it takes them>, options=None)`, `options` its
@@ -148,8 +93,8 @@ macro_rules! route {
         ) -> PyResult<Bound<'py, PyAny>> {
             let o = crate::convert::options(options);
             let run = || fm::lab::clock::timed_route(&clock(), || fm::$name(&drop.0, $($arg,)* &o));
-            let answer = PyRouteAnswer(py_result(py.detach(run))?);
-            route_object(py, pyo3::intern!(py, stringify!($name)), answer)
+            let result = py_result(py.detach(run))?;
+            route_object(py, pyo3::intern!(py, stringify!($name)), result)
         }
     };
 }

@@ -1,22 +1,20 @@
-//! `FerroError` -> JS `Error`: the message is the core's `Display`, unchanged, and the
-//! error's `name` is the variant's `FerroError::kind()` (`"InvalidParameter"`, `"NoImpact"`,
-//! ...), so JS can tell failures apart without parsing the message.
+//! `FerroError` -> JS `Error`: the message is the core's `Display`, unchanged, the error's
+//! `name` is the variant's `FerroError::kind()` (`"InvalidParameter"`, `"NoImpact"`, ...),
+//! and its `fields` the variant's fields as a plain object (`{name, value, limit}`, NaN
+//! kept), so JS can tell failures apart and read their numbers without parsing the message.
 
 use ferromotion_core::FerroError;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `Reflect.set(target, key, value)`: set a property without pulling in js-sys.
-    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
-    fn reflect_set(target: &JsValue, key: &str, value: &str) -> bool;
-}
-
-/// A JS `Error` carrying the core's message, named after the variant.
+/// A JS `Error` carrying the core's message, named after the variant, with its fields.
 pub fn js_error(e: FerroError) -> JsError {
     let err = JsError::new(&e.to_string());
-    // A clone is a second handle on the same JS object, so the name lands on `err` too.
-    reflect_set(&JsValue::from(err.clone()), "name", e.kind());
+    // A clone is a second handle on the same JS object, so the properties land on `err` too.
+    let target = JsValue::from(err.clone());
+    let _ = js_sys::Reflect::set(&target, &"name".into(), &e.kind().into());
+    if let Ok(fields) = crate::door::to_js(&e) {
+        let _ = js_sys::Reflect::set(&target, &"fields".into(), &fields);
+    }
     err
 }
 

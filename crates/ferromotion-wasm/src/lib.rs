@@ -5,8 +5,9 @@
 //! structs by `serde-wasm-bindgen` ([`to_js`]): plain objects with the same keys as the
 //! core's JSON documents, arrays for fixed-size arrays and sequences, `null` for `None`,
 //! and every f64 as a JS number, so NaN and ±Infinity arrive as themselves (JSON text
-//! would have turned them into `null`). Options arrive the same way ([`from_js`]), as the
-//! core's own serde structs (unknown keys refused). Two exports keep JSON text on purpose:
+//! would have turned them into `null`). Options arrive the same way, as the core's own
+//! serde structs, through the one reader in `door.rs` ([`from_js`]): every key is handed
+//! to the struct, so an unknown key is refused, naming it, at every export and depth. Two exports keep JSON text on purpose:
 //! `evaluateJson`, whose text the golden parity test compares with the native build's
 //! serde_json dump, and `fixedJson`, the text `make bench` times on both sides.
 //!
@@ -14,16 +15,18 @@
 //! core's message and the variant as its `name` (see `errors.rs`). Only `web/js/sim.js`
 //! imports the generated package.
 
+mod door;
 mod errors;
 mod script;
+mod types;
 
+use door::{from_js, to_js};
 use errors::IntoJs;
 use ferromotion_core::experiments::descent::{descent as run_descent, Arm, Problem};
 use ferromotion_core::hybrid;
 use ferromotion_core::lab::scenario::{self, Scenario};
 use ferromotion_core::lab::workbench::CurveOptions;
 use ferromotion_core::{Drop, FerroError, WorkbenchConfig, DEFAULT_GRAZE_SPEED};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -61,103 +64,6 @@ fn clock() -> ferromotion_core::Clock {
     *CLOCK.get_or_init(|| ferromotion_core::Clock::new(now_seconds))
 }
 
-/// A core value as a JS value: structs as plain objects (also when flattened), `None` as
-/// `null`, f64 as JS numbers (NaN and ±Infinity included), u64 counts as numbers.
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    let s = serde_wasm_bindgen::Serializer::new()
-        .serialize_missing_as_null(true)
-        .serialize_maps_as_objects(true);
-    value
-        .serialize(&s)
-        .map_err(|e| JsError::new(&format!("could not convert a result for JS: {e}")))
-}
-
-/// A JS value as one of the core's serde structs; `undefined` or `null` means its defaults.
-/// A malformed value is the core's `Scenario` error (an unknown key, a wrong type), naming
-/// the key it failed on as the native binding's options reader does.
-fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(T::default());
-    }
-    serde_wasm_bindgen::from_value(value.clone()).map_err(|e| {
-        // serde's message itself (the error is a JS `Error`; its `String` adds "Error: ").
-        let message = JsValue::from(e)
-            .dyn_into::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .unwrap_or_else(|v| format!("{v:?}"));
-        errors::js_error(FerroError::Scenario(named::<T>(&value, message)))
-    })
-}
-
-/// [`from_js`] that also refuses a key the struct does not have, as the native binding's
-/// options reader does (serde-wasm-bindgen looks up only the struct's own fields, so
-/// `deny_unknown_fields` never sees the others): serde's own "unknown field" message.
-fn options_from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsError> {
-    if let (Some(fields), Some(object)) = (fields::<T>(), value.dyn_ref::<js_sys::Object>()) {
-        for key in js_sys::Object::keys(object).iter() {
-            let key = key.as_string().unwrap_or_default();
-            if !fields.contains(&key.as_str()) {
-                let e = <serde::de::value::Error as serde::de::Error>::unknown_field(&key, fields);
-                return Err(errors::js_error(FerroError::Scenario(e.to_string())));
-            }
-        }
-    }
-    from_js(value)
-}
-
-/// The field names of a serde struct (`None` for anything read otherwise, as a map).
-fn fields<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
-    use serde::de::{self, Visitor};
-    struct Probe<'a>(&'a std::cell::Cell<Option<&'static [&'static str]>>);
-    impl<'de> de::Deserializer<'de> for Probe<'_> {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("not a struct"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0.set(Some(fields));
-            Err(de::Error::custom("probed"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-            identifier ignored_any
-        }
-    }
-    let seen = std::cell::Cell::new(None);
-    let _ = T::deserialize(Probe(&seen));
-    seen.get()
-}
-
-/// serde's message for a refused object, prefixed with the key whose one-entry object the
-/// struct refuses on its own (a wrong type names no key in serde's text). serde's own
-/// "unknown field"/"unknown variant" messages already say what is wrong and are kept, the
-/// same text as the native binding's.
-fn named<T: DeserializeOwned>(value: &JsValue, message: String) -> String {
-    if message.starts_with("unknown field") || message.starts_with("unknown variant") {
-        return message;
-    }
-    let Some(object) = value.dyn_ref::<js_sys::Object>() else {
-        return message;
-    };
-    for entry in js_sys::Object::entries(object).iter() {
-        let entry: js_sys::Array = entry.into();
-        let (key, item) = (entry.get(0), entry.get(1));
-        let one = js_sys::Object::new();
-        if js_sys::Reflect::set(&one, &key, &item).is_ok()
-            && serde_wasm_bindgen::from_value::<T>(one.into()).is_err()
-        {
-            return format!("`{}`: {message}", key.as_string().unwrap_or_default());
-        }
-    }
-    message
-}
-
 #[wasm_bindgen]
 extern "C" {
     /// A progress callback from JS (the lab's worker, the in-browser package): called with
@@ -193,7 +99,9 @@ impl Workbench {
     /// the core's defaults, so no argument is the lab's default bench). Every route it runs
     /// is timed with `performance.now()` (the readout's `wall_s`).
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue) -> Result<Workbench, JsError> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Given<WorkbenchConfig>")] config: JsValue,
+    ) -> Result<Workbench, JsError> {
         let config: WorkbenchConfig = from_js(config)?;
         ferromotion_core::Workbench::new(config)
             .map(|b| Workbench(b.with_clock(clock())))
@@ -202,6 +110,7 @@ impl Workbench {
 
     /// The current controls (the core's `WorkbenchConfig`), the object `new Workbench`
     /// takes: the worker builds its own bench from it.
+    #[wasm_bindgen(unchecked_return_type = "WorkbenchConfig")]
     pub fn config(&self) -> Result<JsValue, JsError> {
         to_js(self.0.config())
     }
@@ -256,6 +165,7 @@ impl Workbench {
     }
 
     /// Every readout for the current controls: the core's `WorkbenchReadout` as an object.
+    #[wasm_bindgen(unchecked_return_type = "WorkbenchReadout")]
     pub fn readout(&mut self) -> Result<JsValue, JsError> {
         to_js(&self.0.readout().into_js()?)
     }
@@ -264,10 +174,11 @@ impl Workbench {
     /// wrong_sign}) for this bench's drop, current step and tolerance switch, with
     /// `options` the core's `CurveOptions` ({corrected, blame}; omitted: neither), and
     /// `progress`, when given, told `(done, total)` stiffnesses as the sweep goes.
+    #[wasm_bindgen(unchecked_return_type = "Curve")]
     pub fn curve(
         &self,
         ks: &[f64],
-        options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Given<CurveOptions>")] options: JsValue,
         progress: Option<Progress>,
     ) -> Result<JsValue, JsError> {
         let opts: CurveOptions = from_js(options)?;
@@ -276,19 +187,12 @@ impl Workbench {
         to_js(&self.0.curve_watched(ks, &opts, progress).into_js()?)
     }
 
-    /// The time-of-impact term (1+e)·g/|v| in 1/s with this drop's limit restitution, at
-    /// an impact `speed` (m/s) of the learner's choosing.
-    #[wasm_bindgen(js_name = timeOfImpactTerm)]
-    pub fn time_of_impact_term(&self, speed: f64) -> Result<f64, JsError> {
-        self.0.time_of_impact_term(speed).into_js()
-    }
-
     /// `hybrid_jacobian` on this drop's rigid bounce (the core's `BouncingDrop`: its gravity
     /// and limit restitution), released from rest at the height whose impact speed is
     /// `speed` (m/s) and followed to the top of the first rebound: `{speed, height, t1, dt,
     /// x, jacobian (row-major), events, probe_gap}`, or the core's refusal (`Grazing` below
     /// its threshold) as the error.
-    #[wasm_bindgen(js_name = hybridDrop)]
+    #[wasm_bindgen(js_name = hybridDrop, unchecked_return_type = "HybridDrop")]
     pub fn hybrid_drop(&self, speed: f64) -> Result<JsValue, JsError> {
         let drop = self.0.config().drop;
         to_js(&hybrid::drop_at_impact_speed(&drop, speed, DEFAULT_GRAZE_SPEED).into_js()?)
@@ -305,7 +209,7 @@ pub(crate) fn jacobian_method(name: &str) -> Result<ferromotion_core::JacobianMe
 
 /// The descent experiment at the core's defaults (`Problem::default()`, `Arm::standard()`):
 /// the core's `Descent` (landscape, starts, one result per arm) as an object.
-#[wasm_bindgen]
+#[wasm_bindgen(unchecked_return_type = "Descent")]
 pub fn descent() -> Result<JsValue, JsError> {
     to_js(&run_descent(&Problem::default(), &Arm::standard()).into_js()?)
 }
@@ -354,13 +258,6 @@ pub fn fixed_json(drop_json: &str, k: f64, dt: f64) -> Result<String, JsError> {
     })?)
 }
 
-/// The time-of-impact term (1+e)·g/|v| in 1/s, for restitution e, gravity g (m/s²) and
-/// impact speed |v| (m/s).
-#[wasm_bindgen(js_name = timeOfImpactTerm)]
-pub fn time_of_impact_term(restitution: f64, gravity: f64, speed: f64) -> Result<f64, JsError> {
-    ferromotion_core::time_of_impact_term(restitution, gravity, speed).into_js()
-}
-
 /// The push-only penalty law's restitution in the stiff limit, for damping ratio zeta.
 #[wasm_bindgen(js_name = limitRestitution)]
 pub fn limit_restitution(zeta: f64) -> Result<f64, JsError> {
@@ -378,8 +275,10 @@ pub fn version() -> String {
 /// take the core's defaults, no argument is the default experiment): the core's
 /// `QuadrupedReport`, every law's run at dt included (times in s, states, contact modes and
 /// drawing points in m, for the lab's animation).
-#[wasm_bindgen]
-pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(unchecked_return_type = "QuadrupedReport")]
+pub fn quadruped(
+    #[wasm_bindgen(unchecked_param_type = "Given<QuadrupedExperiment>")] config: JsValue,
+) -> Result<JsValue, JsError> {
     let cfg: ferromotion_quadruped::QuadrupedExperiment = from_js(config)?;
     to_js(&ferromotion_quadruped::quadruped_experiment(&cfg).into_js()?)
 }
@@ -388,8 +287,12 @@ pub fn quadruped(config: JsValue) -> Result<JsValue, JsError> {
 /// guess) to `observations` (the core's `Observations`: `t`, `y` and/or `v`, `sigma_y`,
 /// `sigma_v`, masks) with `options` (the core's `FitOptions`): the core's `FitReport`, timed by
 /// this thread's clock.
-#[wasm_bindgen]
-pub fn fit(drop: JsValue, observations: JsValue, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(unchecked_return_type = "FitReport")]
+pub fn fit(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Settings<Observations>")] observations: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<FitOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     use ferromotion_core::fit::{fit as run_fit, FitOptions, Observations};
     let drop: Drop = from_js(drop)?;
     let obs: Observations = from_js(observations)?;
@@ -399,8 +302,12 @@ pub fn fit(drop: JsValue, observations: JsValue, options: JsValue) -> Result<JsV
 
 /// The predictions a fit compares with data, at the drop `drop` and sample times `t` (s) by
 /// the route of `options` (the core's `FitOptions`): `{y, v, events}`.
-#[wasm_bindgen(js_name = fitPredict)]
-pub fn fit_predict(drop: JsValue, t: Vec<f64>, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = fitPredict, unchecked_return_type = "FitPredictions")]
+pub fn fit_predict(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    t: Vec<f64>,
+    #[wasm_bindgen(unchecked_param_type = "Given<FitOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     use ferromotion_core::fit::{predictions, FitOptions};
     let drop: Drop = from_js(drop)?;
     let opts: FitOptions = from_js(options)?;

@@ -4,8 +4,9 @@
 //! the core's serde keys). No physics and no decisions here: the same core calls as
 //! `crates/ferromotion-py/src/lib.rs`, with the same defaults taken from the core.
 
+use crate::door::{core_value, from_js, read, to_js};
 use crate::errors::{js_error, IntoJs};
-use crate::{from_js, options_from_js, to_js, Progress};
+use crate::Progress;
 use ferromotion_core as fm;
 use ferromotion_core::lab::readout;
 use ferromotion_core::{Drop, FerroError, RouteResult, ToleranceOptions};
@@ -30,101 +31,138 @@ fn route(run: impl FnOnce() -> fm::Result<RouteResult>) -> Result<JsValue, JsErr
 
 /// The core's defaults the Python signatures show (`defaults::Defaults`; native `_core.DEFAULTS`
 /// holds the same document and the Python-only experiments' defaults beside it).
-#[wasm_bindgen(js_name = scriptDefaults)]
+#[wasm_bindgen(js_name = scriptDefaults, unchecked_return_type = "Defaults")]
 pub fn script_defaults() -> Result<JsValue, JsError> {
     to_js(&fm::defaults::Defaults::default())
 }
 
 /// Validate a drop (the error is the core's).
 #[wasm_bindgen(js_name = validateDrop)]
-pub fn validate_drop(drop: JsValue) -> Result<(), JsError> {
+pub fn validate_drop(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+) -> Result<(), JsError> {
     drop_from(drop).map(|_| ())
 }
 
 /// Speed of the first impact, m/s.
 #[wasm_bindgen(js_name = dropImpactSpeed)]
-pub fn drop_impact_speed(drop: JsValue) -> Result<f64, JsError> {
+pub fn drop_impact_speed(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+) -> Result<f64, JsError> {
     Ok(drop_from(drop)?.impact_speed())
 }
 
 /// Time of the first ground contact in free flight, s.
 #[wasm_bindgen(js_name = dropFirstImpactTime)]
-pub fn drop_first_impact_time(drop: JsValue) -> Result<f64, JsError> {
+pub fn drop_first_impact_time(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+) -> Result<f64, JsError> {
     Ok(drop_from(drop)?.first_impact_time())
 }
 
 /// The rigid reference; `options` the core's `ExactOptions` (`restitution`, `graze_speed`;
 /// missing keys take its defaults, `restitution` absent: the penalty law's limit).
-#[wasm_bindgen(js_name = routeExact)]
-pub fn route_exact(drop: JsValue, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = routeExact, unchecked_return_type = "RouteResult")]
+pub fn route_exact(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<ExactOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: fm::ExactOptions = options_from_js(options)?;
+    let opts: fm::ExactOptions = from_js(options)?;
     route(|| fm::exact(&drop, &opts))
 }
 
 /// The fixed route (k in N/m, dt in s); `options` the core's `FixedOptions` (`max_steps`).
-#[wasm_bindgen(js_name = routeFixed)]
-pub fn route_fixed(drop: JsValue, k: f64, dt: f64, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = routeFixed, unchecked_return_type = "RouteResult")]
+pub fn route_fixed(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    dt: f64,
+    #[wasm_bindgen(unchecked_param_type = "Given<FixedOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: fm::FixedOptions = options_from_js(options)?;
+    let opts: fm::FixedOptions = from_js(options)?;
     route(|| fm::fixed(&drop, k, dt, &opts))
 }
 
 /// The corrected route; `options` the core's `CorrectedOptions` (`locate`, `max_steps`).
-#[wasm_bindgen(js_name = routeCorrected)]
+#[wasm_bindgen(js_name = routeCorrected, unchecked_return_type = "RouteResult")]
 pub fn route_corrected(
-    drop: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
     k: f64,
     dt: f64,
-    options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<CorrectedOptions>")] options: JsValue,
 ) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: fm::CorrectedOptions = options_from_js(options)?;
+    let opts: fm::CorrectedOptions = from_js(options)?;
     route(|| fm::corrected(&drop, k, dt, &opts))
 }
 
 /// The exact derivative of the penalty ODE; `options` the core's `FlowOptions` (`root_rtol`,
 /// `max_events`).
-#[wasm_bindgen(js_name = routeFlow)]
-pub fn route_flow(drop: JsValue, k: f64, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = routeFlow, unchecked_return_type = "RouteResult")]
+pub fn route_flow(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    #[wasm_bindgen(unchecked_param_type = "Given<FlowOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: fm::FlowOptions = options_from_js(options)?;
+    let opts: fm::FlowOptions = from_js(options)?;
     route(|| fm::flow(&drop, k, &opts))
 }
 
 /// The tolerance route; `options` the core's `ToleranceOptions` (`rtol`, `atol`, `events`,
 /// `eps`, `max_steps`, `min_step`, `jacobian`; missing keys take its defaults).
-#[wasm_bindgen(js_name = routeTolerance)]
-pub fn route_tolerance(drop: JsValue, k: f64, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = routeTolerance, unchecked_return_type = "RouteResult")]
+pub fn route_tolerance(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    #[wasm_bindgen(unchecked_param_type = "Given<ToleranceOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: ToleranceOptions = options_from_js(options)?;
+    let opts: ToleranceOptions = from_js(options)?;
     route(|| fm::tolerance(&drop, k, &opts))
 }
 
 /// The rk4 route: classical RK4 at a fixed step, tangent by forward mode; `options` the
 /// core's `Rk4Options` (`max_steps`).
-#[wasm_bindgen(js_name = routeRk4)]
-pub fn route_rk4(drop: JsValue, k: f64, dt: f64, options: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = routeRk4, unchecked_return_type = "RouteResult")]
+pub fn route_rk4(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    dt: f64,
+    #[wasm_bindgen(unchecked_param_type = "Given<Rk4Options>")] options: JsValue,
+) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
-    let opts: fm::Rk4Options = options_from_js(options)?;
+    let opts: fm::Rk4Options = from_js(options)?;
     route(|| fm::rk4(&drop, k, dt, &opts))
 }
 
 /// The blame split at (k, dt).
-#[wasm_bindgen(js_name = blameSplit)]
-pub fn blame_split(drop: JsValue, k: f64, dt: f64) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = blameSplit, unchecked_return_type = "Blame")]
+pub fn blame_split(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    dt: f64,
+) -> Result<JsValue, JsError> {
     to_js(&fm::blame(&drop_from(drop)?, k, dt).into_js()?)
 }
 
 /// The divergence exponent at step dt.
-#[wasm_bindgen(js_name = divergenceExponent)]
-pub fn divergence_exponent(drop: JsValue, dt: f64) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = divergenceExponent, unchecked_return_type = "ExponentFit")]
+pub fn divergence_exponent(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    dt: f64,
+) -> Result<JsValue, JsError> {
     to_js(&fm::divergence_exponent(&drop_from(drop)?, dt).into_js()?)
 }
 
 /// (1+e)·g/|v| in 1/s with this drop's limit restitution (`speed` undefined: its impact speed).
 #[wasm_bindgen(js_name = dropTimeOfImpactTerm)]
-pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64, JsError> {
+pub fn drop_time_of_impact_term(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    speed: Option<f64>,
+) -> Result<f64, JsError> {
     let d = drop_from(drop)?;
     d.time_of_impact_term(speed.unwrap_or_else(|| d.impact_speed()))
         .into_js()
@@ -132,8 +170,12 @@ pub fn drop_time_of_impact_term(drop: JsValue, speed: Option<f64>) -> Result<f64
 
 /// Every route at one force-evaluation budget and the probe-size trap (the core's
 /// `EqualBudget` document), each row's route call timed with `performance.now()` (`wall_s`).
-#[wasm_bindgen(js_name = equalBudget)]
-pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = equalBudget, unchecked_return_type = "EqualBudget")]
+pub fn equal_budget(
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
+    k: f64,
+    budget: f64,
+) -> Result<JsValue, JsError> {
     let opts = fm::BudgetOptions {
         k,
         budget: count("budget", budget)?,
@@ -148,11 +190,11 @@ pub fn equal_budget(drop: JsValue, k: f64, budget: f64) -> Result<JsValue, JsErr
 /// each route timed with `performance.now()` (`wall_s`), `progress` told `(done, total)` when
 /// given: the core's `Curve` ({sweep (its options inline, exact, rows), exponent,
 /// exponent_error, wrong_sign}), the object the lab's `Workbench.curve` returns.
-#[wasm_bindgen]
+#[wasm_bindgen(unchecked_return_type = "Curve")]
 pub fn sweep(
-    drop: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<Drop>")] drop: JsValue,
     ks: &[f64],
-    options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<SweepOptions>")] options: JsValue,
     progress: Option<Progress>,
 ) -> Result<JsValue, JsError> {
     let drop = drop_from(drop)?;
@@ -215,23 +257,22 @@ fn raised() -> FerroError {
 /// receipt's JSON text as the native binding writes it and the core's one-line summary.
 /// `objective` and `options` are the core's `ObjectiveInfo` and `CheckOptions` (missing keys
 /// take the core's defaults); `extra` the environment's `[key, value]` pairs.
-#[wasm_bindgen(js_name = checkGradient)]
+#[wasm_bindgen(js_name = checkGradient, unchecked_return_type = "CheckAnswer")]
 #[allow(clippy::too_many_arguments)]
 pub fn check_gradient(
     f: &Callback,
     grad: Vec<f64>,
     x: Vec<f64>,
-    objective: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Settings<ObjectiveInfo>")] objective: JsValue,
     events: Option<Callback>,
     hvp: Option<Callback>,
-    options: JsValue,
-    extra: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Given<CheckOptions>")] options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "[string, string][] | null | undefined")] extra: JsValue,
 ) -> Result<JsValue, JsError> {
-    let bad = |e: serde_wasm_bindgen::Error| js_error(FerroError::Scenario(e.to_string()));
-    let info: fm::check::ObjectiveInfo = serde_wasm_bindgen::from_value(objective).map_err(bad)?;
+    let info: fm::check::ObjectiveInfo = read(objective)?;
     // The core's own options type: a key the package leaves out takes the core's default.
-    let opts: fm::check::CheckOptions = serde_wasm_bindgen::from_value(options).map_err(bad)?;
-    let extra: Vec<(String, String)> = serde_wasm_bindgen::from_value(extra).map_err(bad)?;
+    let opts: fm::check::CheckOptions = from_js(options)?;
+    let extra: Vec<(String, String)> = from_js(extra)?;
     let this = JsValue::UNDEFINED;
     let mut fv = |p: &[f64]| f.call(&this, p.to_vec()).as_f64().ok_or_else(raised);
     let mut ev = events.as_ref().map(|e| {
@@ -240,8 +281,7 @@ pub fn check_gradient(
             if v.is_undefined() {
                 return Err(raised());
             }
-            let s: EventFields = serde_wasm_bindgen::from_value(v)
-                .map_err(|e| FerroError::Scenario(e.to_string()))?;
+            let s: EventFields = core_value(v)?;
             Ok(fm::check::EventSignature {
                 sequence: s.sequence,
                 min_event_speed: s.min_event_speed,
@@ -254,7 +294,7 @@ pub fn check_gradient(
             if v.is_undefined() {
                 return Err(raised());
             }
-            serde_wasm_bindgen::from_value(v).map_err(|e| FerroError::Scenario(e.to_string()))
+            core_value(v)
         }
     });
     let report = fm::check::check_gradient(
