@@ -98,7 +98,8 @@ fn options_from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, J
             let key = key.as_string().unwrap_or_default();
             if !fields.contains(&key.as_str()) {
                 let e = <serde::de::value::Error as serde::de::Error>::unknown_field(&key, fields);
-                return Err(errors::js_error(FerroError::Scenario(e.to_string())));
+                let message = ferromotion_core::error::option_message(None, &e.to_string());
+                return Err(errors::js_error(FerroError::Scenario(message)));
             }
         }
     }
@@ -135,15 +136,16 @@ fn fields<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
 }
 
 /// serde's message for a refused object, prefixed with the key whose one-entry object the
-/// struct refuses on its own (a wrong type names no key in serde's text). serde's own
-/// "unknown field"/"unknown variant" messages already say what is wrong and are kept, the
-/// same text as the native binding's.
+/// struct refuses on its own (a wrong type names no key in serde's text), in the user's words
+/// (the core's `option_message`: an unknown variant names its key and the choices), the same
+/// text as the native binding's.
 fn named<T: DeserializeOwned>(value: &JsValue, message: String) -> String {
-    if message.starts_with("unknown field") || message.starts_with("unknown variant") {
-        return message;
+    let words = ferromotion_core::error::option_message;
+    if message.starts_with("unknown field") {
+        return words(None, &message);
     }
     let Some(object) = value.dyn_ref::<js_sys::Object>() else {
-        return message;
+        return words(None, &message);
     };
     for entry in js_sys::Object::entries(object).iter() {
         let entry: js_sys::Array = entry.into();
@@ -152,10 +154,10 @@ fn named<T: DeserializeOwned>(value: &JsValue, message: String) -> String {
         if js_sys::Reflect::set(&one, &key, &item).is_ok()
             && serde_wasm_bindgen::from_value::<T>(one.into()).is_err()
         {
-            return format!("`{}`: {message}", key.as_string().unwrap_or_default());
+            return words(Some(&key.as_string().unwrap_or_default()), &message);
         }
     }
-    message
+    words(None, &message)
 }
 
 #[wasm_bindgen]

@@ -41,8 +41,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import ferromotion as fm
 
@@ -75,8 +76,38 @@ def _parser() -> argparse.ArgumentParser:
     add_study(sub)
     from ferromotion.classreport import add_parser as add_class  # `ferromotion class report`
     add_class(sub)
+    _learn_flags(parser)
     return parser
 
+
+def _learn_flags(parser: argparse.ArgumentParser) -> None:
+    """Every parser learns its flags by keyword (``sigma_y`` -> ``--sigma-y``), so that a core
+    refusal naming the keyword is told with the flag the user typed (:func:`_in_flags`)."""
+    flags = {a.dest: max(a.option_strings, key=len) for a in parser._actions
+             if a.option_strings and a.dest not in ("help", "version")}
+    parser.set_defaults(cli_flags=flags)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _learn_flags(child)
+
+
+#: The core's words for a refused parameter (``FerroError::InvalidParameter``'s message).
+_REFUSED = re.compile(r"invalid parameter `(?P<name>[^`]+)` = (?P<value>[^:]*): (?P<limit>.*)", re.S)
+
+
+def _in_flags(e: BaseException, args: argparse.Namespace) -> str:
+    """A core refusal of a keyword this command has as a flag, told with the flag and the value
+    as typed: "--rtol 1e-20: must be at least 1e-14 ..." (other messages as they are)."""
+    m = _REFUSED.fullmatch(str(e))
+    flags: Dict[str, str] = getattr(args, "cli_flags", {})
+    if m is None or m["name"] not in flags:
+        return str(e)
+    typed: Any = getattr(args, m["name"], None)
+    shown = "" if typed is None or isinstance(typed, bool) else f" {typed:g}" if isinstance(typed, float) else f" {typed}"
+    # Another keyword the limit names (`k_min` in "must be >= k_min = 1e6") as its flag too.
+    limit = re.sub(r"\b[a-z]+(?:_[a-z0-9]+)+\b", lambda w: flags.get(w.group(), w.group()), m["limit"])
+    return f"{flags[m['name']]}{shown}: {limit}"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -90,7 +121,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return func(args)
     except (fm.FerroError, _ServerError) as e:
-        print(f"ferromotion: error: {e}", file=sys.stderr)
+        print(f"ferromotion: error: {_in_flags(e, args)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         # The reader went away (`ferromotion audit | head`): stop quietly, and keep Python
