@@ -111,7 +111,8 @@ CASES = [
     ("no impact before T", lambda: fm.Drop(height=100.0), fm.NoImpact, "no impact before"),
     ("grazing impact", lambda: fm.exact(fm.Drop(height=1e-8)), fm.Grazing, "grazing"),
     # rtol is refused below 1e-14 (InvalidParameter); an atol far below what a double resolves at y = 0 still underflows.
-    ("step size underflow", lambda: fm.tolerance(D, k=1e6, rtol=1e-14, atol=1e-100), fm.StepSizeUnderflow, "underflow"),
+    ("step size underflow", lambda: fm.tolerance(D, k=1e6, rtol=1e-14, atol=1e-100), fm.StepSizeUnderflow,
+     "below what a double can resolve"),
     ("rtol below 1e-14", lambda: fm.tolerance(D, k=1e6, rtol=1e-100), fm.InvalidParameter, "at least 1e-14"),
     (
         "step below min_step",
