@@ -116,12 +116,14 @@ def test_the_name_goes_into_the_export_and_its_file_name(exports) -> None:
 
 def test_the_export_records_the_first_wrong_sign_stiffness_the_learner_chose(exports) -> None:
     # Ada and the anonymous learner ticked item 1 on the opening view (k = 1e6) and never moved
-    # the slider; Émile slid to 1e5, where the sign is wrong: that is where Émile looked.
+    # the slider; Émile stepped it down by arrow keys from 1e6 towards 1e5, and every key step is a
+    # choice: the first, 10^5.9 N/m, where the sign is already wrong, is where Émile looked first.
     for who in ("ada", "anon"):
         record = json.loads(exports[who].read_text())
         assert record["checklist"]["wrongSign"]["done"] and record["wrong_sign_chosen"] is None, who
     chosen = json.loads(exports["emile"].read_text())["wrong_sign_chosen"]
-    assert chosen["k"] == fm_k(5.0) and chosen["readings"]["shown"]["fixed.errors.sign"] == "wrong"
+    assert CoreBench().readout(5.9)["fixed"]["errors"]["sign"] == "wrong"
+    assert chosen["k"] == fm_k(5.9) and chosen["readings"]["shown"]["fixed.errors.sign"] == "wrong"
     # The report plots Émile's choice only, and re-derives it.
     r = class_report(exports.values())
     assert r.wrong_sign_ks() == [(chosen["k"], RE_DERIVED)]
