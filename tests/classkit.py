@@ -86,7 +86,8 @@ class Unprinted:
 
 def print_numbers(records: Sequence[Any]) -> None:
     """Replace every :class:`Unprinted` in the records' readings by format.js's text (one Node run)."""
-    holes = [(shown, key) for rec in records for entry in rec["checklist"].values()
+    holes = [(shown, key) for rec in records
+             for entry in [*rec["checklist"].values(), rec.get("wrong_sign_chosen") or {}]
              for shown in [(entry.get("readings") or {}).get("shown", {})]
              for key, v in shown.items() if isinstance(v, Unprinted)]
     texts = js_format([shown[key].call for shown, key in holes]) if holes else []
@@ -117,10 +118,13 @@ def _iso(t: datetime.datetime) -> str:
 
 
 def core_export(core: CoreBench, learner: Optional[str], plan: Dict[str, Dict[str, Any]],
-                when: datetime.datetime, version: int = 2, printed: bool = True) -> Dict[str, Any]:
+                when: datetime.datetime, version: int = 3, printed: bool = True, learner_id: Optional[str] = None,
+                chosen: Optional[float] = None, quiz: Optional[Dict[str, bool]] = None) -> Dict[str, Any]:
     """An export as the lab writes it, for a learner who ticked the items in ``plan``:
-    item -> {"log10k", "divisor", "tolerance" (rtol, events, jacobian), "typed" (exponent)}.
-    ``printed=False``: numbers left for one :func:`print_numbers` over the whole class."""
+    item -> {"log10k", "divisor", "tolerance" (rtol, events, jacobian), "typed" (exponent)};
+    ``chosen``: log10 of the first wrong-sign stiffness chosen on the slider (version 3);
+    ``quiz``: question -> answered right. ``printed=False``: numbers left for one
+    :func:`print_numbers` over the whole class."""
     checklist: Dict[str, Any] = {}
     for n, item in enumerate(ITEMS):
         if item not in plan:
@@ -144,6 +148,11 @@ def core_export(core: CoreBench, learner: Optional[str], plan: Dict[str, Dict[st
             entry["readings"] = readings(item, r, printed=False)
         checklist[item] = entry
     done = [i for i in ITEMS if i in plan]
+    chosen_entry = None
+    if chosen is not None:
+        r = core.readout(chosen)
+        chosen_entry = {"at": _iso(when + datetime.timedelta(seconds=30)), "k": r["k"], "dt": r["dt"],
+                        "readings": readings("wrongSign", r, printed=False)}
     record: Dict[str, Any] = {
         "schema": f"ferromotion-lab-progress/{version}",
         "exported_at": _iso(when + datetime.timedelta(minutes=10)),
@@ -155,8 +164,12 @@ def core_export(core: CoreBench, learner: Optional[str], plan: Dict[str, Dict[st
         "passed": len(done) == len(ITEMS),
         "steps": {s: (_iso(when + datetime.timedelta(minutes=2)) if i < len(done) else None)
                   for i, s in enumerate("ABCDEF")},
-        "quiz": {},
+        "quiz": {q: {"correct": right, "at": _iso(when + datetime.timedelta(minutes=8))}
+                 for q, right in (quiz or {}).items()},
     }
+    if version >= 3:
+        record["learner_id"] = learner_id
+        record["wrong_sign_chosen"] = chosen_entry
     if version < 2:
         del record["learner"]
     if printed:
@@ -191,17 +204,32 @@ def plan(i: int, core: CoreBench) -> Dict[str, Dict[str, Any]]:
     return items
 
 
+def honest_export(core: CoreBench, i: int) -> Dict[str, Any]:
+    """Learner i's export (numbers left unprinted): version 3 with the student ID in its own field
+    when i % 3 == 0; version 2 with "Name (ID)" in the one field when i % 6 == 1; no name at i = 7;
+    a chosen wrong-sign stiffness (version 3) unless i % 4 == 1; some quiz answers when i is even."""
+    when = T0 + datetime.timedelta(hours=i)
+    p = plan(i, core)
+    version = 2 if i % 6 == 1 else 3
+    name: Optional[str] = None if i == 7 else f"Learner {i:02d}"
+    sid = f"s{1000 + i}" if i % 3 in (0, 1) and i != 7 else None
+    if version == 2 and name and sid:
+        name, sid = f"{name} ({sid})", None
+    quiz = {"directions": True, "exponent": i % 4 == 0, "term": True} if i % 2 == 0 else None
+    chosen = p["wrongSign"]["log10k"] if version == 3 and i % 4 != 1 else None
+    return core_export(core, name, p, when, version=version, printed=False, learner_id=sid, chosen=chosen, quiz=quiz)
+
+
 def build_class(d: Path, browser: Sequence[Path] = ()) -> Dict[str, Any]:
-    """30 exports in folder ``d``: 19 honest version 2 (the real lab's ``browser`` exports among
-    them, the rest from the core), 2 honest version 1, 3 edited by hand, 3 malformed, 1 duplicate
-    and 2 hostile (HTML and script in a name, otherwise honest; a file nested 10,000 deep).
-    Returns {"honest": records by file name, "files": the 30 paths}."""
+    """31 exports in folder ``d``: 19 honest version 3 and 2 (the real lab's ``browser`` exports among
+    them, the rest from the core; see :func:`honest_export`), 2 honest version 1, 3 edited by hand,
+    3 malformed, 1 duplicate, 1 copy of another learner's file with only the name and export time
+    changed, and 2 hostile (HTML and script in a name, otherwise honest; a file nested 10,000 deep).
+    Returns {"honest": records by file name, "files": the 31 paths}."""
     core = CoreBench()
     honest = {}
     for i in range(19 - len(browser)):
-        name = None if i == 7 else f"Learner {i:02d}"
-        honest[f"learner-{i:02d}.json"] = core_export(core, name, plan(i, core), T0 + datetime.timedelta(hours=i),
-                                                      printed=False)
+        honest[f"learner-{i:02d}.json"] = honest_export(core, i)
     print_numbers(list(honest.values()))
     for path in browser:
         honest[f"lab-{path.name}"] = json.loads(path.read_text(encoding="utf-8"))
@@ -213,7 +241,7 @@ def build_class(d: Path, browser: Sequence[Path] = ()) -> Dict[str, Any]:
 
     # Edited by hand: a printed number changed; k moved to where the sign is right; a claim flipped.
     a = copy.deepcopy(honest["learner-00.json"])
-    a["learner"] = "Edited A"
+    a["learner"], a["learner_id"] = "Edited A", None
     a["checklist"]["wrongSign"]["readings"]["shown"]["fixed.errors.gradient"] = "0.0100"
     write(d / "edited-number.json", a)
     b = copy.deepcopy(honest["learner-01.json"])
@@ -235,17 +263,22 @@ def build_class(d: Path, browser: Sequence[Path] = ()) -> Dict[str, Any]:
     del bad["checklist"]["refined"]
     write(d / "no-refined.json", bad)
     future = copy.deepcopy(honest["learner-04.json"])
-    future["schema"] = "ferromotion-lab-progress/3"
+    future["schema"] = "ferromotion-lab-progress/4"
     future["learner"] = "From the future"
     write(d / "future.json", future)
     (d / "resent-05.json").write_bytes((d / "learner-05.json").read_bytes())
+    # A copy of learner 00's file with only the name and the export time changed.
+    cp = copy.deepcopy(honest["learner-00.json"])
+    cp["learner"], cp["learner_id"] = "Chen Copycat", "s9999"
+    cp["exported_at"] = _iso(T0 + datetime.timedelta(days=1))
+    write(d / "copycat.json", cp)
 
     # Hostile: markup and script in the name; a file nested 10,000 deep.
     h = core_export(core, HOSTILE_NAME, plan(8, core), T0)
     write(d / "hostile-name.json", h)
     (d / "deep.json").write_text('{"schema": "ferromotion-lab-progress/2", "x": ' + "[" * 10_000 + "]" * 10_000 + "}")
     files = sorted(d.glob("*.json"))
-    assert len(files) == 30
+    assert len(files) == 31
     return {"honest": honest, "files": files}
 
 

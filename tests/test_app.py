@@ -38,7 +38,7 @@ def test_initial_readouts_come_from_the_bench() -> None:
     assert untimed(a.readouts.object) == untimed(readouts_html(r))
     assert "evals · " in a.readouts.object
     assert a.blame.object == blame_html(r)
-    assert "WRONG SIGN" in a.readouts.object and "k = 1.00e+06 N/m" in a.readouts.object
+    assert "WRONG SIGN" in a.readouts.object and "k = 1.0e6 N/m" in a.readouts.object
     assert a.status.object == "status: ok"
 
 
@@ -47,7 +47,7 @@ def test_slider_moves_k_and_the_marker() -> None:
     fig = a.plot.object
     a.slider.value = 2.0
     assert a.workbench.k == pytest.approx(1e2)
-    assert "k = 1.00e+02 N/m" in a.readouts.object
+    assert "k = 1.0e2 N/m" in a.readouts.object
     assert "RIGHT SIGN" in a.readouts.object.split("sign line")[1].split("</tr>")[0]
     assert a.plot.object is fig, "moving k must not rebuild the plot"
     assert fig.select_one({"name": MARK_NAME}).location == pytest.approx(1e2)
@@ -59,13 +59,13 @@ def test_dt_buttons_and_tolerance_switch_reach_the_core() -> None:
     labels = list(a.dt_buttons.options)
     a.dt_buttons.value = labels[1]
     assert a.workbench.dt == pytest.approx(1e-5)
-    assert "dt = 1e-05 s" in a.readouts.object
+    assert "dt = 1e-5 s" in a.readouts.object
     a.tolerance_switch.value = True
     assert a.workbench.tolerance
     assert "tolerance cost" in a.readouts.object and "rtol = 1e-12" in a.readouts.object
     a.rtol.value = 1e-6
     a.events.value = True
-    assert "rtol = 1e-06, events on" in a.readouts.object
+    assert "rtol = 1e-6, events on" in a.readouts.object
     a.tolerance_switch.value = False
     assert "<td>off</td>" in a.readouts.object
 
@@ -111,3 +111,41 @@ def test_the_app_command_on_a_busy_port_is_a_clear_error() -> None:
         p = run_cli("app", "--port", str(port), timeout=120)
     assert p.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_the_plot_draws_the_forward_error_as_dy_in_metres() -> None:
+    """The lab's plot and `ferromotion audit` show |dy| in m; max(|dy|, |dv|) mixes m and m/s."""
+    import numpy as np
+
+    a = BenchApp(k=1e6)
+    fig = a.plot.object
+    dashed = [r for r in fig.renderers if type(r.glyph).__name__ == "Line" and list(r.glyph.line_dash)]
+    assert len(dashed) == 1
+    legend = [item.label.value for item in fig.legend[0].items if dashed[0] in item.renderers]
+    assert legend == ["fixed: forward error |dy| at T (m)"]
+    s = a.workbench.curve(fm.log_grid(2.0, 8.0, 4))
+    order = np.argsort(s.k)
+    plotted = np.asarray(dashed[0].data_source.data["y"], dtype=float)
+    assert np.array_equal(plotted, np.asarray(s.dy)[order])
+    # Where the plotted curve bottoms out is where the core's |dy| does, not the velocity's.
+    k = np.asarray(s.k)[order]
+    assert k[np.argmin(plotted)] == k[np.argmin(np.abs(np.asarray(s.dy)[order]))]
+    assert k[np.argmin(plotted)] < 1e5 < k[np.argmin(np.asarray(s.forward_error)[order])]
+
+
+def test_numbers_print_as_the_labs_format_js_prints_them() -> None:
+    """The app's formatters against web/js/format.js run in Node on the same values."""
+    import random
+
+    from classkit import js_format
+    from ferromotion import app
+
+    rng = random.Random(7)
+    values = [rng.choice([-1, 1]) * 10 ** rng.uniform(-7, 9) for _ in range(200)]
+    values += [0.0, 0.125, 2.5, 99.95, 100.0, 1600.5, 9999.5, 1e4, 0.01, 0.0099999, 45.49, -2.87e-5]
+    got = [app._num(x) for x in values] + [app._slope(x) for x in values] + [app._exp(x, 1) for x in values]
+    want = js_format([("num", x) for x in values] + [("slope", x) for x in values]
+                     + [("exp", x, 1) for x in values])
+    assert got == want
+    assert app._k_text(1e6) == "k = 1.0e6 N/m" and app._dt_text(1e-5) == "dt = 1e-5 s"
+    assert app._int(8000) == "8,000" and app._times(0.9714) == "0.971×"

@@ -180,13 +180,15 @@ def test_a_refused_budget_is_the_cores_sentence_and_the_panel_recovers(page: Pag
     note = page.locator("#budget-note")
     assert note.get_attribute("data-kind") == "error"
     text = note.inner_text()
-    assert "budget" in text.lower(), text
+    assert "force evaluations" in text.lower(), text
     if not typed:  # an empty field is asked for in the learner's words, before the core
         assert "a multiple of 4, at least 8" in text and "NaN" not in text, text
     if typed:  # the native binding refuses the same number in the same words
         with pytest.raises(fm.FerroError) as refused:
             fm.equal_budget(fm.Drop(), k=1e6, budget=int(typed))
-        assert str(refused.value).lower() in text.lower(), (text, str(refused.value))
+        # The field is named above it: the panel shows the core's limit after "No table at N …".
+        limit = str(refused.value).split(": ", 1)[1]
+        assert limit.lower() in text.lower() and "`budget`" not in text, (text, str(refused.value))
     expect(page.locator("#budget-result")).to_be_hidden()
     # The panel's refusal stays in the panel: the workbench's status line still reads Ready.
     assert status(page)[0] == "ok", status(page)

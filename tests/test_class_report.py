@@ -95,10 +95,10 @@ def test_malformed_duplicate_future_and_hostile_files_are_listed_with_name_and_r
     assert set(reasons) == {"truncated.json", "no-refined.json", "future.json", "resent-05.json", "deep.json"}
     assert reasons["truncated.json"].startswith("not valid JSON")
     assert "checklist" in reasons["no-refined.json"] and "'refined' is a required property" in reasons["no-refined.json"]
-    assert "newer lab (export version 3)" in reasons["future.json"]
+    assert "newer lab (export version 4)" in reasons["future.json"]
     assert reasons["resent-05.json"].startswith("duplicate") and "learner-05.json" in reasons["resent-05.json"]
     assert "nested deeper than" in reasons["deep.json"]
-    assert len(report.learners) == 25
+    assert len(report.learners) == 26
 
 
 def test_a_deep_file_is_refused_before_it_is_parsed(tmp_path, monkeypatch) -> None:
@@ -169,10 +169,12 @@ def test_the_cli_reports_the_class_in_under_five_seconds_with_csv_and_html(klass
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr + run.stdout
     assert seconds < 5.0
-    assert "25 learners counted, 5 files set aside" in run.stdout
+    assert "26 learners counted, 5 files set aside" in run.stdout
     rows = list(csv.DictReader(out_csv.open(encoding="utf-8")))
-    assert len(rows) == 30
-    assert {r["wrongSign"] for r in rows} >= {RE_DERIVED, MISMATCH, NO_READINGS, "set aside"}
+    assert len(rows) == 26  # one per learner; the five set aside are in their own file
+    assert {r["wrongSign"] for r in rows} == {RE_DERIVED, MISMATCH, NO_READINGS}
+    aside = list(csv.DictReader((tmp_path / "class-set-aside.csv").open(encoding="utf-8")))
+    assert len(aside) == 5 and all(r["file"] and r["reason"] for r in aside)
     assert out_html.read_text().startswith("<!doctype html>")
 
 
@@ -182,14 +184,23 @@ def test_csv_cells_from_a_file_cannot_start_a_formula(tmp_path) -> None:
     r = class_report([tmp_path])
     r.write_csv(tmp_path / "out.csv")
     row = next(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8")))
-    assert row["learner"] == "'=HYPERLINK(\"http://x\")"
+    assert row["name"] == "'=HYPERLINK(\"http://x\")"
 
 
-def test_the_cli_without_files_or_with_a_missing_one_explains(tmp_path) -> None:
-    run = run_cli("class", "report", str(tmp_path / "nope.json"), timeout=60)
-    assert run.returncode == 0 and "nope.json: cannot be read" in run.stdout and "Traceback" not in run.stderr
+def test_a_missing_path_or_an_empty_folder_exits_non_zero_with_a_sentence(tmp_path) -> None:
+    write(tmp_path / "one.json", core_export(CoreBench(), "One", {"wrongSign": {"log10k": 6.0}}, T0))
+    run = run_cli("class", "report", str(tmp_path), str(tmp_path / "nope.json"), timeout=60)
+    assert run.returncode == 1 and run.stdout == "" and "Traceback" not in run.stderr
+    assert f"{tmp_path / 'nope.json'} does not exist" in run.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not an export")
+    run = run_cli("class", "report", str(empty), timeout=60)
+    assert run.returncode == 1 and run.stdout == "" and f"the folder {empty} holds no .json files" in run.stderr
     run = run_cli("class", "report", timeout=60)
     assert run.returncode == 2 and "EXPORT" in run.stderr
+    run = run_cli("class", "report", str(tmp_path), "--gradebook", "canvas", timeout=60)
+    assert run.returncode == 2 and "--gradebook needs --csv" in run.stderr
 
 
 # ---- the comparison rule against JavaScript's own printing --------------------------------
@@ -230,13 +241,16 @@ def test_printed_matches_reads_the_labs_special_texts() -> None:
     assert not printed_matches("true", True)
 
 
-def test_the_schema_takes_both_versions_and_the_lab_version_is_the_newest() -> None:
+def test_the_schema_takes_every_version_and_the_lab_version_is_the_newest() -> None:
     jsonschema = pytest.importorskip("jsonschema")
     schema = classreport.schema()
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$id"] == f"{classreport.SCHEMA_NAME}/{classreport.VERSIONS[-1]}"
     lab = (ROOT / "web" / "js" / "progress.js").read_text()
     assert f'"{schema["$id"]}"' in lab
+    # The quiz is scored out of the lab's questions: the schema names exactly the page's.
+    page = (ROOT / "web" / "index.html").read_text()
+    assert set(classreport.quiz_questions()) == set(re.findall(r'class="quiz-q" data-q="([^"]+)"', page))
 
 
 def test_the_modules_examples_run() -> None:

@@ -29,11 +29,12 @@ from playwright.sync_api import Page, expect
 HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 
 
-def name_and_export(page: Page, name: str | None, folder: Path) -> Path:
-    if name is not None:
-        box = page.locator("#learner-name")
-        box.fill(name)
-        box.press("Tab")
+def name_and_export(page: Page, name: str | None, folder: Path, learner_id: str | None = None) -> Path:
+    for field, text in (("#learner-name", name), ("#learner-id", learner_id)):
+        if text is not None:
+            box = page.locator(field)
+            box.fill(text)
+            box.press("Tab")
     with page.expect_download() as info:
         page.locator("#export-progress").click()
     target = folder / info.value.suggested_filename
@@ -74,11 +75,12 @@ def exports(browser, lab, tmp_path_factory) -> dict[str, Path]:
         pg.locator("#tolerance").focus()
         press(pg, "Space")
         assert all(item_done(pg, i) for i in ITEMS)
-        out["ada"] = name_and_export(pg, "Ada Lovelace", folder)
-        # The name stays in this browser across a reload.
+        out["ada"] = name_and_export(pg, "Ada Lovelace", folder, learner_id=" s1234567 ")
+        # The name and the ID stay in this browser across a reload.
         pg.reload()
         pg.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
         expect(pg.locator("#learner-name")).to_have_value("Ada Lovelace")
+        expect(pg.locator("#learner-id")).to_have_value("s1234567")
     with learner(browser, lab, "grows") as pg:
         slide_to(pg, 5.0)
         click_and_wait(pg, dt_button(10))
@@ -96,6 +98,28 @@ def test_the_name_goes_into_the_export_and_its_file_name(exports) -> None:
     assert exports["anon"].name == "ferromotion-lab-progress.json"
     assert json.loads(exports["emile"].read_text())["learner"] == "Émile Zoë / 7"
     assert json.loads(exports["anon"].read_text())["learner"] is None
+    assert json.loads(exports["ada"].read_text())["learner_id"] == "s1234567"
+    assert json.loads(exports["anon"].read_text())["learner_id"] is None
+
+
+def test_the_export_records_the_first_wrong_sign_stiffness_the_learner_chose(exports) -> None:
+    # Ada and the anonymous learner ticked item 1 on the opening view (k = 1e6) and never moved
+    # the slider; Émile stepped it down by arrow keys from 1e6 towards 1e5, and every key step is a
+    # choice: the first, 10^5.9 N/m, where the sign is already wrong, is where Émile looked first.
+    for who in ("ada", "anon"):
+        record = json.loads(exports[who].read_text())
+        assert record["checklist"]["wrongSign"]["done"] and record["wrong_sign_chosen"] is None, who
+    chosen = json.loads(exports["emile"].read_text())["wrong_sign_chosen"]
+    assert CoreBench().readout(5.9)["fixed"]["errors"]["sign"] == "wrong"
+    assert chosen["k"] == fm_k(5.9) and chosen["readings"]["shown"]["fixed.errors.sign"] == "wrong"
+    # The report plots Émile's choice only, and re-derives it.
+    r = class_report(exports.values())
+    assert r.wrong_sign_ks() == [(chosen["k"], RE_DERIVED)]
+
+
+def fm_k(log10k: float) -> float:
+    """k as the lab's slider sets it (the core's pow, through the Python package)."""
+    return CoreBench().readout(log10k)["k"]
 
 
 def test_every_export_follows_the_schema_and_records_what_the_page_printed(exports) -> None:
@@ -103,7 +127,7 @@ def test_every_export_follows_the_schema_and_records_what_the_page_printed(expor
     core = classreport._Core()
     for path in exports.values():
         record = json.loads(path.read_text())
-        assert record["schema"] == "ferromotion-lab-progress/2"
+        assert record["schema"] == "ferromotion-lab-progress/3"
         jsonschema.validate(record, schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         for item in ITEMS:
             entry = record["checklist"][item]
@@ -113,6 +137,9 @@ def test_every_export_follows_the_schema_and_records_what_the_page_printed(expor
             seen = entry["readings"]
             # tests/classkit.py writes, from the Python core, exactly what the page recorded.
             assert readings(item, core.readout(seen["config"])) == seen, (path.name, item)
+        chosen = record["wrong_sign_chosen"]
+        if chosen is not None:
+            assert readings("wrongSign", core.readout(chosen["readings"]["config"])) == chosen["readings"]
     ada = json.loads(exports["ada"].read_text())["checklist"]
     assert ada["wrongSign"]["readings"]["shown"]["fixed.errors.sign"] == "wrong"
     assert ada["tolerance"]["readings"]["shown"]["tolerance.lands"] is True
@@ -211,7 +238,7 @@ def test_a_class_of_30_with_the_real_labs_exports_takes_under_five_seconds(expor
     print(f"ferromotion class report on {len(made['files'])} files (3 from the real lab): {seconds:.2f} s wall")
     assert run.returncode == 0 and "Traceback" not in run.stderr + run.stdout, run.stderr
     assert seconds < 5.0
-    assert "25 learners counted, 5 files set aside" in run.stdout
+    assert "26 learners counted, 5 files set aside" in run.stdout
     rows = {Path(r["file"]).name: r for r in csv.DictReader(out_html.with_suffix(".csv").open(encoding="utf-8"))}
     for path in exports.values():
         record = json.loads(path.read_text())

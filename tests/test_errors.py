@@ -110,7 +110,10 @@ CASES = [
     ("too many steps", lambda: fm.fixed(D, k=1e6, dt=1e-8), fm.TooManySteps, "max_steps"),
     ("no impact before T", lambda: fm.Drop(height=100.0), fm.NoImpact, "no impact before"),
     ("grazing impact", lambda: fm.exact(fm.Drop(height=1e-8)), fm.Grazing, "grazing"),
-    ("step size underflow", lambda: fm.tolerance(D, k=1e6, rtol=1e-100), fm.StepSizeUnderflow, "underflow"),
+    # rtol is refused below 1e-14 (InvalidParameter); an atol far below what a double resolves at y = 0 still underflows.
+    ("step size underflow", lambda: fm.tolerance(D, k=1e6, rtol=1e-14, atol=1e-100), fm.StepSizeUnderflow,
+     "below what a double can resolve"),
+    ("rtol below 1e-14", lambda: fm.tolerance(D, k=1e6, rtol=1e-100), fm.InvalidParameter, "at least 1e-14"),
     (
         "step below min_step",
         # At k = 1e8 the contact lasts pi/1e4 s: rtol 1e-10 asks for steps far below 1e-5 s.

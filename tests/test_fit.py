@@ -243,9 +243,9 @@ def test_bad_input_raises_invalid_parameter_naming_the_field(kwargs, field):
 
 
 def test_unknown_route_and_masked_nan():
-    with pytest.raises(fm.ScenarioError, match="unknown variant `euler`, expected one of `fixed`"):
+    with pytest.raises(fm.ScenarioError, match='`route` = "euler" is not one of its choices: fixed, '):
         fm.fit(fm.Drop(), [0.1, 0.5, 0.8], [0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], route="euler")
-    with pytest.raises(fm.ScenarioError, match="unknown variant `maybe`, expected one of `stated`"):
+    with pytest.raises(fm.ScenarioError, match='`sigma_scale` = "maybe" is not one of its choices: stated, '):
         fm.fit(fm.Drop(), [0.1, 0.5, 0.8], [0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], sigma_scale="maybe")
     # A masked entry may be NaN (missing); it leaves the count.
     t = np.round(np.arange(1, 17) * 0.05, 10)

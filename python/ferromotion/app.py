@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import math
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import ferromotion as fm
@@ -62,13 +63,85 @@ def _label(pn: Any, text: str) -> Dict[str, str]:
     return {"label": text} if "label" in pn.widgets.Widget.param else {"name": text}
 
 
-def _num(x: Optional[float], digits: int = 3) -> str:
-    """A number for a readout: scientific for very small or large magnitudes."""
-    if x is None or not math.isfinite(x):
+# Numbers as the lab prints them (web/js/format.js, whose functions these mirror): JavaScript's
+# toExponential, toPrecision and toFixed round the exact binary value half away from zero.
+
+
+def _js(x: float, spec: str) -> str:
+    """``x`` formatted by ``spec`` ("e" or "f") from its exact binary value, rounding half away
+    from zero (as JavaScript's toExponential and toFixed do)."""
+    with localcontext() as c:
+        c.rounding = ROUND_HALF_UP
+        return format(Decimal(x), spec)
+
+
+def _precision(x: float, figures: int) -> str:
+    """JavaScript's ``toPrecision`` for a number it prints without an exponent (1e-6 <= |x| <
+    10**figures): ``figures`` significant figures, trailing zeros kept (1.50)."""
+    mantissa, e = _js(x, f".{figures - 1}e").split("e")
+    sign, digits, exp = ("-" if mantissa.startswith("-") else ""), mantissa.lstrip("-").replace(".", ""), int(e)
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    whole, fraction = digits[: exp + 1], digits[exp + 1:]
+    return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
+
+
+def _exp(x: float, digits: int) -> str:
+    """format.js ``exp``: 1.0e6, 2.90e-3 (no "+", no leading zeros in the exponent)."""
+    if x == 0:
+        return f"{0:.{digits}f}e0"
+    mantissa, e = _js(x, f".{digits}e").split("e")
+    return f"{mantissa}e{int(e)}"
+
+
+def _num(x: Optional[float]) -> str:
+    """format.js ``num``: about three figures, 0.0103, 45.5, 1,601; exponential outside
+    [0.01, 1e4); "n/a" for none, "not a number", "∞"; a minus sign, not a hyphen.
+
+    >>> _num(0.010349), _num(45.49), _num(1600.5), _num(15912.3), _num(-2.87e-5), _num(None)
+    ('0.0103', '45.5', '1,601', '1.59e4', '−2.87e-5', 'n/a')
+    """
+    if x is None:
         return "n/a"
-    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{digits}g}"
+    if x == 0:
+        return "0"
+    if math.isnan(x):
+        return "not a number"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    a = abs(x)
+    if 100 <= a < 1e4:
+        text = f"{int(Decimal(x).quantize(Decimal(1), rounding=ROUND_HALF_UP)):,}"
+    elif 1e-2 <= a < 100:
+        text = _precision(x, 3)
+    else:
+        text = _exp(x, 2)
+    return text.replace("-", "−", 1) if text.startswith("-") else text
+
+
+def _int(n: int) -> str:
+    """format.js ``int``: thousands separators."""
+    return f"{n:,}"
+
+
+def _times(x: float) -> str:
+    """format.js ``times``: a ratio, 0.971×."""
+    return f"{_num(x)}×"
+
+
+def _slope(x: float) -> str:
+    """format.js ``slope``: three decimals."""
+    return _js(x, ".3f").replace("-", "−")
+
+
+def _k_text(k: float) -> str:
+    """format.js ``kText``: k = 1.0e6 N/m."""
+    return f"k = {_exp(k, 1)} N/m"
+
+
+def _dt_text(dt: float) -> str:
+    """format.js ``dtText``: dt = 1e-4 s."""
+    return f"dt = {_exp(dt, 0)} s"
 
 
 def _wall(seconds: Optional[float], resolution: Optional[float]) -> str:
@@ -83,17 +156,18 @@ def _wall(seconds: Optional[float], resolution: Optional[float]) -> str:
 def _duration(seconds: float) -> str:
     """Two figures in the unit that reads best, as the lab prints it: 3.1 µs, 0.31 ms, 12 ms, 1.2 s."""
     ms = seconds * 1e3
-    if ms < 0.01:
-        return f"{ms * 1e3:.2g} µs"
+    # format.js `duration`: below 99.5 µs in µs (two figures never round up to 1.0e2 there).
+    if ms * 1e3 < 99.5:
+        return f"{_precision(ms * 1e3, 2)} µs"
     if ms < 10:
-        return f"{ms:.2g} ms"
-    return f"{ms:.0f} ms" if ms < 1000 else f"{seconds:.2g} s"
+        return f"{_precision(ms, 2)} ms"
+    return f"{_js(ms, '.0f')} ms" if ms < 1000 else f"{_precision(seconds, 2)} s"
 
 
 def _cost(row: Dict[str, Any], resolution: Optional[float]) -> str:
     """Force evaluations and wall time per Jacobian: "8,001 evals · 1.9 ms"."""
     evals = row["cost"]["force_evals"]
-    what = f"{evals:,} evals" if evals else "closed form"
+    what = f"{_int(evals)} evals" if evals else "closed form"
     return f"{what} · {_wall(row['wall_s'], resolution)}"
 
 
@@ -112,7 +186,7 @@ def _route_line(name: str, row: Dict[str, Any]) -> str:
     e = row["errors"]
     sign = _SIGN[e["sign"]]
     text = (f"gradient error {_num(e['gradient'])}; forward error |dy| {_num(e['dy'])} m; "
-            f"dv(T)/dy0 = {_num(e['dv_dy0'], 4)}: {sign}")
+            f"dv(T)/dy0 = {_num(e['dv_dy0'])}: {sign}")
     return f"<span class='fm-{name}'>{text}</span>"
 
 
@@ -122,16 +196,16 @@ def readouts_html(r: Dict[str, Any]) -> str:
     fe = fx["errors"]
     tick = r["wall_resolution_s"]
     rows = [
-        ("setting", f"k = {r['k']:.2e} N/m, dt = {r['dt']:.0e} s, k·dt²/m = {_num(r['k_dt2'])}"),
+        ("setting", f"{_k_text(r['k'])}, {_dt_text(r['dt'])}, k·dt²/m = {_num(r['k_dt2'])}"),
         ("forward error (fixed)", f"|dy| = {_num(fe['dy'])} m (beside it |dv| = {_num(fe['dv'])} m/s)"),
         ("gradient error (fixed)", f"{_num(fe['gradient'])} (max|J - J_exact| / max|J_exact|)"),
-        ("sign line", f"dv(T)/dy0: fixed {_num(fe['dv_dy0'], 4)} vs exact {_num(fe['dv_dy0_exact'], 4)}: "
+        ("sign line", f"dv(T)/dy0: fixed {_num(fe['dv_dy0'])} vs exact {_num(fe['dv_dy0_exact'])}: "
                       + _SIGN[fe["sign"]]),
-        ("divergence exponent", f"{r['exponent']['slope']:.3f} (R² = {r['exponent']['r2']:.3f}, "
-                                f"{r['exponent']['points']} points, k = 1e4..1e8 at dt = {r['dt']:.0e} s)"),
-        ("dt refinement", f"×{r['refinement']['ratio_10']:#.3g} at dt/10, ×{r['refinement']['ratio_100']:#.3g} "
-                          f"at dt/100 (against dt = {r['refinement']['base_dt']:.0e} s)"),
-        ("cost (fixed)", f"{fx['cost']['steps']} steps, {_cost(fx, tick)} per Jacobian, "
+        ("divergence exponent", f"{_slope(r['exponent']['slope'])} (R² = {_slope(r['exponent']['r2'])}, "
+                                f"{r['exponent']['points']} points, k = 1e4..1e8 at {_dt_text(r['dt'])})"),
+        ("dt refinement", f"{_times(r['refinement']['ratio_10'])} at dt ÷ 10, {_times(r['refinement']['ratio_100'])} "
+                          f"at dt ÷ 100 (against {_dt_text(r['refinement']['base_dt'])})"),
+        ("cost (fixed)", f"{_int(fx['cost']['steps'])} steps, {_cost(fx, tick)} per Jacobian, "
                          f"{fx['cost']['rollouts']} rollout"),
         ("corrected route", _route_line("corrected", co) + f"; {_cost(co, tick)}"),
         ("flow (continuous penalty)", _route_line("flow", r["flow"]) + f"; {_cost(r['flow'], tick)}"),
@@ -149,15 +223,15 @@ def readouts_html(r: Dict[str, Any]) -> str:
                   else "Richardson central differences")
         rollouts = t["cost"]["rollouts"]
         rows.append(("tolerance cost", f"{_cost(t, tick)} per Jacobian over {rollouts} "
-                                       f"rollout{'s' if rollouts != 1 else ''} = {t['cost_ratio']:.2f}× the fixed "
+                                       f"rollout{'s' if rollouts != 1 else ''} = {_times(t['cost_ratio'])} the fixed "
                                        f"route's evaluations at the base dt "
-                                       f"(rtol = {t['rtol']:g}, events {'on' if t['events'] else 'off'}, {method}); "
+                                       f"(rtol = {_exp(t['rtol'], 0)}, events {'on' if t['events'] else 'off'}, {method}); "
                                        + "; ".join(flags)))
     e_k = r["restitution_at_k"]
     rows += [
-        ("restitution", f"limit {ex['restitution']:.4f}; at this k {_num(e_k, 4) if e_k is not None else 'no rebound'}"),
-        ("time-of-impact term", f"(1+e)·g/|v| = {ex['time_of_impact_term']:.3f} 1/s at "
-                                f"{ex['impact_speed']:.3f} m/s"),
+        ("restitution", f"limit {_num(ex['restitution'])}; at this k {_num(e_k) if e_k is not None else 'no rebound'}"),
+        ("time-of-impact term", f"(1+e)·g/|v| = {_num(ex['time_of_impact_term'])} 1/s at "
+                                f"{_num(ex['impact_speed'])} m/s"),
     ]
     return _rows(rows)
 
@@ -176,7 +250,7 @@ def blame_html(r: Dict[str, Any]) -> str:
         ("contact-model share", share(b["contact_share"], b["contact_below_floor"]) + " = max|J_flow - J_exact|"),
         ("ratio", _num(b["ratio"])),
         ("noise floor", f"{_num(b['noise_floor'])} (the flow's own error bound: round-off of its products and switch times)"),
-        ("contact share exponent", f"{c['slope']:.3f} (R² = {c['r2']:.3f}, k = 1e4..1e8)"),
+        ("contact share exponent", f"{_slope(c['slope'])} (R² = {_slope(c['r2'])}, k = 1e4..1e8)"),
     ])
 
 
@@ -209,12 +283,13 @@ class BenchApp:
             step=LOG10_K_STEP, value=round(math.log10(k), 1), sizing_mode="stretch_width",
             format=CustomJSTickFormatter(code=K_FORMAT_JS),
         )
-        self._dt_labels = {f"dt = {base:g} s": 1, f"dt/10 = {base / 10:g} s": 10, f"dt/100 = {base / 100:g} s": 100}
+        self._dt_labels = {_dt_text(base): 1, f"dt ÷ 10 = {_exp(base / 10, 0)} s": 10,
+                           f"dt ÷ 100 = {_exp(base / 100, 0)} s": 100}
         self.dt_buttons = pn.widgets.RadioButtonGroup(
             **_label(pn, "fixed step"), options=list(self._dt_labels), value=next(iter(self._dt_labels)),
         )
         self.tolerance_switch = pn.widgets.Switch(**_label(pn, "tolerance route"), value=False)
-        self.rtol = pn.widgets.Select(**_label(pn, "rtol"), options={f"{x:g}": x for x in RTOL_CHOICES},
+        self.rtol = pn.widgets.Select(**_label(pn, "rtol"), options={_exp(x, 0): x for x in RTOL_CHOICES},
                                       value=DEFAULTS["tolerance"]["rtol"], width=110)
         self.events = pn.widgets.Checkbox(**_label(pn, "stop at the contact switches (events)"), value=False)
         self.jacobian = pn.widgets.Select(**_label(pn, "Jacobian"), options=JACOBIAN_CHOICES,
@@ -269,7 +344,8 @@ class BenchApp:
         key = (c["dt"], c["tolerance"], c["rtol"], c["events"], c["jacobian"])
         if key not in self._curves:
             s = self.workbench.curve(fm.log_grid(*LOG10_K_RANGE, CURVE_PER_DECADE))
-            fig = s.plot(mark_k=self.workbench.k, height=PLOT_HEIGHT)
+            fig = s.plot(mark_k=self.workbench.k, height=PLOT_HEIGHT,
+                         title=f"Errors against the exact answer, {_dt_text(c['dt'])}")
             fig.sizing_mode = "stretch_width"  # the window's width, not a fixed 720 px
             fig.min_width = 280
             fig.legend[0].ncols = 1  # one entry per line: two side by side overflow a phone's width

@@ -1,4 +1,5 @@
-"""A class's lab exports read together: ``ferromotion class report EXPORTS... [--csv FILE] [--html FILE]``.
+"""A class's lab exports read together: ``ferromotion class report EXPORTS... [--csv FILE [--gradebook
+canvas|moodle|plain]] [--html FILE]``.
 
 Each learner's "Export my progress (JSON)" file (``web/progress.schema.json``) is read as
 untrusted input: refused by size and by nesting depth before it is parsed, parsed strictly
@@ -24,6 +25,16 @@ the precision off the text itself, so the two cannot drift apart.
 
 The thresholds the lab grades with (a refinement ratio that "did not fall", the exponent's
 typing tolerance) stay the lab's; the report checks what the core computes.
+
+Exports are not signed. Two learners' files with the same readings and the same tick times (to
+the millisecond) are flagged as possible copies, naming both files: a copy with only the name
+changed shows up here. A learner who edits the numbers so that they are still the core's at
+other controls, or who copies the readings and waits before ticking, is not caught.
+
+The gradebook (:meth:`ClassReport.write_gradebook`, ``--csv FILE --gradebook FORMAT``) has one
+row per learner, sorted by name then ID: the name, the student ID (the export's own field; an
+older export's ``"Name (id)"`` is split), the checklist items re-derived out of 4 and the quiz
+answers right out of the lab's questions; :data:`GRADEBOOK_COLUMNS` lists each format's columns.
 
 Examples
 --------
@@ -60,7 +71,7 @@ from .workbench import Workbench
 #: The schema name every export carries, with its version: ``ferromotion-lab-progress/2``.
 SCHEMA_NAME = "ferromotion-lab-progress"
 #: The versions this report reads (the lab writes the last).
-VERSIONS = (1, 2)
+VERSIONS = (1, 2, 3)
 #: A file larger than this is refused unread, bytes (a real export is a few kB).
 MAX_BYTES = 1_000_000
 #: A file nesting arrays and objects deeper than this is refused unparsed (an export nests 6).
@@ -305,7 +316,9 @@ def _at(readout: Any, path: str) -> Any:
 
 
 def _plain(x: Any) -> str:
-    """A recorded value for a sentence (quoted if text, cut short)."""
+    """A recorded value for a sentence (quoted if text, cut short; a float to 6 figures)."""
+    if isinstance(x, float) and math.isfinite(x):
+        return f"{x:.6g}"
     s = json.dumps(x, ensure_ascii=False)
     return s if len(s) <= 40 else s[:37] + "..."
 
@@ -370,6 +383,52 @@ def _judge(item: str, entry: Dict[str, Any], version: int, core: _Core) -> ItemR
 
 # ---- the class ----------------------------------------------------------------------------
 
+#: The gradebook formats of ``--gradebook``, and what each is for.
+GRADEBOOK_FORMATS = ("plain", "canvas", "moodle")
+#: Column titles of the two scores in the LMS formats (each becomes an assignment or grade item).
+SCORE_TITLES = ("Ferromotion lab checklist", "Ferromotion lab quiz")
+
+
+def quiz_questions() -> Tuple[str, ...]:
+    """The lab's quiz questions (the export schema's names for them): the quiz is scored out of
+    their number, for older exports too."""
+    names = schema()["$defs"][f"v{VERSIONS[-1]}"]["properties"]["quiz"]["propertyNames"]["enum"]
+    return tuple(names)
+
+
+_NAME_ID = re.compile(r"(.*?\S)\s*\(\s*([^()]*?\S)\s*\)")
+
+
+def split_name_id(learner: Optional[str], learner_id: Optional[str] = None) -> Tuple[str, str]:
+    """(name, ID) of an export: the version 3 fields as typed; an older export's one field split
+    as ``"Name (id)"``; a lone word with a digit in it (``"s1234567"``) is an ID.
+
+    >>> split_name_id("Ada Lovelace (s1234567)"), split_name_id("s1234567"), split_name_id("Ada", "s1")
+    (('Ada Lovelace', 's1234567'), ('', 's1234567'), ('Ada', 's1'))
+    """
+    name, given = (learner or "").strip(), (learner_id or "").strip()
+    if given or learner_id is not None:
+        return name, given
+    m = _NAME_ID.fullmatch(name)
+    if m:
+        return m.group(1), m.group(2)
+    if name and not any(c.isspace() for c in name) and any(c.isdigit() for c in name):
+        return "", name
+    return name, ""
+
+
+def fingerprint(record: Dict[str, Any]) -> Optional[str]:
+    """What a copy of another learner's export keeps when only the name changes: every ticked
+    item's tick time and readings (or detail, in a version 1 export) and the chosen wrong-sign
+    stiffness; None when nothing was ticked (there is nothing to copy)."""
+    done = {i: [e.get("at"), e.get("readings") if e.get("readings") is not None else e.get("detail")]
+            for i, e in record["checklist"].items() if e.get("done")}
+    if not done:
+        return None
+    chosen = record.get("wrong_sign_chosen")
+    text = json.dumps([done, chosen], sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
 
 @dataclasses.dataclass
 class Learner:
@@ -381,6 +440,16 @@ class Learner:
     exported_at: str
     items: Dict[str, ItemResult]
     passed_claimed: bool
+    #: The student ID (the export's field, or split from an older export's "Name (id)"), "" if none.
+    learner_id: str = ""
+    #: The first wrong-sign stiffness the learner chose, re-derived; None when the export has none.
+    chosen: Optional[ItemResult] = None
+    #: Quiz questions answered right (the last answer of each).
+    quiz_right: int = 0
+    #: What a copy keeps (:func:`fingerprint`); None when nothing was ticked.
+    fingerprint: Optional[str] = None
+    #: Other files with the same readings and tick times: possible copies, either way.
+    same_as: List[str] = dataclasses.field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -388,28 +457,44 @@ class Learner:
         return all(self.items[i].state == RE_DERIVED for i in ITEMS)
 
     @property
+    def score(self) -> int:
+        """Checklist items re-derived by the core, out of 4."""
+        return sum(self.items[i].state == RE_DERIVED for i in ITEMS)
+
+    @property
     def label(self) -> str:
-        """The learner's name, or "(no name)"."""
-        return self.name if self.name else "(no name)"
+        """The learner's name, else the ID, else "(no name)"."""
+        return self.name or self.learner_id or "(no name)"
+
+    def sort_key(self) -> Tuple[Any, ...]:
+        """By name (unnamed last), then ID, then file."""
+        return (not self.name, (self.name or "").casefold(), self.learner_id.casefold(), self.file)
 
 
 @dataclasses.dataclass
 class ClassReport:
-    """Every learner counted (one row each), every file set aside (with why), and how long it took."""
+    """Every learner counted (one row each, sorted by name then ID), every file set aside (with
+    why), and how long it took."""
 
     learners: List[Learner]
     problems: List[Problem]
     seconds: float = 0.0
     readouts: int = 0
+    #: The lab's quiz questions; the quiz is scored out of their number.
+    questions: Tuple[str, ...] = ()
 
     def counts(self) -> Dict[str, Dict[str, int]]:
         """Per item, how many learners are in each state."""
         return {i: {s: sum(1 for x in self.learners if x.items[i].state == s) for s in STATES} for i in ITEMS}
 
     def wrong_sign_ks(self) -> List[Tuple[float, str]]:
-        """(k, state) of every learner's wrong-sign item that recorded where it was found."""
-        return [(x.items["wrongSign"].k, x.items["wrongSign"].state) for x in self.learners
-                if x.items["wrongSign"].k is not None and x.items["wrongSign"].state != NOT_DONE]
+        """(k, state) of the first wrong-sign stiffness each learner chose (not the opening view,
+        which ticks the item without a choice); exports before version 3 record none."""
+        return [(x.chosen.k, x.chosen.state) for x in self.learners if x.chosen is not None and x.chosen.k is not None]
+
+    def copies(self) -> List[List[Learner]]:
+        """Groups of learners whose exports have the same readings and tick times."""
+        return _same_fingerprint(self.learners)
 
     def summary(self) -> str:
         """The class in a few lines."""
@@ -420,52 +505,128 @@ class ClassReport:
                  "re-derived by the core."]
         for item, c in self.counts().items():
             lines.append(f"  {ITEM_TITLES[item]:<11} " + ", ".join(f"{c[s]} {s}" for s in STATES if c[s]))
-        old = sum(1 for x in self.learners if x.version < VERSIONS[-1])
+        old = sum(1 for x in self.learners if x.version == 1)
         if old:
             lines.append(f"  {old} older export{'s' if old != 1 else ''} (version 1): no readings to re-derive.")
+        copies = self.copies()
+        if copies:
+            files = sum(len(g) for g in copies)
+            lines.append(f"  {files} files in {len(copies)} group{'s' if len(copies) != 1 else ''} with the same "
+                         "readings and tick times: possible copies (listed below).")
         return "\n".join(lines)
 
     def format_table(self) -> str:
-        """One line per learner, then the summary and the files set aside (names made printable)."""
-        rows = [["learner", "file", *(ITEM_TITLES[i] for i in ITEMS), "passed"]]
+        """One line per learner (by name), then the summary, the mismatches, the possible copies
+        and the files set aside (text from files made printable)."""
+        quiz = len(self.questions)
+        rows = [["learner", "ID", "file", *(ITEM_TITLES[i] for i in ITEMS), "items", "quiz", "passed"]]
         for x in self.learners:
-            old = " (v1)" if x.version < VERSIONS[-1] else ""
-            rows.append([_printable(x.label), _printable(x.file) + old,
-                         *(x.items[i].state for i in ITEMS), "yes" if x.passed else "no"])
-        widths = [min(28, max(len(r[c]) for r in rows)) for c in range(len(rows[0]))]
-        out = ["  ".join(cell[:w].ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+            old = f" (v{x.version})" if x.version < VERSIONS[-1] else ""
+            rows.append([_short(_printable(x.name or "(no name)")), _short(_printable(x.learner_id)),
+                         _printable(Path(x.file).name) + old, *(x.items[i].state for i in ITEMS),
+                         f"{x.score}/4", f"{x.quiz_right}/{quiz}", "yes" if x.passed else "no"])
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        out = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
         out += ["", self.summary()]
         notes = [(x, i) for x in self.learners for i in ITEMS if x.items[i].state == MISMATCH]
         if notes:
             out += ["", "Not matching the core:"]
             out += [f"  {_printable(x.file)}, {ITEM_TITLES[i]}: {_printable(x.items[i].why)}" for x, i in notes]
+        if self.copies():
+            out += ["", "Possible copies (the same readings and tick times, to the millisecond):"]
+            out += ["  " + " and ".join(f"{_printable(x.file)} ({_printable(x.label)})" for x in g)
+                    for g in self.copies()]
         if self.problems:
             out += ["", "Files set aside:"]
             out += [f"  {_printable(p.file)}: {_printable(p.reason)}" for p in self.problems]
         return "\n".join(out)
 
+    def gradebook_rows(self, fmt: str = "plain") -> Tuple[List[str], List[List[Any]], List[Problem]]:
+        """(header, one row per learner, rows left out) of the gradebook ``fmt``
+        (:data:`GRADEBOOK_COLUMNS`). In the LMS formats a learner with neither name nor ID
+        cannot be placed: it is left out, with why."""
+        if fmt not in GRADEBOOK_FORMATS:
+            raise ValueError(f"unknown gradebook format {fmt!r}: the formats are {', '.join(GRADEBOOK_FORMATS)}")
+        quiz = len(self.questions)
+        header = [c.replace("{quiz}", str(quiz)) for c in GRADEBOOK_COLUMNS[fmt]]
+        rows: List[List[Any]] = []
+        left_out: List[Problem] = []
+        for x in self.learners:
+            name, sid = _cell(x.name or ""), _cell(x.learner_id)
+            if fmt != "plain" and not (name or sid):
+                left_out.append(Problem(x.file, "no name and no student ID: a gradebook cannot place this row "
+                                                "(its details are in the plain gradebook)"))
+                continue
+            if fmt == "canvas":
+                rows.append([name, "", sid, "", "", x.score, x.quiz_right])
+            elif fmt == "moodle":
+                rows.append([sid, name, x.score, x.quiz_right])
+            else:
+                rows.append(_detail_row(x, name, sid, quiz))
+        return header, rows, left_out
+
+    def write_gradebook(self, path: Path, fmt: str = "plain") -> List[Path]:
+        """Write the gradebook ``fmt`` to ``path`` (UTF-8, comma-separated, one header row), and
+        beside it ``STEM-set-aside.csv`` (file, reason: every file set aside, and any learner the
+        format cannot place); for canvas and moodle also ``STEM-details.csv`` (the plain format,
+        per-item details). Returns the paths written."""
+        header, rows, left_out = self.gradebook_rows(fmt)
+        written = [path]
+        _write_csv(path, header, rows)
+        if fmt != "plain":
+            details = path.with_name(f"{path.stem}-details.csv")
+            h, r, _ = self.gradebook_rows("plain")
+            _write_csv(details, h, r)
+            written.append(details)
+        aside = path.with_name(f"{path.stem}-set-aside.csv")
+        _write_csv(aside, ["file", "reason"], [[_cell(p.file), _cell(p.reason)] for p in self.problems + left_out])
+        written.append(aside)
+        return written
+
     def write_csv(self, path: Path) -> None:
-        """One row per learner: file, name, version, exported_at, each item's state and why,
-        where the wrong sign was found (k, N/m) and whether every item was re-derived; then one
-        row per file set aside (state "set aside")."""
-        with path.open("w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(["file", "learner", "version", "exported_at", *ITEMS, *(f"{i}_why" for i in ITEMS),
-                        "wrong_sign_k", "passed_rederived", "passed_claimed"])
-            for x in self.learners:
-                k = x.items["wrongSign"].k
-                w.writerow([_cell(x.file), _cell(x.name or ""), x.version, _cell(x.exported_at),
-                            *(x.items[i].state for i in ITEMS), *(_cell(x.items[i].why) for i in ITEMS),
-                            "" if k is None else repr(k), x.passed, x.passed_claimed])
-            for p in self.problems:
-                w.writerow([_cell(p.file), "", "", "", "set aside", "", "", "", _cell(p.reason), "", "", "", "",
-                            "", ""])
+        """The plain gradebook (:meth:`write_gradebook` with ``fmt="plain"``)."""
+        self.write_gradebook(path, "plain")
 
     def to_html(self) -> str:
         """A self-contained HTML page: summary, one row per learner, the wrong-sign plot, the
-        files set aside. Every text from a file is escaped, and the page's Content-Security-Policy
-        allows no script at all and only its own stylesheet."""
+        possible copies, the files set aside. Every text from a file is escaped, and the page's
+        Content-Security-Policy allows no script at all and only its own stylesheet."""
         return _html(self)
+
+
+#: The columns of each gradebook format, in order ("{quiz}": the number of quiz questions).
+#: plain: everything, one learner per row; canvas: Canvas's gradebook import (Student, ID, SIS User
+#: ID, SIS Login ID, Section, then one column per assignment; the student ID goes to SIS User ID,
+#: Canvas's own ID is left empty); moodle: Moodle's "Import grades from CSV" (map "ID number" to the
+#: user's ID number, or "Full name"; each score column to a grade item).
+GRADEBOOK_COLUMNS: Dict[str, List[str]] = {
+    "plain": ["name", "id", "items_rederived", "items_max", "quiz_right", "quiz_max",
+              *ITEMS, *(f"{i}_why" for i in ITEMS), "wrong_sign_k", "passed_rederived", "passed_claimed",
+              "possible_copy_of", "version", "exported_at", "file"],
+    "canvas": ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+               f"{SCORE_TITLES[0]} (of 4)", f"{SCORE_TITLES[1]} (of {{quiz}})"],
+    "moodle": ["ID number", "Full name", f"{SCORE_TITLES[0]} (of 4)", f"{SCORE_TITLES[1]} (of {{quiz}})"],
+}
+
+
+def _detail_row(x: Learner, name: str, sid: str, quiz: int) -> List[Any]:
+    k = x.chosen.k if x.chosen is not None else None
+    return [name, sid, x.score, 4, x.quiz_right, quiz, *(x.items[i].state for i in ITEMS),
+            *(_cell(x.items[i].why) for i in ITEMS), "" if k is None else f"{k:.6g}",
+            "yes" if x.passed else "no", "yes" if x.passed_claimed else "no",
+            _cell("; ".join(x.same_as)), x.version, _cell(x.exported_at), _cell(x.file)]
+
+
+def _write_csv(path: Path, header: List[str], rows: List[List[Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def _short(text: str, width: int = 28) -> str:
+    """Text cut to ``width`` characters with an ellipsis (never silently)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _printable(text: str) -> str:
@@ -479,12 +640,40 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
+class NoExports(FileNotFoundError):
+    """A path named on the command line is missing, or a folder holds no export: a sentence."""
+
+
 def _exports(paths: Iterable[Union[str, Path]]) -> List[Path]:
-    """The files named, with a directory standing for the *.json files in it (sorted)."""
+    """The files named, with a directory standing for the *.json files in it (sorted); a missing
+    path or a folder without *.json files raises :class:`NoExports`."""
     out: List[Path] = []
     for p in map(Path, paths):
-        out.extend(sorted(q for q in p.glob("*.json") if q.is_file()) if p.is_dir() else [p])
+        if p.is_dir():
+            found = sorted(q for q in p.glob("*.json") if q.is_file())
+            if not found:
+                raise NoExports(f"the folder {p} holds no .json files: no exports to read (is it the right folder?)")
+            out.extend(found)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise NoExports(f"{p} does not exist: name an export file or a folder of them")
     return out
+
+
+def _learner(name: str, record: Dict[str, Any], version: int, core: _Core, questions: Sequence[str]) -> Learner:
+    # Version 3 has the two fields apart (taken as typed); older ones one field, maybe "Name (ID)".
+    who, sid = split_name_id(record.get("learner"), (record.get("learner_id") or "") if version >= 3 else None)
+    chosen = record.get("wrong_sign_chosen")
+    quiz = record.get("quiz") or {}
+    return Learner(
+        file=name, name=who or None, version=version, exported_at=record["exported_at"],
+        items={i: _judge(i, record["checklist"][i], version, core) for i in ITEMS},
+        passed_claimed=bool(record["passed"]), learner_id=sid,
+        chosen=None if chosen is None else _judge("wrongSign", {"done": True, **chosen}, version, core),
+        quiz_right=sum(1 for q, a in quiz.items() if q in questions and a.get("correct") is True),
+        fingerprint=fingerprint(record),
+    )
 
 
 def class_report(paths: Iterable[Union[str, Path]]) -> ClassReport:
@@ -494,22 +683,28 @@ def class_report(paths: Iterable[Union[str, Path]]) -> ClassReport:
     Returns
     -------
     ClassReport
-        One :class:`Learner` per export counted; a :class:`Problem` per file set aside (too
-        large, too deep, not JSON, not an export, against the schema, from a newer lab, or a
-        duplicate: the same bytes as an earlier file, or the same name as a later export).
+        One :class:`Learner` per export counted, sorted by name then ID; a :class:`Problem` per
+        file set aside (too large, too deep, not JSON, not an export, against the schema, from a
+        newer lab, or a duplicate: the same bytes as an earlier file, or the same learner as a
+        later export). Exports with the same readings and tick times are counted and flagged
+        (:meth:`ClassReport.copies`).
 
     Raises
     ------
+    NoExports
+        A path does not exist, or a folder holds no .json file.
     ImportError
         jsonschema is not installed (``pip install 'ferromotion[schema]'``).
     """
     t0 = time.perf_counter()
+    files = _exports(paths)
     validator = _validator()
+    questions = quiz_questions()
     core = _Core()
     seen: Dict[str, str] = {}
     learners: List[Learner] = []
     problems: List[Problem] = []
-    for path in _exports(paths):
+    for path in files:
         name = str(path)
         try:
             data, record = _load(path)
@@ -524,25 +719,46 @@ def class_report(paths: Iterable[Union[str, Path]]) -> ClassReport:
             problems.append(Problem(name, str(e)))
             continue
         seen[digest] = name
-        learners.append(Learner(
-            file=name, name=record.get("learner"), version=version, exported_at=record["exported_at"],
-            items={i: _judge(i, record["checklist"][i], version, core) for i in ITEMS},
-            passed_claimed=bool(record["passed"]),
-        ))
-    # One row per named learner: the latest export counts, earlier ones are set aside.
+        learners.append(_learner(name, record, version, core, questions))
+    kept = _latest_per_learner(learners, problems)
+    _flag_copies(kept)
+    kept.sort(key=Learner.sort_key)
+    return ClassReport(kept, problems, time.perf_counter() - t0, core.readouts_computed, questions)
+
+
+def _latest_per_learner(learners: List[Learner], problems: List[Problem]) -> List[Learner]:
+    """One row per learner (the same ID, else the same name, case aside): the latest export
+    counts, earlier ones are set aside."""
+    def key(x: Learner) -> str:
+        return f"id:{x.learner_id.casefold()}" if x.learner_id else (x.name or "").strip().casefold()
+
     latest: Dict[str, Learner] = {}
     for x in learners:
-        key = (x.name or "").strip().casefold()
-        if key and (key not in latest or _when(x) >= _when(latest[key])):
-            latest[key] = x
+        if key(x) and (key(x) not in latest or _when(x) >= _when(latest[key(x)])):
+            latest[key(x)] = x
     kept = []
     for x in learners:
-        key = (x.name or "").strip().casefold()
-        if key and latest[key] is not x:
-            problems.append(Problem(x.file, f"duplicate: an earlier export of the same learner as {latest[key].file}"))
+        if key(x) and latest[key(x)] is not x:
+            problems.append(Problem(x.file, f"duplicate: an earlier export of the same learner as "
+                                            f"{latest[key(x)].file}"))
         else:
             kept.append(x)
-    return ClassReport(kept, problems, time.perf_counter() - t0, core.readouts_computed)
+    return kept
+
+
+def _same_fingerprint(learners: List[Learner]) -> List[List[Learner]]:
+    """The groups of two or more learners with one fingerprint (possible copies)."""
+    groups: Dict[str, List[Learner]] = {}
+    for x in learners:
+        if x.fingerprint is not None:
+            groups.setdefault(x.fingerprint, []).append(x)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _flag_copies(learners: List[Learner]) -> None:
+    for g in _same_fingerprint(learners):
+        for x in g:
+            x.same_as = [y.file for y in g if y is not x]
 
 
 def _when(x: Learner) -> datetime.datetime:
@@ -565,8 +781,8 @@ table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
 th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid #e1e4e8; vertical-align: top; }
 th { background: #f3f4f6; }
 td.name { font-weight: 600; overflow-wrap: anywhere; min-width: 8rem; }
-td.file { overflow-wrap: anywhere; font-size: 0.85rem; color: #3d4450; }
-.s { display: inline-block; padding: 0 0.35rem; border-radius: 0.25rem; white-space: nowrap; }
+td.file { overflow-wrap: break-word; font-size: 0.85rem; color: #3d4450; }
+.s { display: inline-block; padding: 0 0.35rem; border-radius: 0.25rem; }
 .s-re-derived { background: #dcf2e3; color: #0b4a22; }
 .s-does-not-match-the-core { background: #fde2e1; color: #8a1010; font-weight: 700; }
 .s-no-readings { background: #fff3c4; color: #5a4300; }
@@ -591,6 +807,9 @@ svg text { font: 15px system-ui, sans-serif; fill: #1b1f24; }
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
+
+#: A hyphen the browser does not break a line at ("re-derived" stays on one line).
+NB_HYPHEN = "\u2011"
 
 _MARK = {RE_DERIVED: "#1d4ed8", MISMATCH: "#a11010", NO_READINGS: "#8a6d00"}
 
@@ -648,20 +867,27 @@ def _plot(report: ClassReport) -> str:
 
 
 def _html(report: ClassReport) -> str:
-    head = ["learner", "file", *(ITEM_TITLES[i] for i in ITEMS), "all re-derived"]
+    head = ["learner", "ID", "file", *(ITEM_TITLES[i] for i in ITEMS), "items (of 4)",
+            f"quiz (of {len(report.questions)})", "passed"]
     rows = []
     for x in report.learners:
-        old = ' <span class="s s-no-readings">version 1</span>' if x.version < VERSIONS[-1] else ""
-        cells = [f'<td class="name">{_e(x.label)}</td>',
+        old = f' <span class="s s-no-readings">version {x.version}</span>' if x.version < VERSIONS[-1] else ""
+        cells = [f'<td class="name">{_e(x.name or "(no name)")}</td>',
+                 f'<td data-label="ID">{_e(x.learner_id)}</td>',
                  f'<td class="file" data-label="file">{_e(Path(x.file).name)}{old}</td>']
         for i in ITEMS:
             s = x.items[i].state
-            cells.append(f'<td data-label="{_e(ITEM_TITLES[i])}"><span class="s s-{s.replace(" ", "-")}">{_e(s)}</span></td>')
-        cells.append(f'<td data-label="all re-derived">{"yes" if x.passed else "no"}</td>')
+            cells.append(f'<td data-label="{_e(ITEM_TITLES[i])}"><span class="s s-{s.replace(" ", "-")}">{_e(s).replace("-", NB_HYPHEN)}</span></td>')
+        cells.append(f'<td data-label="items (of 4)">{x.score}</td>')
+        cells.append(f'<td data-label="quiz (of {len(report.questions)})">{x.quiz_right}</td>')
+        cells.append(f'<td data-label="passed">{"yes" if x.passed else "no"}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
     why = [f"<li><strong>{_e(x.label)}</strong> ({_e(Path(x.file).name)}), {_e(ITEM_TITLES[i])}: {_e(x.items[i].why)}</li>"
            for x in report.learners for i in ITEMS if x.items[i].state in (MISMATCH, NO_READINGS)]
     aside = [f"<li><strong>{_e(Path(p.file).name)}</strong>: {_e(p.reason)}</li>" for p in report.problems]
+    copies = ["<li>" + " and ".join(f"<strong>{_e(Path(x.file).name)}</strong> ({_e(x.label)})" for x in g) + "</li>"
+              for g in report.copies()]
+    unplotted = sum(1 for x in report.learners if x.chosen is None)
     style_hash = hashlib.sha256(_CSS.encode()).digest()
     csp = (f"default-src 'none'; style-src 'sha256-{base64.b64encode(style_hash).decode()}'; script-src 'none'; "
            "img-src 'none'; base-uri 'none'; form-action 'none'")
@@ -696,15 +922,19 @@ def _html(report: ClassReport) -> str:
         '<h2 id="plot-title-h">Where the class found the wrong sign</h2>',
         "<figure>",
         _plot(report),
-        "<figcaption>How many learners' wrong-sign item ticked at each stiffness (a bar per tenth of a decade, "
-        'the count above it): <span class="key key-re">blue</span>: re-derived; '
+        "<figcaption>Where each learner first chose a stiffness with the wrong sign on the slider (the opening "
+        "view, k = 1e6 N/m, ticks the wrong-sign item but is not a choice), a bar per tenth of a decade, the count "
+        'above it: <span class="key key-re">blue</span>: re-derived; '
         '<span class="key key-mis">dark red</span>: does not match the core; '
         '<span class="key key-no">olive</span>: no readings. '
         "The shaded band is where the core's fixed-step sign is wrong at the lab's base step "
-        f"(dt = {DT:g} s, default drop).</figcaption>",
+        f"(dt = {DT:g} s, default drop). Not plotted: {unplotted} learner{'s' if unplotted != 1 else ''} who chose "
+        "no wrong-sign stiffness or whose lab did not record it (exports before version 3).</figcaption>",
         "</figure>",
         '<h2 id="why-title">Items not re-derived, and why</h2>',
         f'<ul class="why">{"".join(why)}</ul>' if why else "<p>None.</p>",
+        '<h2 id="copies-title">Possible copies: the same readings and tick times</h2>',
+        f'<ul class="aside">{"".join(copies)}</ul>' if copies else "<p>None.</p>",
         '<h2 id="aside-title">Files set aside</h2>',
         f'<ul class="aside">{"".join(aside)}</ul>' if aside else "<p>None.</p>",
         "</main>",
@@ -735,29 +965,37 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("exports", nargs="+", type=Path, metavar="EXPORT", help="an export file, or a directory of them")
-    p.add_argument("--csv", type=Path, default=None, metavar="FILE", help="also write one row per learner as CSV")
+    p.add_argument("--csv", type=Path, default=None, metavar="FILE",
+                   help="also write the gradebook: one row per learner (sorted by name) with name, student ID and "
+                        "numeric scores; the files set aside go to FILE's stem + -set-aside.csv")
+    p.add_argument("--gradebook", choices=GRADEBOOK_FORMATS, default=None,
+                   help="the gradebook's columns (with --csv): plain (every detail; the default), canvas or moodle "
+                        "(their CSV grade imports: identity and the two scores only; the details go to "
+                        "STEM-details.csv)")
     p.add_argument("--html", type=Path, default=None, metavar="FILE",
                    help="also write an HTML page (table, summary, the wrong-sign plot); it runs no script")
-    p.set_defaults(func=_cli)
+    p.set_defaults(func=_cli, subparser=p)
 
 
 def _cli(args: argparse.Namespace) -> int:
+    if args.gradebook is not None and args.csv is None:
+        args.subparser.error("--gradebook needs --csv FILE: the file to write it to")  # exits with status 2
     try:
         report = class_report(args.exports)
     except (ImportError, FileNotFoundError) as e:
-        print(f"ferromotion: error: {e}", file=sys.stderr)
+        print(f"ferromotion class report: error: {e}", file=sys.stderr)
         return 1
     print(report.format_table())
     print(f"\n{report.readouts} readouts computed by the core in {report.seconds:.2f} s.")
     try:
         if args.csv is not None:
-            report.write_csv(args.csv)
-            print(f"CSV: {args.csv}")
+            fmt = args.gradebook or "plain"
+            paths = report.write_gradebook(args.csv, fmt)
+            print(f"Gradebook ({fmt}): " + ", ".join(map(str, paths)))
         if args.html is not None:
             args.html.write_text(report.to_html(), encoding="utf-8")
             print(f"HTML: {args.html}")
     except OSError as e:
-        print(f"ferromotion: error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+        print(f"ferromotion class report: error: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
         return 1
     return 0
-

@@ -123,8 +123,9 @@ def sweep_figure(s: "Sweep", *, mark_k: Optional[float] = None, title: Optional[
            legend_label="fixed: gradient error (relative)")
     p.scatter(k, _positive(s.gradient_error[order]), size=4, color=COLORS["fixed"],
               legend_label="fixed: gradient error (relative)")
-    p.line(k, _positive(s.forward_error[order]), line_width=2, line_dash="dashed", color=COLORS["fixed"],
-           legend_label="fixed: forward error (m or m/s)")
+    # |dy| in m, as the lab's plot and `ferromotion audit` show it (max(|dy|, |dv|) would mix m and m/s).
+    p.line(k, _positive(np.asarray(s.dy)[order]), line_width=2, line_dash="dashed", color=COLORS["fixed"],
+           legend_label="fixed: forward error |dy| at T (m)")
     if s.tolerance is not None:
         p.line(k, _positive(s.tolerance.gradient_error[order]), line_width=2.5, color=COLORS["tolerance"],
                legend_label="tolerance: gradient error")

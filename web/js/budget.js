@@ -127,7 +127,9 @@ export class BudgetPanel {
         $("budget-result").hidden = true;
         $("budget-stale").textContent = "";
         // The panel's own refusal stays in the panel: the workbench's status line is the workbench's.
-        this.#note(`No table at ${what}: ${res.message}`, "error");
+        // The field is named above and its value in "No table at …": the core's limit follows.
+        const limit = res.message.replace(/^Invalid parameter `budget` = [^:]*: /, "");
+        this.#note(`No table at ${what}: ${limit}`, "error");
         return;
       }
       this.#note("");

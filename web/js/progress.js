@@ -5,16 +5,18 @@
 // localStorage under one key per copy of the lab (the key carries the page's path, so two
 // course copies on one host keep separate progress); "Start over" clears it and "Export my
 // progress" downloads it as JSON (schema: web/progress.schema.json), with the learner's
-// optional name or ID and, for every checklist item, the readings the learner saw when it
-// ticked (an instructor's `ferromotion class report` re-derives them with the core).
+// optional name and ID, for every checklist item the readings the learner saw when it ticked,
+// and the first wrong-sign stiffness the learner chose on the slider (the opening view ticks
+// item 1 but is not a choice); an instructor's `ferromotion class report` re-derives them.
 import { dtText, exp, int, kText, num, signText, slope, times } from "./format.js";
 
 /** This copy's storage key: the page's folder, so /course-a/lab/ and /course-b/lab/ differ. */
 const STORE = `ferromotion-lab/v1:${location.pathname.replace(/[^/]*$/, "")}`;
 /** The export's schema name (web/progress.schema.json describes it). */
-const EXPORT_SCHEMA = "ferromotion-lab-progress/2";
-/** The learner's optional name or ID: its own key, so "Start over" keeps it. */
+const EXPORT_SCHEMA = "ferromotion-lab-progress/3";
+/** The learner's optional name and ID: their own keys, so "Start over" keeps them. */
 const LEARNER = `${STORE}:learner`;
+const LEARNER_ID = `${STORE}:learner-id`;
 const LEARNER_MAX = 80;
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -182,38 +184,58 @@ export class Progress {
     addEventListener("pagehide", () => {
       if (this.#unsaved) this.#save();
     });
-    const name = $("learner-name");
-    name.value = this.learner;
-    name.addEventListener("change", () => {
-      this.learner = name.value;
-      name.value = this.learner;
-    });
+    for (const [id, key] of [["learner-name", "learner"], ["learner-id", "learnerId"]]) {
+      const field = $(id);
+      field.value = this[key];
+      field.addEventListener("change", () => {
+        this[key] = field.value;
+        field.value = this[key];
+      });
+    }
     this.#paintAll();
   }
 
   /** The core's version, set by the page once the core has loaded (goes into the export). */
   coreVersion = null;
 
-  /** The learner's name or ID as typed ("" when none), kept in this browser. */
+  /** The learner's name as typed ("" when none), kept in this browser. */
   get learner() {
-    try {
-      return (localStorage.getItem(LEARNER) || "").slice(0, LEARNER_MAX);
-    } catch {
-      return this.#learner;
-    }
+    return this.#kept(LEARNER, "name");
   }
 
   set learner(text) {
-    this.#learner = String(text).trim().slice(0, LEARNER_MAX);
+    this.#keep(LEARNER, "name", text);
+  }
+
+  /** The learner's student ID as typed ("" when none), kept in this browser. */
+  get learnerId() {
+    return this.#kept(LEARNER_ID, "id");
+  }
+
+  set learnerId(text) {
+    this.#keep(LEARNER_ID, "id", text);
+  }
+
+  #kept(key, which) {
     try {
-      if (this.#learner) localStorage.setItem(LEARNER, this.#learner);
-      else localStorage.removeItem(LEARNER);
+      return (localStorage.getItem(key) || "").slice(0, LEARNER_MAX);
     } catch {
-      // Private mode or a full store: the name lasts for this visit only.
+      return this.#who[which];
     }
   }
 
-  #learner = "";
+  #keep(key, which, text) {
+    const value = String(text).trim().slice(0, LEARNER_MAX);
+    this.#who[which] = value;
+    try {
+      if (value) localStorage.setItem(key, value);
+      else localStorage.removeItem(key);
+    } catch {
+      // Private mode or a full store: the name and ID last for this visit only.
+    }
+  }
+
+  #who = { name: "", id: "" };
 
   get locked() {
     return !this.#s.prediction;
@@ -305,25 +327,28 @@ export class Progress {
     for (const id of STEPS) steps[id] = this.#s.steps[id] ? iso(this.#s.steps[id]) : null;
     const quiz = {};
     for (const [id, q] of Object.entries(this.#s.quiz)) quiz[id] = { correct: q.correct, at: iso(q.at) };
+    const w = this.#s.chosenWrongSign;
     return {
       schema: EXPORT_SCHEMA,
       exported_at: new Date().toISOString(),
       learner: this.learner || null,
+      learner_id: this.learnerId || null,
       lab: { page: location.origin + location.pathname, storage_key: STORE, core_version: this.coreVersion },
       prediction: p ? { choice: p.choice, text: PREDICTIONS[p.choice], committed_at: iso(p.at) } : null,
       checklist,
+      wrong_sign_chosen: w ? { at: iso(w.at), k: w.k, dt: w.dt, readings: w.seen } : null,
       passed: ITEMS.every((i) => c[i]),
       steps,
       quiz,
     };
   }
 
-  /** Save the export as a file: ferromotion-lab-progress-NAME.json (without a name: ferromotion-lab-progress.json). */
+  /** Save the export as a file: ferromotion-lab-progress-NAME.json (the ID without a name; neither: ferromotion-lab-progress.json). */
   download() {
     const blob = new Blob([`${JSON.stringify(this.exportData(), null, 2)}\n`], { type: "application/json" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    const slug = fileSlug(this.learner);
+    const slug = fileSlug(this.learner || this.learnerId);
     a.download = `ferromotion-lab-progress${slug ? `-${slug}` : ""}.json`;
     document.body.append(a);
     a.click();
@@ -408,6 +433,12 @@ export class Progress {
       // view the workbench opened on ("open"); never on a value passed through mid-drag.
       if (source === "slider" || source === "open") {
         if (wrong) this.#tick("wrongSign", { k: r.k, dt: r.dt });
+        // Where the learner first found the wrong sign by their own choice of stiffness (the
+        // opening view ticks item 1 above, but shows where the lab starts, not where they looked).
+        if (wrong && source === "slider" && !this.#s.chosenWrongSign) {
+          this.#s.chosenWrongSign = { at: Date.now(), k: r.k, dt: r.dt, seen: readingsOf("wrongSign", r) };
+          this.#save();
+        }
         if (lk === 2) this.#step("A");
         if (lk === 6) this.#step("B");
         if (wrong && lk >= 3 && lk <= 7) this.#step("C");

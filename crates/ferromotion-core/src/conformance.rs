@@ -525,7 +525,23 @@ impl Fixture {
     /// before it is read.
     pub fn read(path: &std::path::Path) -> Result<Fixture> {
         let shown = path.display().to_string();
-        let cannot = |e: std::io::Error| whole(&shown, format!("cannot read the file: {e}"));
+        let cannot = |e: std::io::Error| {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return whole(&shown, format!("cannot read the file: {e}"));
+            }
+            // Most often a shipped fixture's name mistyped: say which names there are.
+            let names: Vec<String> = fixtures()
+                .map(|f| f.into_iter().map(|f| f.name).collect())
+                .unwrap_or_default();
+            whole(
+                &shown,
+                format!(
+                    "no such file, and no shipped fixture has this name: the shipped fixtures are {} \
+                     (or give the path of a fixture file)",
+                    names.join(", ")
+                ),
+            )
+        };
         let size = std::fs::metadata(path).map_err(cannot)?.len();
         if size > MAX_BYTES as u64 {
             return Err(whole(

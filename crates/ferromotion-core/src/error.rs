@@ -13,7 +13,7 @@
 #[serde(untagged)]
 pub enum FerroError {
     /// A parameter is non-finite or outside its allowed range.
-    #[error("invalid parameter `{name}` = {value}: {limit}")]
+    #[error("invalid parameter `{name}` = {}: {limit}", Num(*.value))]
     InvalidParameter {
         /// Parameter name as the user spells it (`k`, `dt`, `zeta`, ...).
         name: &'static str,
@@ -78,7 +78,7 @@ pub enum FerroError {
         term: f64,
     },
     /// The adaptive integrator's step fell below what f64 can resolve.
-    #[error("step size underflow at t = {t} s (h = {h:e} s)")]
+    #[error("the adaptive step fell below what a double can resolve at t = {} s (h = {} s): loosen rtol or atol", Num(*.t), Num(*.h))]
     StepSizeUnderflow {
         /// Time reached, s.
         t: f64,
@@ -275,5 +275,144 @@ impl From<&FerroError> for Refusal {
             kind: e.kind(),
             message: e.to_string(),
         }
+    }
+}
+
+/// A number as a message shows it: whole numbers below 1e6 as they are (`7`, `-1`), anything
+/// else to 6 significant figures, in exponent form outside [1e-4, 1e6) (`0.05003`, `1e-20`,
+/// `3.84617e-16`, `1e9`); `NaN`, `inf`, `-inf` as such. Never the 17 digits of a float's
+/// shortest round trip, which a reader cannot use.
+#[derive(Debug, Clone, Copy)]
+pub struct Num(pub f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if !x.is_finite() {
+            return write!(f, "{x}");
+        }
+        if x == x.trunc() && x.abs() < 1e6 {
+            return write!(f, "{x}");
+        }
+        let sci = format!("{x:.5e}");
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let trim = |t: &str| -> String {
+            if t.contains('.') {
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                t.to_string()
+            }
+        };
+        if (-4..6).contains(&exp) {
+            let decimals = (5 - exp).max(0) as usize;
+            write!(f, "{}", trim(&format!("{x:.decimals$}")))
+        } else {
+            write!(f, "{}e{exp}", trim(mantissa))
+        }
+    }
+}
+
+/// serde's message for an option it could not read, in the user's words: an unknown variant
+/// (`unknown variant `flo`, expected one of `fixed`, `flow``) becomes "`route` = "flo" is not
+/// one of its choices: fixed, flow"; an unknown field "unknown option `x`: the options are
+/// ..."; anything else is prefixed with the option's name. `key` is the option as the caller
+/// spelled it, when the binding could tell which one it was.
+pub fn option_message(key: Option<&str>, message: &str) -> String {
+    let ticked = |text: &str| -> Vec<String> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let choices = |names: &[String]| names.join(", ");
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        let names = ticked(rest);
+        if let Some((given, valid)) = names.split_first() {
+            let what = key.map_or("the value".to_string(), |k| format!("`{k}`"));
+            return format!(
+                "{what} = \"{given}\" is not one of its choices: {}",
+                choices(valid)
+            );
+        }
+    }
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let names = ticked(rest);
+        if let Some((given, valid)) = names.split_first() {
+            return format!(
+                "unknown option `{given}`: the options are {}",
+                choices(valid)
+            );
+        }
+    }
+    match key {
+        Some(k) => format!("`{k}`: {message}"),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod words {
+    use super::{option_message, Num};
+
+    #[test]
+    fn numbers_read_in_six_figures_at_most() {
+        let shown: Vec<String> = [
+            7.0,
+            -1.0,
+            1e9,
+            0.050030000000000005,
+            1e-20,
+            3.846173227558817e-16,
+            0.4515236409857294,
+            f64::NAN,
+            f64::NEG_INFINITY,
+            123456.7,
+        ]
+        .iter()
+        .map(|&x| Num(x).to_string())
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                "7",
+                "-1",
+                "1e9",
+                "0.05003",
+                "1e-20",
+                "3.84617e-16",
+                "0.451524",
+                "NaN",
+                "-inf",
+                "123457"
+            ]
+        );
+    }
+
+    #[test]
+    fn serde_words_become_the_users() {
+        assert_eq!(
+            option_message(
+                Some("route"),
+                "unknown variant `flo`, expected one of `fixed`, `flow`, `exact`"
+            ),
+            "`route` = \"flo\" is not one of its choices: fixed, flow, exact"
+        );
+        assert_eq!(
+            option_message(
+                Some("jacobian"),
+                "unknown variant `bogus`, expected `richardson` or `forward`"
+            ),
+            "`jacobian` = \"bogus\" is not one of its choices: richardson, forward"
+        );
+        assert_eq!(
+            option_message(None, "unknown field `rtl`, expected `rtol` or `events`"),
+            "unknown option `rtl`: the options are rtol, events"
+        );
+        assert_eq!(
+            option_message(Some("rtol"), "invalid type: string \"x\", expected f64"),
+            "`rtol`: invalid type: string \"x\", expected f64"
+        );
     }
 }

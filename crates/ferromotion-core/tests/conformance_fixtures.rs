@@ -309,9 +309,11 @@ fn a_bad_fixture_document_is_refused_naming_its_source_and_the_field() {
         );
     }
     std::fs::remove_file(&file).unwrap();
+    // A missing file is most often a shipped fixture's name mistyped: the names are listed.
     let e = Fixture::read(&file).unwrap_err().to_string();
+    let names: Vec<String> = fixtures().unwrap().into_iter().map(|f| f.name).collect();
     assert!(
-        e.starts_with(&format!("{shown}: cannot read the file")),
+        e.starts_with(&format!("{shown}: no such file")) && e.contains(&names.join(", ")),
         "{e}"
     );
     std::fs::remove_dir(&dir).unwrap();

@@ -268,28 +268,30 @@ mod flat {
 
 /// `message` prefixed with the key at fault when it names nothing: pythonize reports a wrong
 /// Python type or value (`max_steps = -1` for a count) as the Python exception alone
-/// ("OverflowError: can't convert negative int to unsigned"). serde's own messages (an unknown
-/// key or variant) already name what is wrong in backticks and are kept as they are, the same
-/// text as the WebAssembly door's. The key is the first whose one-entry dict is refused on its
-/// own (`fails`); the options structs take defaults for the rest.
+/// ("OverflowError: can't convert negative int to unsigned"). serde's unknown key or variant
+/// is put in the user's words by the core (`option_message`: an unknown variant names its key
+/// and the choices), the same text as the WebAssembly door's. The key is the first whose
+/// one-entry dict is refused on its own (`fails`); the options structs take defaults for the rest.
 fn named(
     obj: &Bound<'_, PyAny>,
     message: &str,
     fails: impl Fn(&Bound<'_, PyAny>) -> bool,
 ) -> String {
+    let words = ferromotion_core::error::option_message;
     let Ok(dict) = obj.cast::<pyo3::types::PyDict>() else {
-        return message.to_string();
+        return words(None, message);
     };
-    if message.contains('`') {
-        return message.to_string();
+    // serde's other messages with a name in backticks (unknown or missing field) name it already.
+    if message.contains('`') && !message.starts_with("unknown variant") {
+        return words(None, message);
     }
     for (key, value) in dict.iter() {
         let one = pyo3::types::PyDict::new(obj.py());
         if one.set_item(&key, value).is_ok() && fails(one.as_any()) {
-            return format!("`{key}`: {message}");
+            return words(Some(&key.to_string()), message);
         }
     }
-    message.to_string()
+    words(None, message)
 }
 
 /// The clock the routes, the workbench and sweeps are timed with: the core's

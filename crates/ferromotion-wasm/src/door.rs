@@ -48,7 +48,11 @@ pub fn read<T: DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
 
 /// [`read`] with the core's error, for a value read while the core runs (a callback's answer).
 pub fn core_value<T: DeserializeOwned>(value: JsValue) -> ferromotion_core::Result<T> {
-    T::deserialize(Strict(value)).map_err(|e| FerroError::Scenario(message(e)))
+    T::deserialize(Strict(value)).map_err(|e| {
+        // In the user's words, as natively (the core's `option_message`: an unknown option
+        // lists the options; an unknown variant was named by its key below).
+        FerroError::Scenario(ferromotion_core::error::option_message(None, &message(e)))
+    })
 }
 
 /// serde's message itself (the error is a JS `Error`; its `String` adds "Error: ").
@@ -256,7 +260,12 @@ impl<'de> de::MapAccess<'de> for Entries {
         let value = self.value.take().unwrap_or(JsValue::UNDEFINED);
         seed.deserialize(Strict(value)).map_err(|e| {
             let text = message(e);
-            if text.contains('`') {
+            if text.starts_with("unknown variant") {
+                de::Error::custom(ferromotion_core::error::option_message(
+                    Some(&self.key),
+                    &text,
+                ))
+            } else if text.contains('`') {
                 de::Error::custom(text)
             } else {
                 de::Error::custom(format!("`{}`: {text}", self.key))

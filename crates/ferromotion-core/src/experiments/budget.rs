@@ -252,16 +252,39 @@ pub fn equal_budget_timed(
     })
 }
 
+/// A count with thousands separators, as the lab prints one (`10,000,000`).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The comparison's inputs refused as the core refuses any bad input: a valid drop, a
-/// positive k, a budget RK4 can spend (a multiple of 4, at least 8), positive probes.
+/// positive k, a budget every route can spend (a multiple of 4 from 8 to the step cap),
+/// positive probes.
 fn validate(drop: &Drop, opts: &BudgetOptions) -> Result<()> {
     drop.validate()?;
     positive("k", opts.k)?;
-    if opts.budget < 8 || opts.budget % 4 != 0 {
+    // Every route spends the budget on whole steps: RK4 on budget/4 steps of 4 evaluations,
+    // the Euler route on budget steps, which the fixed route's step cap bounds.
+    let most = crate::physics::integrate::DEFAULT_MAX_STEPS;
+    if opts.budget < 8 || opts.budget % 4 != 0 || opts.budget > most {
+        let nearest = (opts.budget.saturating_add(2) / 4 * 4).clamp(8, most);
         return Err(FerroError::InvalidParameter {
             name: "budget",
             value: opts.budget as f64,
-            limit: "must be a multiple of 4, at least 8 (RK4 spends 4 per step)".into(),
+            limit: format!(
+                "the force evaluations per Jacobian must be a multiple of 4 from 8 to {} \
+                 (an RK4 step spends 4); the nearest allowed is {}",
+                thousands(most),
+                thousands(nearest)
+            ),
         });
     }
     // With no probe the trap has no rows and its spread would be -inf - inf.

@@ -900,17 +900,25 @@ impl Default for ToleranceOptions {
     }
 }
 
+/// The tightest relative tolerance the adaptive routes take: below it the step size
+/// underflows mid-rollout on the drop (rtol = 1e-20 does at t = 0.45 s).
+pub const RTOL_MIN: f64 = 1e-14;
+
 impl ToleranceOptions {
     /// The integrator these options configure, validated.
     pub fn integrator(&self) -> Result<Dopri5> {
         let rtol = positive("rtol", self.rtol)?;
         // A relative tolerance of 1 or more controls nothing: the step size then wanders
-        // (at rtol = 77 one rollout takes millions of steps). Refuse it.
-        if rtol >= 1.0 {
+        // (at rtol = 77 one rollout takes millions of steps). One below RTOL_MIN asks for
+        // more than a double resolves: the step underflows mid-rollout. Refuse both.
+        if !(RTOL_MIN..1.0).contains(&rtol) {
             return Err(FerroError::InvalidParameter {
                 name: "rtol",
                 value: rtol,
-                limit: "must be < 1".into(),
+                limit: format!(
+                    "must be at least {RTOL_MIN:e} and below 1 (a tighter rtol asks for more \
+                     digits than a double holds: the step size underflows)"
+                ),
             });
         }
         let atol = match self.atol {
