@@ -145,9 +145,12 @@ function paintRoutes(rows) {
     let tr = body.rows[r];
     if (!tr) {
       tr = document.createElement("tr");
+      // Each cell carries its column's name: the phone lays a row out as labelled lines.
+      const heads = body.parentElement.tHead.rows[0].cells;
       cells.forEach((_, i) => {
         const td = document.createElement(i === 0 ? "th" : "td");
         if (i === 0) td.scope = "row";
+        else td.dataset.label = heads[i].textContent;
         tr.append(td);
       });
       body.append(tr);
@@ -186,11 +189,15 @@ function render(r) {
     ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${ref.steps.map((s) => exp(s, 0)).join(", ")} s; both ratios are against the base dt.`
     : `Press dt ÷ 10 and dt ÷ 100 at this stiffness; the card then shows how the gradient error moved${progress.prediction ? ", beside your prediction" : ""}.`);
   put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
+  put("refine-why", progress.refineWhy(r));
 
   const c = r.fixed.cost;
   const tick = r.wall_resolution_s;
   const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations · ${wall(r.yardstick.wall_s, tick)})`;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} the force evaluations of ${yard}. Every cost ratio here is against that same run.`);
+  // At the base dt the fixed route is the yardstick itself: no ratio of a run to itself.
+  put("cost-fixed", r.dt_divisor === 1
+    ? `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}). This run, the fixed route at the base ${dtText(r.yardstick.dt)}, is the yardstick: every cost ratio on this page is against it.`
+    : `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} the force evaluations of ${yard}, the yardstick every cost ratio on this page is against.`);
   const cc = r.corrected.cost;
   put("cost-corrected", view.corrected
     ? `Corrected route: ${int(cc.steps)} steps, ${costText(r.corrected, tick, "force evaluations")}, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the force evaluations of the fixed route at the base dt.`
@@ -371,7 +378,7 @@ function drawCurves(r) {
   forwardPlot.setMarker({ x: r.k, label: kText(r.k), points: [{ y: r.fixed.errors.dy, cls: "s-forward" }] });
   const points = [{ y: r.fixed.errors.gradient, cls: "s-gradient" }];
   if (view.corrected) points.push({ y: r.corrected.errors.gradient, cls: "s-corrected" });
-  if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance" });
+  if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance", ring: true });
   errorPlot.setMarker({ x: r.k, label: kText(r.k), points });
 }
 
