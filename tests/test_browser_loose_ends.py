@@ -237,6 +237,7 @@ def test_the_tolerance_marker_leaves_the_corrected_marker_visible(page: Page, la
     tol = page.locator("#error-plot .marker-dot.s-tolerance")
     cor = page.locator("#error-plot .marker-dot.s-corrected")
     assert dots.count() == 3 and tol.count() == 1 and cor.count() == 1
+    page.locator("#error-plot").scroll_into_view_if_needed()
     # What the eye and the pointer find at the corrected dot's centre is the corrected dot.
     hit = page.evaluate("""() => {
         const c = document.querySelector('#error-plot .marker-dot.s-corrected').getBoundingClientRect();
