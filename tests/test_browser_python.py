@@ -232,6 +232,9 @@ def test_python_panel(browser, lab):  # noqa: F811
                                "'dataclasses', 'floats', 'frozen', 'tolerance_rtol'})")
         assert leaked == sorted(set(dir(fm)) & {"Any", "Dict", "List", "Optional", "Union", "dataclasses", "floats",
                                                 "frozen", "tolerance_rtol"}), leaked
+        # Nor the package's plumbing: every public name in the browser is one the native package has.
+        public = printed(page, "sorted(n for n in dir(fm) if not n.startswith('_'))")
+        assert set(public) <= set(dir(fm)), sorted(set(public) - set(dir(fm)))
         with pytest.raises(TypeError) as native_type:
             fm.fixed(fm.Drop(), k="1e6")
         out, err = run(page, "import ferromotion as fm\ntry:\n    fm.fixed(fm.Drop(), k='1e6')\n"

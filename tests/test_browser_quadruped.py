@@ -219,7 +219,7 @@ def check_verdict(page: Page, report: dict) -> None:
     overall = page.locator("#quad-verdict-overall").inner_text()
     win = forward_win(report)
     assert forward.startswith(f"Forward fidelity: the rigid law {'wins' if win else 'does not win'}."), forward
-    assert overall.startswith(f"So on this robot the rigid law {'wins' if win else 'does not win'} forward fidelity"), overall
+    assert overall.startswith(f"Overall, on this trotting quadruped the rigid law {'wins' if win else 'does not win'} forward fidelity"), overall
     verdicts = gradient_verdicts(report)
     for key, v in verdicts.items():
         phrase = PHRASES[key]

@@ -94,7 +94,7 @@ def exports(browser, lab, tmp_path_factory) -> dict[str, Path]:
 
 def test_the_name_goes_into_the_export_and_its_file_name(exports) -> None:
     assert exports["ada"].name == "ferromotion-lab-progress-Ada-Lovelace.json"
-    assert exports["emile"].name == "ferromotion-lab-progress-Émile-Zoë-7.json"
+    assert exports["emile"].name == "ferromotion-lab-progress-Emile-Zoe-7.json"
     assert exports["anon"].name == "ferromotion-lab-progress.json"
     assert json.loads(exports["emile"].read_text())["learner"] == "Émile Zoë / 7"
     assert json.loads(exports["anon"].read_text())["learner"] is None

@@ -16,6 +16,17 @@ const AUDIT_KS = Array.from({ length: 13 }, (_, i) => 10 ** (2 + i / 2));
 /** Impact speeds for the time-of-impact plot, m/s: 1e-4 .. 10, ten per decade. */
 const SPEEDS = Array.from({ length: 51 }, (_, i) => 10 ** (-4 + i / 10));
 
+/**
+ * A descent arm's force evaluations as the table prints them. The exact arm and the
+ * central-difference control differentiate the closed-form bounce, which evaluates no contact
+ * force: the core counts 0 for them, and the table says why rather than print a bare 0.
+ */
+function evalsText(arm) {
+  if (arm.force_evals === 0 && arm.arm.route === "exact") return "none (closed form)";
+  if (arm.force_evals === 0 && arm.arm.route === "central_differences") return "none (differences of the closed form)";
+  return int(arm.force_evals);
+}
+
 function cell(text, cls) {
   const td = document.createElement("td");
   td.textContent = text;
@@ -205,7 +216,7 @@ export class Further {
       this.#descent = res.value;
       const d = res.value;
       button.textContent = "Run it again";
-      $("descent-note").textContent = `Done in ${((performance.now() - t0) / 1000).toFixed(1)} s. Target x(T) = (${num(d.target[0])} m, ${num(d.target[1])} m/s), reached from (h₀, v₀) = (${d.problem.optimum[0]} m, ${d.problem.optimum[1]} m/s); the grid's lowest point is (${num(d.landscape.grid_minimum[0])} m, ${num(d.landscape.grid_minimum[1])} m/s) and it has ${d.landscape.local_minima} strict local minim${d.landscape.local_minima === 1 ? "um" : "a"}.`;
+      $("descent-note").textContent = `Done in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${d.arms.length} gradients, each from the same ${d.landscape.starts.length} starts. Target x(T) = (${num(d.target[0])} m, ${num(d.target[1])} m/s), reached from (h₀, v₀) = (${d.problem.optimum[0]} m, ${d.problem.optimum[1]} m/s); the grid's lowest point is (${num(d.landscape.grid_minimum[0])} m, ${num(d.landscape.grid_minimum[1])} m/s) and it has ${d.landscape.local_minima} strict local minim${d.landscape.local_minima === 1 ? "um" : "a"}.`;
       $("descent-result").hidden = false;
       this.#paintDescent();
     });
@@ -221,7 +232,7 @@ export class Further {
         cell(`${a.converged} of ${a.runs.length}`, a.converged === a.runs.length ? "right" : a.converged === 0 ? "wrong" : ""),
         cell(`${a.cannot_step} of ${a.runs.length}`),
         cell(int(a.iterations)),
-        cell(int(a.force_evals)),
+        cell(evalsText(a)),
       );
       return tr;
     });

@@ -130,7 +130,7 @@ const linearLabel = (v) => String(Number(v.toPrecision(6))).replace("-", "−");
  * A line plot with a log10 x axis and, by default, a log10 y axis.
  *   setData({series: [{label, cls, points: [[x, y], ...], dots, dashed}], bands: [{from, to}],
  *            bandLabel, summary})
- *   setMarker({x, label, points: [{y, cls}]})
+ *   setMarker({x, label, points: [{y, cls, ring}]})  (ring: a hollow, larger circle)
  * x is a data value > 0. With `yScale: "linear"` y may take either sign (a line marks zero
  * when the range crosses it); otherwise y must be > 0 and the axis is log10.
  */
@@ -299,8 +299,10 @@ export class LogPlot extends Figure {
       const cy = this.linear
         ? this.sy(Math.min(y1, Math.max(y0, p.y)))
         : this.sy(10 ** Math.min(y1, Math.max(y0, Math.log10(p.y))));
+      // A ring (a route that often lands on another's value: the tolerance route on the
+      // corrected one) is drawn larger and hollow, so the dot it circles stays visible.
       const dot = dots[i] ?? node("circle", { r: 5 }, layer);
-      update(dot, { cx: x, cy, class: `marker-dot ${p.cls}` });
+      update(dot, { cx: x, cy, r: p.ring ? 8 : 5, class: `marker-dot ${p.ring ? "marker-ring " : ""}${p.cls}` });
     });
     for (const dot of dots.slice(points.length)) dot.remove();
   }

@@ -61,8 +61,14 @@ function readingsOf(item, r) {
   return { route, k: r.k, dt: r.dt, config, shown };
 }
 
-/** A name as a piece of a file name: letters and digits, the rest as single dashes. */
-const fileSlug = (name) => name.normalize("NFKC").replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+/**
+ * A name as a piece of a file name, in ASCII letters and digits only (learning-management
+ * systems mangle the rest): accents dropped ("Zoë" -> "Zoe"), ß as ss, Ø as O, every other run of
+ * characters as a single dash.
+ */
+const LATIN = { ß: "ss", Ø: "O", ø: "o", Æ: "AE", æ: "ae", Œ: "OE", œ: "oe", Ł: "L", ł: "l", Đ: "D", đ: "d", Þ: "Th", þ: "th" };
+const fileSlug = (name) => name.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[ßØøÆæŒœŁłĐđÞþ]/g, (c) => LATIN[c])
+  .replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40);
 const STEPS = ["A", "B", "C", "D", "E", "F"];
 
 const PREDICTIONS = {
@@ -120,6 +126,25 @@ const words = (s) => s.trim().toLowerCase().replace(/\s+/g, " ");
 const FALLS = /^(falls?|drops?|decreases?|shrinks?|goes down|gets smaller|declines?|reduces?|lowers?)$/;
 const RISES = /^(rises?|grows?|increases?|goes up|gets larger|gets bigger|climbs?|explodes?|diverges?)$/;
 
+/** The time-of-impact term by name ("time of impact", "impact timing", "event time", ...). */
+const TERM_NAME = /time[\s-]*(of|to)[\s-]*(the[\s-]*)?(impact|contact|collision)|(impact|contact|collision)[\s-]*tim(e|ing)|timing[\s-]*of[\s-]*(the[\s-]*)?(impact|contact|collision)|event[\s-]*tim(e|ing)/;
+
+/**
+ * The time-of-impact term by its formula, (1+e)·g/|v|, in the spellings a learner types:
+ * any spaces, a product written ·, *, × or nothing, (1+e) or (e+1) on either side of g,
+ * |v|, abs(v) or v with a subscript for the impact speed.
+ */
+function isImpactFormula(text) {
+  const s = text.toLowerCase().replace(/[\s·*×⋅]/g, "").replace(/abs\(([^)]*)\)/g, "|$1|").replace(/[−–]/g, "-");
+  const onePlusE = "(?:\\(1\\+e\\)|\\(e\\+1\\))";
+  const speed = "(?:\\|v[_a-z0-9⁻-]*\\||v[_a-z0-9⁻-]*)";
+  const forms = [`${onePlusE}g/${speed}`, `g${onePlusE}/${speed}`, `${onePlusE}/${speed}g`, `g/${speed}${onePlusE}`,
+    `${onePlusE}\\(g/${speed}\\)`];
+  return forms.some((f) => new RegExp(`^${f}$`).test(s));
+}
+
+const isImpactTerm = (text) => TERM_NAME.test(words(text)) || isImpactFormula(text);
+
 const QUIZ = {
   directions: {
     grade: (f) => FALLS.test(words(f.a1.value)) && RISES.test(words(f.a2.value)),
@@ -147,8 +172,8 @@ const QUIZ = {
     why: "Against the continuous penalty flow, the integrator's share at 10⁶ N/m is thousands of times the contact model's; the blame card prints both and their ratio. The contact share also shrinks as the floor stiffens (the card prints its fitted slope): the spring's own derivative approaches the rigid one.",
   },
   term: {
-    grade: (f) => /time[\s-]*of[\s-]*impact|impact[\s-]*time|time[\s-]*to[\s-]*impact|event[\s-]*time/.test(words(f.a1.value)),
-    answer: "the time-of-impact term",
+    grade: (f) => isImpactTerm(f.a1.value),
+    answer: "the time-of-impact term, (1+e)·g/|v|",
     why: "Moving the start height moves the moment of impact, and that shift reaches the final state through (1+e)·g/|v|, a term that grows without bound as the impact grazes. The saltation matrix carries it; a spring-damper's step-by-step derivative has nowhere to put it.",
   },
   cost: {
@@ -505,6 +530,26 @@ export class Progress {
     return t.log10k === log10k(r.k) && t.seen.has(10) && t.seen.has(100);
   }
 
+  /**
+   * Why refining dt at this readout's stiffness does not count for checklist item 2, said in
+   * the "Refining dt" card itself ("" where it counts, once the item is done, or before a
+   * prediction). The item reads the sign at the base dt, whichever button is pressed.
+   */
+  refineWhy(r) {
+    if (this.locked || this.#s.checklist.refined) return "";
+    const ref = r.refinement;
+    const base = ref.signs[0];
+    if (base !== "wrong") {
+      const shown = r.dt_divisor !== 1 && r.fixed.errors.sign !== base
+        ? ` (the sign line now shows ${dtText(r.dt)}: ${signText(r.fixed.errors.sign)})` : "";
+      return `Refining here does not count for checklist item 2: at the base dt this stiffness's sign line reads ${signText(base)}${shown}, and the item needs a stiffness whose sign is wrong at dt. Move the slider until the sign line reads WRONG SIGN at dt, then press dt ÷ 10 and dt ÷ 100 there.`;
+    }
+    if (this.refinedHere(r) && !(ref.ratio_10 > NOT_FALLING && ref.ratio_100 > NOT_FALLING)) {
+      return `This does not count for checklist item 2: here the gradient error fell to ${times(ref.ratio_10)} and ${times(ref.ratio_100)} of its value at dt, and the item asks for a stiffness where it does not fall below half. Try a stiffer one whose sign line reads WRONG SIGN.`;
+    }
+    return "";
+  }
+
   /** Point the next-step panel at the step the learner's action belongs to. */
   #follow(source, wrongAtBase) {
     const step = { dt: "D", tolerance: "F", exponent: "E" }[source]
@@ -550,20 +595,27 @@ export class Progress {
       const text = $("exponent-answer").value.trim().replace(",", ".").replace("−", "-");
       const typed = Number(text);
       const fit = r.exponent.slope;
-      // One rule at every dt: the card's number to at least two decimals, as printed.
+      // One rule at every dt: the number the card prints at this dt, to the precision it
+      // prints (trailing zeros allowed). The card's text is the reference, never the law.
+      const printed = slope(fit);
+      const shown = Number(printed.replace("−", "-"));
+      const places = (printed.split(".")[1] ?? "").length;
       const decimals = (text.split(".")[1] ?? "").length;
-      const asPrinted = decimals >= 2 && Math.abs(typed - Number(fit.toFixed(Math.min(decimals, 6)))) < 1e-9;
+      const asPrinted = decimals >= places && Math.abs(typed - shown) < 0.5 * 10 ** -(places + 3);
+      const where = `at ${dtText(r.dt)}`;
       if (!text || !Number.isFinite(typed)) {
         out.textContent = "Type a number, such as the one printed above.";
       } else if (asPrinted) {
-        out.textContent = `Yes: ${slope(fit)} at ${dtText(r.dt)}, close to the √k law's 0.5.`;
+        out.textContent = `Yes: the card prints ${printed} ${where}, close to the √k law's 0.5.`;
         this.#tick("exponent", { value: typed, slope: fit, dt: r.dt });
         this.#step("E");
         this.#paintSteps();
       } else if (Math.abs(typed - 0.5) < 1e-9) {
-        out.textContent = `0.5 is the law; the checklist asks for what this workbench measured: type the card's number to at least two decimals (it prints ${slope(fit)} at ${dtText(r.dt)}).`;
+        out.textContent = `${text} is the law; the checklist asks for what this workbench measured: the exponent card's number ${where}, typed as the card prints it (${places} decimals).`;
+      } else if (decimals < places && Math.abs(typed - shown) <= 0.5 * 10 ** -decimals + 1e-12) {
+        out.textContent = `Close, but rounded: type the card's number as it prints it, with all ${places} decimals.`;
       } else {
-        out.textContent = `Not quite: the card prints ${slope(fit)} at ${dtText(r.dt)}.`;
+        out.textContent = `Not quite: read the exponent card ${where} and type its number as it prints it.`;
       }
     });
   }
@@ -658,6 +710,8 @@ export class Progress {
     if (this.locked) {
       stepText.textContent = "Commit a prediction in step 2 first: the workbench opens when you do.";
       liveText.textContent = "";
+      delete stepText.dataset.step;
+      this.#paintGo("commit a prediction (step 2)");
       return;
     }
     // The step the learner is working on if it is not done yet, else the first one not done.
@@ -670,6 +724,23 @@ export class Progress {
         ? "Every step is done and the checklist passes. Try the quiz (step 6) from memory, or go further (step 7)."
         : "Every guided step is done; the checklist shows what is left.";
       liveText.textContent = "";
+      delete stepText.dataset.step;
+      this.#paintGo(all ? "the quiz (step 6)" : "what the checklist still lacks");
+      return;
+    }
+    const r = this.#r;
+    if (next === "D" && r && r.refinement.signs[0] !== "wrong") {
+      // Step D at a stiffness that does not count would invite wasted presses: send the
+      // learner to a wrong sign first.
+      const away = `D-away:${r.refinement.signs[0]}`;
+      if (stepText.dataset.step !== away) {
+        const title = document.createElement("strong");
+        title.textContent = "D · Refine dt, at a wrong sign.";
+        stepText.replaceChildren(title, ` Here the sign line reads ${signText(r.refinement.signs[0])} at dt, so refining here does not count. Move the slider until it reads WRONG SIGN (step C), then press dt ÷ 10 and dt ÷ 100 there.`);
+        stepText.dataset.step = away;
+      }
+      if (liveText.textContent) liveText.textContent = "";
+      this.#paintGo("D · Refine dt, at a wrong sign");
       return;
     }
     const li = document.querySelector(`.steps li[data-step="${next}"]`);
@@ -682,6 +753,22 @@ export class Progress {
     }
     const live = li.querySelector(".live").textContent;
     if (liveText.textContent !== live) liveText.textContent = live;
+    this.#paintGo(li.querySelector("strong").textContent.replace(/\s*\([^)]*\)\.?$/, "").replace(/\.$/, ""));
+  }
+
+  /**
+   * The phone strip's two links (sticky above the slider): the next step's title, and the
+   * checklist's count, each one tap from the slider.
+   */
+  #paintGo(next) {
+    const link = $("strip-next");
+    const text = `Next: ${next}`;
+    if (link.textContent !== text) link.textContent = text;
+    const c = this.#s.checklist;
+    const done = ITEMS.filter((i) => c[i]).length;
+    const count = done === ITEMS.length ? "Checklist: PASS" : `Checklist ${done} of ${ITEMS.length}`;
+    const box = $("strip-checklist");
+    if (box.textContent !== count) box.textContent = count;
   }
 
   #paintHints() {

@@ -137,8 +137,11 @@ export function assess(report) {
     grad.push(`${text}.`);
   }
   if (uncert.length) {
-    const why = uncert.map((l) => `at ${exp(l.contact.stiffness, 0)} N/m, input ${report.inputs[0]}: ${tidy(l.gradient.reference[0].failure)}`);
-    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative (the core's reason ${andList(why)}).`);
+    grad.push(`At ${kList(uncert)} not one probe-stable central difference exists at this step: the map is too rough to have a usable derivative.`);
+    // One sentence per stiffness, so two refusals never run together in one parenthesis.
+    for (const l of uncert) {
+      grad.push(`The core's reason at ${exp(l.contact.stiffness, 0)} N/m (input ${report.inputs[0]}): ${tidy(l.gradient.reference[0].failure).replace(/\.$/, "")}.`);
+    }
   }
   if (report.config.converged_gradient) {
     const known = (x) => x !== null && x !== undefined;
@@ -172,7 +175,7 @@ export function assess(report) {
   const lost = out.gradient.filter((x) => x.verdict === "loss").map((x) => x.name);
   const both = v.both;
   out.both = both;
-  out.sentences.overall = `So on this robot the rigid law ${out.forward.win ? "wins" : "does not win"} forward fidelity; ${gradSummary}. ${both
+  out.sentences.overall = `Overall, on this trotting quadruped the rigid law ${out.forward.win ? "wins" : "does not win"} forward fidelity; ${gradSummary}. ${both
     ? "It wins both axes at once."
     : lost.length
       ? `It does not win both axes at once: stiff and faithful against soft and differentiable is a real trade here, on ${andList(lost)}.`

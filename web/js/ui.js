@@ -33,6 +33,7 @@ const el = {
   announce: $("announce"),
   plotSub: $("error-plot-sub"),
   strip: $("strip"),
+  plots: document.querySelector(".plot-panel"),
 };
 const CONTROLS = [el.stiffness, ...el.dtButtons, el.tolerance, el.events, el.rtol, el.jacobian, el.corrected];
 
@@ -58,13 +59,15 @@ function enableControls(locked) {
 const CURVE_KS = Array.from({ length: 49 }, (_, i) => 10 ** (2 + i / 8));
 
 // What `make bench-lab` and the browser tests read: update timings (ms, from the input
-// event's timestamp to every readout and plot updated, the checklist graded and, with
+// event's timestamp to every readout and plot on screen updated (a slider move writes those
+// off screen right after its frame, see "on screen first"), the checklist graded and, with
 // `forceLayout`, style and layout recomputed; a key step's "change" work included) and how
 // many background jobs run. `core` holds the part of each update spent in the core's
 // readout; `parts` splits each update (ms): event (the wait from the event's timestamp to the
 // listener), core, progress, readouts, strip+controls, plots, further, commit (grading the
 // committed value), layout. `after` holds what a slider move leaves for after its frame (the
-// checklist, steps and hints painted, and their style and layout with `forceLayout`), ms.
+// off-screen readouts and plots, the checklist, steps and hints painted, and their style and
+// layout with `forceLayout`), ms.
 const hook = (window.ferromotionLab = { timings: [], core: [], parts: [], after: [], background: 0, ready: false, updates: 0 });
 
 // ---- status line -------------------------------------------------------------------------
@@ -80,6 +83,55 @@ addEventListener("unhandledrejection", (event) => failed(event.reason && event.r
 
 // ---- readouts ----------------------------------------------------------------------------
 
+// ---- on screen first -----------------------------------------------------------------------
+// A slider move writes, in its own frame, only the readout cards and plots that are on screen
+// (or within 200 px of it); those off screen are written right after that frame, with the
+// checklist (see afterFrame). On a phone the slider's screen holds the strip and the controls,
+// and the cards lie a thousand pixels below: their text, the route table and the plots' markers
+// are then no work for the move's frame. Anything that is not a slider move writes everything.
+
+/** Elements known to be off screen (an IntersectionObserver keeps this; unknown counts as on). */
+const offScreen = new WeakSet();
+const watch = new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    if (e.isIntersecting) offScreen.delete(e.target);
+    else offScreen.add(e.target);
+  }
+}, { rootMargin: "200px 0px" });
+/** Off-screen writes held back by the current slider move: node -> text; and the route rows and plots. */
+const held = { render: null, texts: new Map(), routes: null, plots: null };
+/** True while a slider move is being painted (its off-screen writes are held back). */
+let holding = false;
+const cardOf = new WeakMap();
+function card(n) {
+  let c = cardOf.get(n);
+  if (!c) {
+    c = n.closest("article, .plot-panel") ?? n;
+    cardOf.set(n, c);
+  }
+  return c;
+}
+/** Whether a write to `n` waits until after the move's frame. */
+const holdFor = (n) => holding && offScreen.has(card(n));
+
+/** Whether every readout card is off screen (a phone at its slider): the move skips render(). */
+function cardsOff() {
+  for (const c of el.readouts.children) if (c.tagName === "ARTICLE" && !offScreen.has(c)) return false;
+  return true;
+}
+
+/** Write everything held back (after the move's frame, or before any other update). */
+function release() {
+  if (held.render) render(held.render);
+  held.render = null;
+  for (const [n, value] of held.texts) text(n, value);
+  held.texts.clear();
+  if (held.routes) paintRoutes(held.routes);
+  if (held.plots) drawCurves(held.plots);
+  held.routes = null;
+  held.plots = null;
+}
+
 /** The readout nodes by name, looked up once (a slider move writes about thirty of them). */
 const readoutNodes = new Map();
 function put(name, value) {
@@ -88,6 +140,11 @@ function put(name, value) {
     n = el.readouts.querySelector(`[data-r="${name}"]`);
     readoutNodes.set(name, n);
   }
+  if (holdFor(n)) {
+    held.texts.set(n, value);
+    return n;
+  }
+  held.texts.delete(n);
   return text(n, value);
 }
 
@@ -140,14 +197,22 @@ function routeCells(name, row, ratio, tick) {
  */
 function paintRoutes(rows) {
   const body = el.routeRows;
+  if (holdFor(body)) {
+    held.routes = rows;
+    return;
+  }
+  held.routes = null;
   while (body.rows.length > rows.length) body.lastElementChild.remove();
   rows.forEach((cells, r) => {
     let tr = body.rows[r];
     if (!tr) {
       tr = document.createElement("tr");
+      // Each cell carries its column's name: the phone lays a row out as labelled lines.
+      const heads = body.parentElement.tHead.rows[0].cells;
       cells.forEach((_, i) => {
         const td = document.createElement(i === 0 ? "th" : "td");
         if (i === 0) td.scope = "row";
+        else td.dataset.label = heads[i].textContent;
         tr.append(td);
       });
       body.append(tr);
@@ -186,11 +251,15 @@ function render(r) {
     ? `Gradient error ${ref.errors.map(num).join(", ")} at dt = ${ref.steps.map((s) => exp(s, 0)).join(", ")} s; both ratios are against the base dt.`
     : `Press dt ÷ 10 and dt ÷ 100 at this stiffness; the card then shows how the gradient error moved${progress.prediction ? ", beside your prediction" : ""}.`);
   put("refine-prediction", measured ? progress.predictionEcho(ref) : "");
+  put("refine-why", progress.refineWhy(r));
 
   const c = r.fixed.cost;
   const tick = r.wall_resolution_s;
   const yard = `the fixed route at the base ${dtText(r.yardstick.dt)} (${int(r.yardstick.cost.force_evals)} force evaluations · ${wall(r.yardstick.wall_s, tick)})`;
-  put("cost-fixed", `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} the force evaluations of ${yard}. Every cost ratio here is against that same run.`);
+  // At the base dt the fixed route is the yardstick itself: no ratio of a run to itself.
+  put("cost-fixed", r.dt_divisor === 1
+    ? `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}). This run, the fixed route at the base ${dtText(r.yardstick.dt)}, is the yardstick: every cost ratio on this page is against it.`
+    : `Fixed route: ${int(c.steps)} steps, ${costText(r.fixed, tick, "force evaluations")}, ${c.rollouts} rollout (k·dt²/m = ${num(r.k_dt2)}): ${times(r.fixed_cost_ratio)} the force evaluations of ${yard}, the yardstick every cost ratio on this page is against.`);
   const cc = r.corrected.cost;
   put("cost-corrected", view.corrected
     ? `Corrected route: ${int(cc.steps)} steps, ${costText(r.corrected, tick, "force evaluations")}, ${cc.rollouts} rollout: ${times(r.corrected_cost_ratio)} the force evaluations of the fixed route at the base dt.`
@@ -327,6 +396,11 @@ function want(key, { config, ...options }) {
 }
 
 function drawCurves(r) {
+  if (holdFor(el.plots)) {
+    held.plots = r;
+    return;
+  }
+  held.plots = null;
   const dt = r.dt;
   const fc = curves.get(`fc|${dt}`);
   // The fixed (and corrected) curve at the current step with the tolerance route off; the
@@ -371,7 +445,7 @@ function drawCurves(r) {
   forwardPlot.setMarker({ x: r.k, label: kText(r.k), points: [{ y: r.fixed.errors.dy, cls: "s-forward" }] });
   const points = [{ y: r.fixed.errors.gradient, cls: "s-gradient" }];
   if (view.corrected) points.push({ y: r.corrected.errors.gradient, cls: "s-corrected" });
-  if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance" });
+  if (r.tolerance) points.push({ y: r.tolerance.errors.gradient, cls: "s-tolerance", ring: true });
   errorPlot.setMarker({ x: r.k, label: kText(r.k), points });
 }
 
@@ -555,18 +629,26 @@ function update(change, { learner = false, source = "init", t0 = performance.now
     parts[name] = (parts[name] ?? 0) + now - mark;
     mark = now;
   };
-  // A slider move (dragged or a key step) paints only the readouts and plots in its frame;
-  // the checklist, steps and hints it may change are painted right after that frame.
+  // A slider move (dragged or a key step) paints only the readouts and plots on screen in its
+  // frame; those off screen, and the checklist, steps and hints it may change, are painted
+  // right after that frame.
   const later = source === "slider-move";
   progress.observe(r, { learner, source, paint: !later });
   step("progress");
-  render(r);
+  holding = later;
+  // No card on screen: not even their numbers are formatted in the move's frame.
+  if (later && cardsOff()) held.render = r;
+  else {
+    held.render = null;
+    render(r);
+  }
   step("readouts");
   paintStrip(r);
   syncControls(r);
   step("strip+controls");
   drawCurves(r);
   step("plots");
+  holding = false;
   further.onReadout(r);
   step("further");
   // The benchmark also counts style and layout, which the browser would do before painting.
@@ -606,6 +688,7 @@ function afterFrame(moves) {
     if (unsettled !== batch) return;
     unsettled = null;
     const t0 = performance.now();
+    release();
     progress.paint();
     if (hook.forceLayout) void document.body.offsetHeight;
     hook.after.push(performance.now() - t0);
@@ -629,6 +712,7 @@ function recover() {
 }
 
 async function main() {
+  for (const n of [...el.readouts.querySelectorAll("article"), el.plots]) watch.observe(n);
   bench = await openWorkbench({ report });
   if (!bench) return;
   stepCap = bench.maxSteps();

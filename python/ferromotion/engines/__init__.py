@@ -207,8 +207,11 @@ class EngineAudit:
                 f"{self.ours_gradient_error[i]:10.3e}")
         lines.append("")
         if self.exponent is not None:
+            # The range the fit used: the table's own stiffnesses inside EXPONENT_RANGE.
+            ks = [float(k) for k in self.k if EXPONENT_RANGE[0] * (1 - 1e-9) <= k <= EXPONENT_RANGE[1] * (1 + 1e-9)]
             lines.append(f"divergence exponent: {self.exponent.slope:.3f} (R^2 = {self.exponent.r2:.3f}, "
-                         f"{self.exponent.points} points with k in [1e4, 1e8] N/m)")
+                         f"{self.exponent.points} points from k = {min(ks):.3g} to {max(ks):.3g} N/m)"
+                         .replace("e+0", "e").replace("e+", "e"))
         r = self.refinement
         if r:
             lines.append(f"dt refinement at k = {r['k']:.3g}: grad. error " + ", ".join(

@@ -31,8 +31,11 @@ from . import _errors
 _ERRORS = _errors  # the module, under a name the result classes' `_errors` tuple does not hide
 # The result classes, their repr and to_dict: the native package's own module
 # (python/ferromotion/_results.py, copied here by scripts/pyodide.sh).
-from ._results import (Blame, CheckDirection, EqualBudget, Fit, Json, Receipt, Route, SweepBlame, SweepResult, SweepRoute, floats,
-                       frozen, raise_refusal, sweep_options, tolerance_rtol)
+from ._results import (Blame, CheckDirection, EqualBudget, Fit, Receipt, Route, SweepBlame, SweepRoute, floats, frozen,
+                       tolerance_rtol)
+# The package's own plumbing, kept out of dir(fm) as natively (underscored names).
+from ._results import Json as _Json, SweepResult as _SweepResult, raise_refusal as _raise_refusal
+from ._results import sweep_options as _sweep_options
 from ._results import _np
 
 from _ferromotion_wasm import call as _js_call  # registered by web/js/python.js
@@ -42,7 +45,7 @@ __version__: str = "browser"
 
 def _raise(kind: str, message: str) -> None:
     """The native class for the core's error kind (``Scenario`` is ``ScenarioError``)."""
-    raise_refusal(_errors, {"kind": kind, "message": message})
+    _raise_refusal(_errors, {"kind": kind, "message": message})
 
 
 def _py(value: Any) -> Any:
@@ -107,7 +110,7 @@ for _name in _errors.__all__:  # the classes print as ferromotion.NoImpact, as n
 
 
 @dataclasses.dataclass(frozen=True)
-class Drop(Json):
+class Drop(_Json):
     """A point mass dropped onto flat ground at y = 0 (SI units), validated by the core."""
 
     height: float = _DROP["height"]
@@ -215,7 +218,7 @@ def _numbers(value: Any, name: str) -> List[float]:
 # ---------------------------------------------------------------------------------------
 # Sweeps
 
-class Sweep(SweepResult):
+class Sweep(_SweepResult):
     """Every readout of a sweep over stiffness, as lists (numpy arrays when numpy imports).
     The native ``Sweep``'s attributes and presentation; ``plot()`` draws in the lab's panel."""
 
@@ -293,7 +296,7 @@ def sweep(drop: Drop, k: Any, dt: Any = _DT, *, tolerance: Union[None, bool, flo
         raise _errors.InvalidParameter(
             "invalid parameter `dt`: the browser package takes one step per sweep (loop over the steps)")
     ks = _numbers(k, "k")
-    options = sweep_options(_real(dt), tolerance_rtol(tolerance, _TOL["rtol"]), events, jacobian, _real(min_step),
+    options = _sweep_options(_real(dt), tolerance_rtol(tolerance, _TOL["rtol"]), events, jacobian, _real(min_step),
                             corrected, blame)
     return Sweep(_call("sweep", drop.to_dict(), ks, options, progress), drop)
 
