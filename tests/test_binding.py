@@ -155,7 +155,7 @@ def test_readout_types(drop: fm.Drop) -> None:
     assert b.ratio == pytest.approx(b.integrator_share / b.contact_share, rel=1e-15)
 
     fit = fm.divergence_exponent(drop, dt=1e-4)
-    assert isinstance(fit, fm.Fit) and fit.points == 9 and 0 <= fit.r2 <= 1
+    assert isinstance(fit, fm.ExponentFit) and fit.points == 9 and 0 <= fit.r2 <= 1
     assert fm.contact_share_exponent(drop).points == 9
 
     ref = fm.dt_refinement(drop, k=1e6, base_dt=1e-4)

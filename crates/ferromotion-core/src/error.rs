@@ -8,7 +8,9 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FerroError {
     /// A parameter is non-finite or outside its allowed range.
-    #[error("invalid parameter `{name}` = {value}: {limit}")]
+    /// A value that is not a number at all (an unknown name, a missing entry) is NaN here and
+    /// left out of the message: "invalid parameter `params`: unknown parameter ...".
+    #[error("invalid parameter `{name}`{}: {limit}", shown(*.value))]
     InvalidParameter {
         /// Parameter name as the user spells it (`k`, `dt`, `zeta`, ...).
         name: &'static str,
@@ -51,7 +53,7 @@ pub enum FerroError {
         min_step: f64,
     },
     /// The drop does not reach the ground before the final time.
-    #[error("no impact before t_final = {t_final} s: the first impact is at t = {t_impact} s")]
+    #[error("no impact before t_final = {} s: the first impact is at t = {} s", micro(*.t_final), micro(*.t_impact))]
     NoImpact {
         /// The final time, s.
         t_final: f64,
@@ -175,6 +177,36 @@ pub enum FerroError {
         /// What is wrong, in words.
         reason: String,
     },
+}
+
+/// " = value", or nothing for NaN (the mark of a value that is not a number). A value whose
+/// shortest form runs past 12 digits (float noise: 0.050030000000000005) prints to 10
+/// significant figures (0.05003), in exponent form if that is still long (1e-300), so a
+/// message never shows a 16-digit float.
+fn shown(value: f64) -> String {
+    if value.is_nan() {
+        return String::new();
+    }
+    let text = format!("{value}");
+    if text.chars().filter(char::is_ascii_digit).count() <= 12 {
+        return format!(" = {text}");
+    }
+    let rounded: f64 = format!("{value:.9e}").parse().unwrap_or(value);
+    let text = format!("{rounded}");
+    if text.chars().filter(char::is_ascii_digit).count() <= 12 {
+        format!(" = {text}")
+    } else {
+        format!(" = {rounded:e}") // 1e-300, not three hundred zeros
+    }
+}
+
+/// A time to the microsecond, as a person reads it (`1.009638`, not 1.0096375546923044).
+fn micro(t: f64) -> f64 {
+    if t.is_finite() {
+        libm::round(t * 1e6) / 1e6
+    } else {
+        t
+    }
 }
 
 fn field_prefix(field: &Option<String>) -> String {

@@ -53,7 +53,9 @@
 //! | `template` | the reporting template of a differentiable fit |
 //! | `report` | [`FitReport`] and the documents inside it, [`chi2_limit`] |
 //! | `run` | [`fit`] (the phases in order) and [`predictions`] |
+//! | `demo` | [`FitDemo`]: the fit demo's truth, noise and grid (CLI, notebook, lab) |
 
+mod demo;
 mod identifiability;
 mod intervals;
 mod observations;
@@ -66,6 +68,7 @@ mod report;
 mod run;
 mod template;
 
+pub use demo::FitDemo;
 pub use identifiability::combination_label;
 pub use observations::Observations;
 pub use options::{FitOptions, IntervalMethod, SigmaScale};

@@ -31,6 +31,43 @@ pub(super) struct Channel {
     pub(super) used: Vec<bool>,
 }
 
+/// A number as a person writes it: at most six significant digits, trailing zeros dropped
+/// (`0.05003` for 0.050030000000000005), in the errors a user reads.
+pub(super) fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (5 - libm::floor(libm::log10(x.abs())) as i32).clamp(0, 17) as usize;
+    let text = format!("{x:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Every sample time a whole number of fixed steps `dt` (the grid routes read their state
+/// at step ends), refused naming the first sample off the grid.
+pub(super) fn on_grid(t: &[f64], dt: f64, route: &str) -> Result<()> {
+    positive("dt", dt)?;
+    for (i, &ti) in t.iter().enumerate() {
+        let n = libm::round(ti / dt);
+        if ti > 0.0 && (n < 1.0 || ((n * dt - ti) / ti).abs() > 1e-9) {
+            return Err(invalid(
+                "t",
+                ti,
+                format!(
+                    "sample {i} (t = {} s) is not a whole number of steps dt = {} s: the {} route reads its state at step ends; give sample times on that grid, a dt that divides them, or the `flow` route (any times)",
+                    short(ti),
+                    short(dt),
+                    route
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn invalid(name: &'static str, value: f64, limit: String) -> FerroError {
     FerroError::InvalidParameter { name, value, limit }
 }
@@ -52,7 +89,7 @@ impl Observations {
                     t,
                     format!(
                         "sample {i}: times must increase strictly (previous {} s)",
-                        self.t[i - 1]
+                        short(self.t[i - 1])
                     ),
                 ));
             }
@@ -95,7 +132,7 @@ impl Observations {
                 invalid(
                     sname,
                     f64::NAN,
-                    format!("the `{vname}` channel needs its standard deviation"),
+                    format!("the `{vname}` channel needs its standard deviation `{sname}` (> 0)"),
                 )
             })?;
             positive(sname, sigma)?;
@@ -120,7 +157,7 @@ impl Observations {
                         x,
                         format!(
                             "sample {i} (t = {} s) is not finite; mask it out if it is missing",
-                            self.t[i]
+                            short(self.t[i])
                         ),
                     ));
                 }

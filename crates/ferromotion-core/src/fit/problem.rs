@@ -1,7 +1,7 @@
 //! The problem as the optimiser sees it ([`FitProblem`]): validated set-up, Φ, the
 //! whitened residuals and their Jacobian, the gradient check of Φ, and the start.
 
-use super::observations::{invalid, Channel, Observations};
+use super::observations::{invalid, on_grid, Channel, Observations};
 use super::options::FitOptions;
 use super::params::{Param, Route};
 use super::predict::{self, Layout, Model, RouteSetup};
@@ -211,7 +211,7 @@ impl FitProblem {
         }
         positive("k", opts.k)?;
         if matches!(opts.route, Route::Fixed | Route::Corrected) {
-            positive("dt", opts.dt)?;
+            on_grid(&obs.t, opts.dt, opts.route.name())?;
         }
         let probe = match opts.probe {
             Some(p) => positive("probe", p)?,
@@ -243,6 +243,16 @@ impl FitProblem {
             .filter(|_| params.contains(&Param::Restitution))
         {
             Param::Restitution.set(&mut base, e)?;
+        }
+        for p in &params {
+            let value = p.get(&base);
+            if p.is_log() && !(value.is_finite() && value > 0.0) {
+                return Err(invalid(
+                    p.name(),
+                    value,
+                    "its start must be finite and > 0 (the fit works with its logarithm)".into(),
+                ));
+            }
         }
         let layout = Layout {
             params: params.clone(),

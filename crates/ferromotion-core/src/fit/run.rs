@@ -3,7 +3,7 @@
 
 use super::identifiability::Identifiability;
 use super::intervals::intervals;
-use super::observations::{invalid, whitened, Observations};
+use super::observations::{invalid, on_grid, whitened, Observations};
 use super::optimise::{after_local_minimum, levenberg_marquardt, Minimum};
 use super::options::FitOptions;
 use super::params::Route;
@@ -146,6 +146,9 @@ pub fn predictions(drop: &Drop, t: &[f64], opts: &FitOptions) -> Result<predict:
         },
     };
     model.drop.validate()?;
+    if matches!(opts.route, Route::Fixed | Route::Corrected) {
+        on_grid(t, opts.dt, opts.route.name())?;
+    }
     let setup = RouteSetup {
         route: opts.route,
         dt: opts.dt,
