@@ -430,7 +430,7 @@ def test_every_result_has_to_dict_and_to_json(drop: fm.Drop) -> None:
 
 
 def test_reprs_are_readable(drop: fm.Drop) -> None:
-    assert repr(fm.divergence_exponent(drop)).startswith("Fit(slope = 0.4")
+    assert repr(fm.divergence_exponent(drop)).startswith("ExponentFit(slope = 0.4")
     assert "integrator share" in repr(fm.blame(drop, k=1e6, dt=1e-4))
     assert "at dt/10" in repr(fm.dt_refinement(drop, k=1e6))
 
