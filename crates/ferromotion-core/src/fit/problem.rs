@@ -164,34 +164,7 @@ impl FitProblem {
     /// `t_final` is replaced by the last sample time.
     pub fn new(guess: &Drop, obs: &Observations, opts: &FitOptions) -> Result<FitProblem> {
         let (ych, vch) = obs.channels()?;
-        let params: Vec<Param> = opts
-            .params
-            .iter()
-            .map(|n| Param::from_name(n))
-            .collect::<Result<_>>()?;
-        if params.is_empty() {
-            return Err(invalid(
-                "params",
-                0.0,
-                "name at least one parameter to fit".into(),
-            ));
-        }
-        for (i, p) in params.iter().enumerate() {
-            if params[..i].contains(p) {
-                return Err(invalid(
-                    "params",
-                    f64::NAN,
-                    format!("parameter `{}` named twice", p.name()),
-                ));
-            }
-        }
-        if params.contains(&Param::Zeta) && params.contains(&Param::Restitution) {
-            return Err(invalid(
-            "params",
-            f64::NAN,
-            "zeta and restitution are one parameter (restitution is the zeta's stiff limit): fit one of them".into(),
-        ));
-        }
+        let params = parse_params(&opts.params)?;
         let used = ych
             .as_ref()
             .map_or(0, |c| c.used.iter().filter(|&&u| u).count())
@@ -322,4 +295,37 @@ impl FitProblem {
             iteration,
         })
     }
+}
+
+/// The fitted parameters from their names: at least one, none twice, not zeta and restitution
+/// together (one parameter in two forms).
+fn parse_params(names: &[String]) -> Result<Vec<Param>> {
+    let params: Vec<Param> = names
+        .iter()
+        .map(|n| Param::from_name(n))
+        .collect::<Result<_>>()?;
+    if params.is_empty() {
+        return Err(invalid(
+            "params",
+            0.0,
+            "name at least one parameter to fit".into(),
+        ));
+    }
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].contains(p) {
+            return Err(invalid(
+                "params",
+                f64::NAN,
+                format!("parameter `{}` named twice", p.name()),
+            ));
+        }
+    }
+    if params.contains(&Param::Zeta) && params.contains(&Param::Restitution) {
+        return Err(invalid(
+        "params",
+        f64::NAN,
+        "zeta and restitution are one parameter (restitution is the zeta's stiff limit): fit one of them".into(),
+    ));
+    }
+    Ok(params)
 }
