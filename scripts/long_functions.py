@@ -23,11 +23,6 @@ LIMIT = 100
 #: Functions allowed at or over the limit, as "path:name" (path under crates/): the length
 #: they may not exceed (today's), and why they are still long.
 EXCEPTIONS = {
-    # fit belongs to the fit work in progress (its own helper); split it there.
-    "ferromotion-core/src/fit/mod.rs:template": (138, "the reporting template: one field per line of seed 000's template, not yet split"),
-    "ferromotion-core/src/fit/mod.rs:levenberg_marquardt": (104, "the damped step loop, not yet split"),
-    "ferromotion-core/src/fit/mod.rs:intervals": (115, "profile or Wald bounds per parameter, not yet split"),
-    "ferromotion-core/src/fit/predict.rs:fixed_rollout": (122, "the fixed-step rollout with its parameter tangents, not yet split"),
     # Integrator and contact loops: one pass of state and tangent through a step, where
     # splitting would move the bit-identity oracles' reference code (tests/*_identity.rs)
     # and the golden parity; not yet split.

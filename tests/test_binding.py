@@ -155,7 +155,7 @@ def test_readout_types(drop: fm.Drop) -> None:
     assert b.ratio == pytest.approx(b.integrator_share / b.contact_share, rel=1e-15)
 
     fit = fm.divergence_exponent(drop, dt=1e-4)
-    assert isinstance(fit, fm.Fit) and fit.points == 9 and 0 <= fit.r2 <= 1
+    assert isinstance(fit, fm.ExponentFit) and fit.points == 9 and 0 <= fit.r2 <= 1
     assert fm.contact_share_exponent(drop).points == 9
 
     ref = fm.dt_refinement(drop, k=1e6, base_dt=1e-4)
@@ -430,7 +430,7 @@ def test_every_result_has_to_dict_and_to_json(drop: fm.Drop) -> None:
 
 
 def test_reprs_are_readable(drop: fm.Drop) -> None:
-    assert repr(fm.divergence_exponent(drop)).startswith("Fit(slope = 0.4")
+    assert repr(fm.divergence_exponent(drop)).startswith("ExponentFit(slope = 0.4")
     assert "integrator share" in repr(fm.blame(drop, k=1e6, dt=1e-4))
     assert "at dt/10" in repr(fm.dt_refinement(drop, k=1e6))
 

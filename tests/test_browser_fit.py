@@ -7,6 +7,8 @@ reachable by keyboard, fit a 375 px screen and pass axe. Fixtures: tests/conftes
 
 from __future__ import annotations
 
+import re
+
 from labkit import SCREENSHOTS, axe_violations, numbers, open_lab, value
 from playwright.sync_api import Page, expect
 
@@ -30,14 +32,24 @@ def test_right_gradient_recovers_the_truth_and_the_fixed_step_fit_is_a_misfit(pa
     rows = fit_by_keyboard(page)
     assert [r[0] for r in rows] == ["fixed-step gradient (autodiff tangent)", "right gradient (the flow's)"]
     fixed, right = rows
-    for text, truth in ((right[2], 1.0), (right[3], 0.1606)):
+    for text, truth in ((right[1], 1.0), (right[2], 0.1606)):
         est, lo, hi = (value(x) for x in numbers(text))
         assert lo <= truth <= hi, text
-    chi2, limit = (value(x) for x in numbers(fixed[4])[:2])
-    assert chi2 > limit and fixed[4].endswith("misfit")
-    chi2, limit = (value(x) for x in numbers(right[4])[:2])
-    assert chi2 <= limit and "misfit" not in right[4]
+    # The result column: "misfit (…): χ² 8.91e5 > 207" or "fits the data: χ² 21.3 ≤ 207".
+    chi2, limit = (value(x) for x in numbers(fixed[3].split(":")[-1]))
+    assert chi2 > limit and fixed[3].startswith("misfit") and "converged" not in fixed[3].split(":")[0].replace(
+        "converged to a wrong minimum", ""), fixed[3]
+    chi2, limit = (value(x) for x in numbers(right[3].split(":")[-1]))
+    assert chi2 <= limit and "misfit" not in right[3]
+    # No number printed with JavaScript's "e+" or a 16-digit float.
+    for row in rows:
+        for text in row[1:4]:
+            assert "e+" not in text and not re.search(r"\d{9,}", text.replace(",", "")), text
     assert "recovers the truth" in page.locator("#fit-summary").text_content()
+    # At 1280 px the five columns fit their box: no sideways scroll (the phone keeps its scroll cue).
+    box = page.evaluate("(() => { const w = document.querySelector('#fit-panel .table-wrap');"
+                        " return [w.scrollWidth, w.clientWidth]; })()")
+    assert box[0] <= box[1] + 1, box
     assert page.console_errors == []
     assert axe_violations(page) == []
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -53,10 +65,33 @@ def test_panel_fits_375px_and_passes_axe(phone: Page, lab: str) -> None:
     phone.locator("#fit-panel").screenshot(path=str(SCREENSHOTS / "lab-375px-fit.png"))
 
 
-def test_a_refused_guess_reads_as_the_cores_sentence(page: Page, lab: str) -> None:
+def test_a_refused_guess_reads_as_the_cores_sentence_in_the_red_note(page: Page, lab: str) -> None:
     open_lab(page, lab)
     page.locator("#fit-panel > summary").click()
     page.locator("#fit-zeta").fill("1.5")
     page.locator("#fit-run").click()
-    expect(page.locator("#fit-note")).to_contain_text("The core refused this fit", timeout=RUN_TIMEOUT_MS)
-    assert "zeta" in page.locator("#fit-note").text_content()
+    note = page.locator("#fit-note")
+    expect(note).to_contain_text("No fit from", timeout=RUN_TIMEOUT_MS)
+    assert "zeta" in note.text_content() and note.get_attribute("data-kind") == "error"
+
+
+def test_a_zero_damping_guess_names_zeta_not_the_checkers_x(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    page.locator("#fit-panel > summary").click()
+    page.locator("#fit-zeta").fill("0")
+    page.locator("#fit-run").click()
+    note = page.locator("#fit-note")
+    expect(note).to_contain_text("No fit from", timeout=RUN_TIMEOUT_MS)
+    text = note.text_content()
+    assert "`zeta`" in text and "`x`" not in text and "inf" not in text, text
+
+
+def test_an_empty_height_is_asked_for_in_the_learners_words(page: Page, lab: str) -> None:
+    open_lab(page, lab)
+    page.locator("#fit-panel > summary").click()
+    page.locator("#fit-height").fill("")
+    page.locator("#fit-run").click()
+    note = page.locator("#fit-note")
+    expect(note).to_contain_text("Type a guess of the drop height")
+    assert "`height`" not in note.text_content() and note.get_attribute("data-kind") == "error"
+    assert axe_violations(page) == []

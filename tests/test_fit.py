@@ -7,6 +7,7 @@ import doctest
 import importlib
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -325,3 +326,97 @@ def test_three_bounce_local_minimum_is_left_by_continuation_over_the_horizon():
     assert len(r.iterations) > len(direct.iterations) and r.iterations[-1]["cost"] == r.cost
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(r.to_json()), fm.fit_schema())
+
+
+# --- Messages in the user's words: the parameter as spelled, the allowed range or the valid names,
+# --- never "= NaN" for what is not a number, never a 16-digit float.
+
+_LONG_FLOAT = r"\d\.\d{10,}|\d{11,}"
+
+
+def _refusal(exc_type, **kwargs) -> str:
+    args = dict(t=[0.1, 0.5, 0.8], y=[0.95, 0.1, 0.3], sigma=1e-3, params=["zeta"], route="flow", k=1e6)
+    args.update(kwargs)
+    guess = args.pop("guess", fm.Drop())
+    t, y = args.pop("t"), args.pop("y")
+    with pytest.raises(exc_type) as e:
+        fm.fit(guess, t, y, **args)
+    text = str(e.value)
+    assert "NaN" not in text and not re.search(_LONG_FLOAT, text), text
+    return text
+
+
+def test_an_unknown_parameter_name_lists_the_valid_names_without_nan():
+    text = _refusal(fm.InvalidParameter, params=["damping", "k"])
+    assert "`params`" in text and '"damping"' in text
+    for name in ("zeta", "restitution", "k", "height", "velocity", "gravity", "mass"):
+        assert name in text
+
+
+def test_heights_without_their_sigma_name_sigma_y_without_nan():
+    text = _refusal(fm.InvalidParameter, sigma=None)
+    assert "`sigma_y`" in text and "standard deviation" in text
+
+
+def test_sample_times_off_the_fixed_grid_name_the_sample_as_given():
+    # 0.05 + 3e-5 in floating point is 0.050030000000000005: the message prints 0.05003, the
+    # sample the user gave, and speaks of sample times, not of a t_final nobody set.
+    t0 = 0.05 + 3e-5
+    assert repr(t0) == "0.050030000000000005"
+    text = _refusal(fm.InvalidParameter, t=[t0, 0.5, 0.8], route="fixed", dt=1e-4)
+    assert "`t`" in text and "0.05003 s" in text and "t_final" not in text and "sample 0" in text
+
+
+def test_a_zero_start_of_a_log_parameter_names_it_not_the_checkers_x():
+    text = _refusal(fm.InvalidParameter, guess=fm.Drop(zeta=0.0))
+    assert "`zeta`" in text and "> 0" in text and "`x`" not in text and "inf" not in text
+
+
+def test_no_impact_before_the_horizon_prints_times_to_the_microsecond():
+    # From 5 m the first impact is at sqrt(2h/g); the message prints it to the microsecond.
+    t_impact = round(math.sqrt(2 * 5.0 / 9.81), 6)
+    text = _refusal(fm.NoImpact, guess=fm.Drop(height=5.0, t_final=2.0))
+    assert f"{t_impact} s" in text and "0.8 s" in text
+
+
+def test_the_result_crosses_as_the_cores_document_keeping_infinities():
+    # The exact route has no stiffness: k's column of S is exactly zero, so the condition number
+    # and that direction's half-width are infinite. The document keeps inf where the JSON text
+    # writes null.
+    t = np.round(np.arange(1, 17) * 0.05, 10)
+    y = fm.fit_predict(fm.Drop(zeta=0.2), t, route="exact")["y"]
+    r = fm.fit(fm.Drop(zeta=0.15), t, y, sigma=1e-3, params=["zeta", "k"], route="exact", check=False)
+    assert math.isinf(r.condition) and math.isinf(r.document["condition"])
+    assert json.loads(r.to_json())["condition"] is None
+    assert [w.label for w in r.weak_directions] == ["log k"] and math.isinf(r.weak_directions[0].half_width)
+
+
+def test_observations_are_read_by_the_cores_struct_refusing_unknown_keys():
+    obs = {"t": [0.1, 0.5, 0.8], "y": [0.95, 0.1, 0.3], "sigma_y": 1e-3, "sigmay": 1e-3}
+    with pytest.raises(fm.ScenarioError, match="sigmay"):
+        fm._core.fit(fm.Drop(), obs, {"params": ["zeta"]})
+
+
+def test_fm_fit_the_log_log_line_is_exponent_fit_with_a_deprecated_alias():
+    with pytest.warns(DeprecationWarning, match="ExponentFit"):
+        old = fm.Fit
+    assert old is fm.ExponentFit
+    e = fm.divergence_exponent(fm.Drop())
+    assert isinstance(e, fm.ExponentFit) and repr(e).startswith("ExponentFit(")
+
+
+def test_demo_settings_come_from_the_core():
+    demo = fm._core.FIT_DEMO
+    fit_module = importlib.import_module("ferromotion.fit")
+    assert fit_module.DEMO_K == demo["k"] and fit_module.DEMO_DT == demo["dt"]
+    assert fit_module.DEMO_TRUTH == {"height": demo["height"], "zeta": demo["zeta"]}
+
+
+def test_every_demo_start_falls_in_exactly_one_column():
+    fit_module = importlib.import_module("ferromotion.fit")
+    demo = fm.fit_demo(horizons=(0.8,), starts=2, baselines=False)
+    for row in demo["rows"]:
+        assert sum(row["outcomes"].values()) == row["starts"], row
+        assert row["outcomes"]["recovered"] == row["recovered"]
+    table = fit_module.demo_table(demo)
+    assert "stalled" in table and "elsewhere" in table

@@ -113,3 +113,16 @@ def test_demo_json_has_every_method_per_scenario() -> None:
     fixed = {s["horizon"]: s["dv_dy0"] for s in doc["scenarios"]}
     assert fixed[1.5]["fixed"] < -1e5 < 0 < fixed[1.5]["exact"]
     assert {r["route"] for r in doc["robustness"]} == {"flow", "fixed"}
+
+
+def test_heights_without_sigma_name_the_flag(tmp_path: Path) -> None:
+    p = run(str(write(tmp_path, "t,y", [(0.1, 0.9), (0.5, 0.1), (0.8, 0.3)])), "--no-check")
+    assert p.returncode == 1 and "--sigma-y" in p.stderr and "NaN" not in p.stderr, p.stderr
+
+
+def test_cma_imports_without_the_matplotlib_warning() -> None:
+    import sys
+    pytest.importorskip("cma")
+    code = "from ferromotion.fit import _import_cma; _import_cma()"
+    p = subprocess.run([sys.executable, "-W", "always", "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "matplotlib" not in p.stderr, p.stderr

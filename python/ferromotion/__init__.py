@@ -14,7 +14,7 @@ Where things live: one module per topic of the core, everything re-exported here
 
 - ``routes``: :class:`Drop`, :class:`Route`, :func:`exact`, :func:`fixed`, :func:`corrected`,
   :func:`flow`, :func:`tolerance`, :func:`rk4`, :func:`evaluate` (core: ``physics/``, ``lab/scenario.rs``)
-- ``readouts``: :class:`Fit`, :class:`Blame`, :class:`Refinement`, :func:`step_stability` and
+- ``readouts``: :class:`ExponentFit` (a log-log line; ``fm.Fit`` before), :class:`Blame`, :class:`Refinement`, :func:`step_stability` and
   the other readouts (``lab/readout.rs``)
 - ``sweep``: :func:`sweep`, :class:`Sweep`, :class:`SweepGrid` (``lab/sweep.rs``)
 - ``workbench``: :class:`Workbench`, the browser lab's controls (``lab/workbench.rs``)
@@ -64,7 +64,7 @@ from ._core import (
 )
 from ._common import defaults
 from .routes import Drop, Route, corrected, evaluate, exact, fixed, flow, rk4, tolerance
-from .readouts import (Blame, EqualBudget, Fit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
+from .readouts import (Blame, EqualBudget, ExponentFit, Refinement, blame, contact_share_exponent, divergence_exponent, dt_refinement,
     equal_budget,
     limit_restitution, log_grid, matched_dt, realised_restitution, step_stability,
     time_of_impact_term)
@@ -114,7 +114,7 @@ __all__ = [
     "exact",
     "FerroError",
     "FixtureError",
-    "Fit",
+    "ExponentFit",
     "fit",
     "fit_demo",
     "fit_predict",
@@ -186,3 +186,13 @@ from .study import Study, StudyError, study  # noqa: E402  (study.py builds on t
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
 from .engines.conformance import conformance  # noqa: E402  (fixtures as data; no engine needed)
 from . import systems  # noqa: E402  (fm.systems.*: systems with exact answers)
+
+
+def __getattr__(name: str) -> object:
+    """``fm.Fit``, the old name of :class:`ExponentFit`, with a DeprecationWarning."""
+    if name == "Fit":
+        import warnings
+        warnings.warn("fm.Fit is renamed fm.ExponentFit (a log-log line's exponent); fm.fit is forward "
+                      "matching, a different thing", DeprecationWarning, stacklevel=2)
+        return ExponentFit
+    raise AttributeError(f"module 'ferromotion' has no attribute {name!r}")

@@ -364,8 +364,9 @@ setattr(Route.__init__, "__signature__", inspect.Signature(
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
-class Fit(Json):
-    """A least-squares line through (log10 x, log10 y): y ~ x**slope.
+class ExponentFit(Json):
+    """A least-squares line through (log10 x, log10 y): y ~ x**slope, the exponent of a power law
+    (``fm.fit`` is another thing: forward matching; the old name ``fm.Fit`` is a deprecated alias).
 
     Attributes
     ----------
@@ -385,7 +386,7 @@ class Fit(Json):
     points: int
 
     @classmethod
-    def _from_core(cls, d: Mapping[str, Any]) -> "Fit":
+    def _from_core(cls, d: Mapping[str, Any]) -> "ExponentFit":
         """From the core's ``Fit`` document."""
         return cls(slope=float(d["slope"]), intercept=float(d["intercept"]), r2=float(d["r2"]),
                    points=int(d["points"]))
@@ -395,7 +396,7 @@ class Fit(Json):
         return dataclasses.asdict(self)
 
     def __repr__(self) -> str:
-        return f"Fit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
+        return f"ExponentFit(slope = {self.slope:.4g}, R^2 = {self.r2:.4g}, {self.points} points)"
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -674,7 +675,7 @@ class SweepResult(Json):
     def __len__(self) -> int:
         return len(self.k)
 
-    def exponent(self, points: str = "lab") -> Fit:
+    def exponent(self, points: str = "lab") -> ExponentFit:
         """The divergence exponent: the slope of log(gradient error) on log(k).
 
         The number depends on the grid it is fitted on: the error is not a clean power of
@@ -689,7 +690,7 @@ class SweepResult(Json):
             k = 1e4, 10^4.5, ..., 1e8 (:func:`divergence_exponent`); the sweep must hold those
             stiffnesses. ``"all"``: every one of the sweep's own points with k in [1e4, 1e8].
 
-        ``Fit.points`` says how many were used.
+        ``ExponentFit.points`` says how many were used.
 
         Raises
         ------
@@ -707,7 +708,7 @@ class SweepResult(Json):
         """
         invalid = self._errors[1]
         if points == "all":
-            return Fit._from_core(self._fit_own())
+            return ExponentFit._from_core(self._fit_own())
         if points != "lab":
             raise invalid(f"invalid parameter `points` = {points!r}: must be \"lab\" or \"all\"")
         ks = [float(x) for x in self.k]
@@ -717,7 +718,7 @@ class SweepResult(Json):
             raise invalid(
                 f"invalid parameter `k`: the lab's nine-point exponent needs k = 1e4, 10^4.5, ..., 1e8 in the sweep; "
                 f"{len(missing)} of them are missing (exponent(points=\"all\") fits the sweep's own points)")
-        return Fit._from_core(self._fit_lab())
+        return ExponentFit._from_core(self._fit_lab())
 
     def to_dict(self) -> Dict[str, Any]:
         """The drop, then the core's serialisation (the options: ``dt``, ``tolerance``,

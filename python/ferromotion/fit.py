@@ -78,11 +78,6 @@ class WeakDirection:
     kind: str
 
 
-def _inf(x: Any) -> float:
-    """A JSON null (an unbounded or singular number) as inf."""
-    return float("inf") if x is None else float(x)
-
-
 class FitResult:
     """One fit: estimates, intervals, identifiability, the iteration record and the receipt.
 
@@ -150,43 +145,37 @@ class FitResult:
 
     def __init__(self, report: Any) -> None:
         self._report = report
-        doc: Dict[str, Any] = json.loads(report.to_json())
+        # The core's document as Python data: ∞ and NaN stay what the core computed.
+        doc: Dict[str, Any] = report.document()
         self.document = doc
         self.route: str = doc["route"]
-        self.params: List[str] = [p["name"] for p in doc["params"]]
-        self.estimate: Dict[str, float] = {p["name"]: float(p["estimate"]) for p in doc["params"]}
-        self.start: Dict[str, float] = {p["name"]: float(p["start"]) for p in doc["params"]}
-        def bounds(p: Dict[str, Any], key: str) -> Tuple[float, float]:
-            lo, hi = p[key]
-            return (float(lo) if lo is not None else (0.0 if p["log"] else float("-inf")), _inf(hi))
-
-        self.interval: Dict[str, Tuple[float, float]] = {p["name"]: bounds(p, "interval") for p in doc["params"]}
-        self.wald_interval: Dict[str, Tuple[float, float]] = {p["name"]: bounds(p, "wald_interval")
-                                                              for p in doc["params"]}
+        ps = doc["params"]
+        self.params: List[str] = [p["name"] for p in ps]
+        self.estimate: Dict[str, float] = {p["name"]: p["estimate"] for p in ps}
+        self.start: Dict[str, float] = {p["name"]: p["start"] for p in ps}
+        self.interval: Dict[str, Tuple[float, float]] = {p["name"]: tuple(p["interval"]) for p in ps}  # type: ignore[misc]
+        self.wald_interval: Dict[str, Tuple[float, float]] = {p["name"]: tuple(p["wald_interval"])  # type: ignore[misc]
+                                                              for p in ps}
         self.interval_method: Dict[str, Tuple[str, str]] = {p["name"]: tuple(p["interval_method"])  # type: ignore[misc]
-                                                            for p in doc["params"]}
-        self.singular_values = np.array([_inf(s) for s in doc["singular_values"]], dtype=np.float64)
-        self.condition: float = _inf(doc["condition"])
+                                                            for p in ps}
+        self.singular_values = np.array(doc["singular_values"], dtype=np.float64)
+        self.condition: float = doc["condition"]
         self.weak_directions: List[WeakDirection] = [
-            WeakDirection(w["label"], tuple(w["coefficients"]), float(w["singular_value"]), _inf(w["half_width"]),
-                          w["kind"]) for w in doc["weak_directions"]]
+            WeakDirection(w["label"], tuple(w["coefficients"]), w["singular_value"], w["half_width"], w["kind"])
+            for w in doc["weak_directions"]]
         self.identifiable: bool = doc["identifiable"]
         self.status: str = doc["status"]
         self.cost: float = doc["cost"]
         self.chi2: float = doc["chi2"]
-        self.chi2_limit: float = _inf(doc["chi2_limit"])
+        self.chi2_limit: float = doc["chi2_limit"]
         self.consistent: bool = doc["consistent"]
         self.cost_start: float = doc["cost_start"]
         self.iterations: List[Dict[str, Any]] = doc["iterations"]
         self.evaluations: int = doc["evaluations"]
         self.check_evaluations: int = doc["check_evaluations"]
         self.wall_s: Optional[float] = doc.get("wall_s")
-        nan = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=np.float64)  # noqa: E731
-        self.t = nan(doc["t"])
-        self.y_fit = nan(doc["y_fit"])
-        self.v_fit = nan(doc["v_fit"])
-        self.residual_y = nan(doc["residual_y"])
-        self.residual_v = nan(doc["residual_v"])
+        for key in ("t", "y_fit", "v_fit", "residual_y", "residual_v"):
+            setattr(self, key, np.array(doc[key], dtype=np.float64))
         self.drop = Drop(**{f: doc["drop"][f] for f in ("height", "velocity", "t_final", "zeta", "gravity", "mass")})
         self.k: float = doc["k"]
         self.receipt: Dict[str, Any] = doc["receipt"]
@@ -207,8 +196,9 @@ class FitResult:
         return {n: bool(self.interval[n][0] <= truth[n] <= self.interval[n][1]) for n in self.params if n in truth}
 
     def to_json(self, indent: Optional[int] = None) -> str:
-        """The whole report as JSON (the core's document; non-finite numbers are null)."""
-        return json.dumps(self.document, indent=indent, ensure_ascii=False)
+        """The whole report as JSON (the core's own text; non-finite numbers are null)."""
+        text: str = self._report.to_json()
+        return text if indent is None else json.dumps(json.loads(text), indent=indent, ensure_ascii=False)
 
     def summary(self) -> str:
         """A few lines: status, estimates with intervals, identifiability and the check verdicts."""
@@ -265,14 +255,23 @@ def _options(params: Union[str, Sequence[str]], route: str, k: Optional[float], 
     return opts
 
 
+def _column(values: Optional[ArrayLike], name: str) -> Optional[List[float]]:
+    """One channel as the list of floats the core's ``Observations`` reads (shape (n,))."""
+    if values is None:
+        return None
+    a = float_array(values, name)
+    if a.ndim != 1:
+        raise InvalidParameter(f"invalid parameter `{name}`: expected an array of shape (n,), got shape {a.shape}")
+    return a.tolist()
+
+
 def _observations(t: ArrayLike, y: Optional[ArrayLike], v: Optional[ArrayLike], sigma: Optional[float],
                   sigma_y: Optional[float], sigma_v: Optional[float], mask_y: Optional[ArrayLike],
                   mask_v: Optional[ArrayLike]) -> Dict[str, Any]:
     """The observations as the core reads them (one dict)."""
     sy, sv = _channels(y, v, sigma, sigma_y, sigma_v)
     mask = lambda m: None if m is None else [bool(x) for x in np.asarray(m).ravel()]  # noqa: E731
-    return {"t": float_array(t, "t"), "y": None if y is None else float_array(y, "y"),
-            "v": None if v is None else float_array(v, "v"), "sigma_y": sy, "sigma_v": sv,
+    return {"t": _column(t, "t"), "y": _column(y, "y"), "v": _column(v, "v"), "sigma_y": sy, "sigma_v": sv,
             "mask_y": mask(mask_y), "mask_v": mask(mask_v)}
 
 
@@ -419,15 +418,19 @@ class FitObjective:
 # The experiment: who recovers a bounce's parameters, how often, at what cost
 
 
-#: The demo's truth: the default drop at k = 1e6 N/m.
-DEMO_TRUTH: Dict[str, float] = {"height": 1.0, "zeta": 0.1606}
-DEMO_K = 1e6
-DEMO_DT = 1e-4
+#: The demo's settings, from the core (``FitDemo``; the lab's panel reads the same): truth, k, dt,
+#: noise, sampling step, fitted parameters and horizons.
+DEMO: Dict[str, Any] = _core.FIT_DEMO
+#: The demo's truth: the default drop at k = DEMO_K.
+DEMO_TRUTH: Dict[str, float] = {"height": DEMO["height"], "zeta": DEMO["zeta"]}
+DEMO_K: float = DEMO["k"]
+DEMO_DT: float = DEMO["dt"]
 
 
-def demo_data(horizon: float, *, sigma_y: float = 1e-3, sigma_v: float = 1e-2, step: float = 0.02,
+def demo_data(horizon: float, *, sigma_y: float = DEMO["sigma_y"], sigma_v: float = DEMO["sigma_v"],
+              step: float = DEMO["step"],
               seed: int = 0, truth: Optional[Mapping[str, float]] = None) -> Dict[str, Any]:
-    """Synthetic measurements of the demo's drop: the flow route's closed form (the penalty
+    """Synthetic measurements of the demo's drop (:data:`DEMO`): the flow route's closed form (the penalty
     ODE at k = 1e6 N/m) at every ``step`` s up to ``horizon`` s, plus Gaussian noise of
     ``sigma_y`` m on heights and ``sigma_v`` m/s on velocities (seeded)."""
     truth = dict(DEMO_TRUTH, **(truth or {}))
@@ -449,7 +452,7 @@ def _starts(count: int, seed: int) -> List[Dict[str, float]]:
     return out
 
 
-def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: int = 1,
+def fit_demo(*, horizons: Sequence[float] = tuple(DEMO["horizons"]), starts: int = 5, seed: int = 1,
              baselines: bool = True, mass_shift: float = 0.2, progress: Optional[Callable[[str], None]] = None
              ) -> Dict[str, Any]:
     """The experiment of ``ferromotion fit --demo`` and notebook 07.
@@ -476,7 +479,7 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
     1
     """
     say = progress or (lambda s: None)
-    names = ["height", "zeta"]
+    names = list(DEMO["params"])
     out: Dict[str, Any] = {"rows": [], "scenarios": [], "robustness": []}
     for horizon in horizons:
         data = demo_data(horizon, seed=seed)
@@ -501,6 +504,7 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
         for route in ROUTES:
             say(f"T = {horizon} s: {route} route from {starts} starts")
             rec, evals, walls, finals, statuses = 0, [], [], [], []
+            outcomes: List[str] = []
             verdicts: List[str] = []
             for i, s in enumerate(starts_list):
                 guess = Drop(height=s["height"], zeta=s["zeta"])
@@ -508,6 +512,7 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
                     r = fit(guess, data["t"], data["y"], route=route, check=not verdicts, **kw)
                 except _core.FerroError as e:  # a start the route refuses (e.g. a grazing impact)
                     statuses.append(type(e).__name__)
+                    outcomes.append("refused")
                     continue
                 statuses.append(r.status if r.consistent else f"{r.status} (misfit)")
                 if not verdicts:
@@ -518,17 +523,19 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
                 finals.append(final)
                 ok = recovered(r.estimate) and final <= target
                 rec += ok
+                outcomes.append(_outcome(ok, r.consistent, r.status == "converged"))
                 reach = next((it for it in r.iterations if it["cost"] <= target), None) if route != "exact" else None
                 if ok:
                     evals.append(r.evaluations if reach is None else reach["evaluations"])
                     walls.append(r.iterations[-1].get("wall_s", r.wall_s) if reach is None or reach.get("wall_s") is None
                                  else reach["wall_s"])
             out["rows"].append(_row(horizon, f"LM + {route} Jacobian", rec, len(starts_list), evals, walls, finals,
-                                    verdicts, statuses))
+                                    verdicts, statuses, outcomes))
         if baselines:
             for method in ("CMA-ES", "Nelder-Mead"):
                 say(f"T = {horizon} s: {method} from {starts} starts")
                 rec, evals, walls, finals, statuses = 0, [], [], [], []
+                outcomes = []
                 for s in starts_list:
                     phi = FitObjective(Drop(height=s["height"], zeta=s["zeta"]), data["t"], data["y"], route="flow",
                                        **kw)
@@ -539,12 +546,13 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
                     hit = phi.reached(target)
                     ok = hit is not None and recovered(est)
                     statuses.append("reached" if hit is not None else "not reached")
+                    outcomes.append("recovered" if ok else "elsewhere")
                     rec += ok
                     if ok and hit is not None:
                         evals.append(hit[0])
                         walls.append(hit[1])
                 out["rows"].append(_row(horizon, method + " (flow objective)", rec, len(starts_list), evals, walls,
-                                        finals, ["derivative-free", "derivative-free"], statuses))
+                                        finals, ["derivative-free", "derivative-free"], statuses, outcomes))
         # Seed 002's robustness: the mass 20% off, refit, compare.
         for route in ("flow", "fixed"):
             shifted = Drop(height=truth["height"], zeta=truth["zeta"], mass=1.0 + mass_shift)
@@ -564,11 +572,21 @@ def fit_demo(*, horizons: Sequence[float] = (0.8, 1.5), starts: int = 5, seed: i
     return out
 
 
+def _import_cma() -> Any:
+    """The ``cma`` package (pip install cma), without its warning that matplotlib is missing
+    (the demo draws nothing with it)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*matplotlib.*")
+        import cma
+    return cma
+
+
 def _minimise(method: str, phi: FitObjective, seed: int) -> np.ndarray:
     """Minimise Φ from its start with a derivative-free method; returns the best point."""
     z0 = phi.start
     if method == "CMA-ES":
-        import cma  # the `cma` package: pip install cma
+        cma = _import_cma()
         es = cma.CMAEvolutionStrategy(list(z0), 0.2, {"seed": seed + 1, "verbose": -9, "maxfevals": 3000,
                                                       "tolfun": 1e-10, "tolx": 1e-10})
         es.optimize(phi)
@@ -578,16 +596,30 @@ def _minimise(method: str, phi: FitObjective, seed: int) -> np.ndarray:
     return np.asarray(res.x)
 
 
+#: What became of one start, each start in exactly one: the demo table's columns.
+OUTCOMES: Tuple[str, ...] = ("recovered", "misfit", "stalled", "elsewhere", "refused")
+
+
+def _outcome(recovered: bool, consistent: bool, converged: bool) -> str:
+    """One start's column: recovered the truth; a misfit on the route's own model; stopped without
+    converging; converged consistently on the route's own model but away from the flow fit."""
+    if recovered:
+        return "recovered"
+    if not consistent:
+        return "misfit"
+    return "elsewhere" if converged else "stalled"
+
+
 def _row(horizon: float, method: str, rec: int, n: int, evals: List[int], walls: List[Optional[float]],
-         finals: List[float], verdicts: List[str], statuses: List[str]) -> Dict[str, Any]:
+         finals: List[float], verdicts: List[str], statuses: List[str], outcomes: List[str]) -> Dict[str, Any]:
     w = [x for x in walls if x is not None]
     return {"horizon": horizon, "method": method, "recovered": rec, "starts": n,
             "median_evaluations": float(np.median(evals)) if evals else None,
             "median_wall_s": float(np.median(w)) if w else None,
             "best_cost": float(min(finals)) if finals else None,
             "check_start": verdicts[0] if verdicts else None, "check_solution": verdicts[1] if verdicts else None,
-            "statuses": statuses, "misfits": sum("misfit" in st for st in statuses),
-            "refused": sum(st[0].isupper() for st in statuses)}
+            "statuses": statuses, "outcomes": {o: outcomes.count(o) for o in OUTCOMES},
+            "misfits": outcomes.count("misfit"), "refused": outcomes.count("refused")}
 
 
 def demo_table(demo: Mapping[str, Any]) -> str:
@@ -602,16 +634,18 @@ def demo_table(demo: Mapping[str, Any]) -> str:
         lines.append(f"  dv(T)/dy0 at the truth: fixed {g['fixed']:+.4g}, flow {g['flow']:+.4g}, exact {g['exact']:+.4g}")
         iv = ", ".join(f"{n} [{best.interval[n][0]:.5g}, {best.interval[n][1]:.5g}]" for n in best.params)
         lines.append(f"  best flow fit: cost {best.cost:.2f}; 95% {iv}; target cost {scen['target_cost']:.2f}")
-        lines.append(f"  {'method':<30} {'recovered':>9} {'misfit':>6} {'refused':>7} {'evals':>6} {'wall s':>8} "
-                     f"{'best cost':>10}  checks (start/solution)")
+        lines.append(f"  {'method':<30} {'recovered':>9} {'misfit':>6} {'stalled':>7} {'elsewhere':>9} {'refused':>7} "
+                     f"{'evals':>6} {'wall s':>8} {'best cost':>10}  checks (start/solution)")
         for row in demo["rows"]:
             if row["horizon"] != h:
                 continue
             ev = "-" if row["median_evaluations"] is None else f"{row['median_evaluations']:.0f}"
             wall = "-" if row["median_wall_s"] is None else f"{row['median_wall_s']:.3f}"
             bc = "-" if row["best_cost"] is None else f"{row['best_cost']:.4g}"
-            lines.append(f"  {row['method']:<30} {row['recovered']:>4}/{row['starts']:<4} {row['misfits']:>6} "
-                         f"{row['refused']:>7} {ev:>6} {wall:>8} {bc:>10}  {row['check_start']}/{row['check_solution']}")
+            o = row["outcomes"]
+            lines.append(f"  {row['method']:<30} {row['recovered']:>4}/{row['starts']:<4} {o['misfit']:>6} "
+                         f"{o['stalled']:>7} {o['elsewhere']:>9} {o['refused']:>7} {ev:>6} {wall:>8} {bc:>10}  "
+                         f"{row['check_start']}/{row['check_solution']}")
         for rb in demo["robustness"]:
             if rb["horizon"] != h:
                 continue
@@ -625,6 +659,8 @@ def demo_table(demo: Mapping[str, Any]) -> str:
     lines.append("recovered: the estimate lies in the best flow fit's 95% interval and its flow-objective cost is "
                  "within 0.5 of the best (Δχ² = 1); misfit: starts that ended with chi2 beyond its 99.9% limit on "
                  "the route's own model (a local minimum, or a model or Jacobian that cannot reach the data); "
-                 "refused: starts the route refused (e.g. a grazing impact); evals and wall: median model "
+                 "stalled: starts that stopped without converging; elsewhere: starts that converged consistently "
+                 "on the route's own model (or, for the baselines, ended) away from the best flow fit; "
+                 "refused: starts the route refused (e.g. a grazing impact); each start is in exactly one column; evals and wall: median model "
                  "evaluations and seconds to that quality over the recovering starts; best cost: on the flow objective")
     return "\n".join(lines)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._common import ArrayLike, DT, Json, float_array, frozen
-from ._results import Blame, EqualBudget, Fit
+from ._results import Blame, EqualBudget, ExponentFit
 from .routes import Drop
 
 
@@ -71,7 +71,7 @@ def blame(drop: Drop, k: float, dt: float = DT) -> Blame:
     return Blame._from_core(_core.blame(drop, k, dt))
 
 
-def divergence_exponent(drop: Drop, dt: float = DT) -> Fit:
+def divergence_exponent(drop: Drop, dt: float = DT) -> ExponentFit:
     """Slope of log(gradient error) on log(k) over k = 10^4, 10^4.5, ..., 10^8 at step dt.
 
     Examples
@@ -81,10 +81,10 @@ def divergence_exponent(drop: Drop, dt: float = DT) -> Fit:
     >>> fit.points, bool(0 < fit.slope < 1)
     (9, True)
     """
-    return Fit._from_core(_core.divergence_exponent(drop, dt))
+    return ExponentFit._from_core(_core.divergence_exponent(drop, dt))
 
 
-def contact_share_exponent(drop: Drop) -> Fit:
+def contact_share_exponent(drop: Drop) -> ExponentFit:
     """Fitted exponent of the contact-model share on k = 10^4 .. 10^8 (no dt involved).
 
     Examples
@@ -93,7 +93,7 @@ def contact_share_exponent(drop: Drop) -> Fit:
     >>> round(fm.contact_share_exponent(fm.Drop()).slope, 1)
     -0.5
     """
-    return Fit._from_core(_core.contact_share_exponent(drop))
+    return ExponentFit._from_core(_core.contact_share_exponent(drop))
 
 
 def dt_refinement(drop: Drop, k: float, base_dt: float = DT) -> Refinement:

@@ -13,7 +13,7 @@ from ._core import FerroError, InvalidParameter
 from ._common import ArrayLike, DT, TOL, Json, float_array, frozen, tolerance_rtol
 from ._results import SweepBlame, SweepResult, SweepRoute, sweep_options
 from .routes import Drop, Route
-from .readouts import Fit
+from .readouts import ExponentFit
 
 
 # Sweeps
@@ -324,7 +324,7 @@ class SweepGrid(Json):
         """bool, shape (m, n): the fixed route's dv(T)/dy0 has the exact answer's sign."""
         return self.stack("right_sign")
 
-    def exponent(self) -> List[Fit]:
+    def exponent(self) -> List[ExponentFit]:
         """The divergence exponent at each step (see :meth:`Sweep.exponent`)."""
         return [s.exponent() for s in self.sweeps]
 

@@ -1,11 +1,26 @@
 // The "go further" panels: the audit table, the blame decomposition, the equal-budget table
-// (budget.js), the descent experiment, the quadruped (quadruped.js) and the time-of-impact
-// panel with hybrid_jacobian. Heavy work
-// (the audit sweep, the descent experiment, the quadruped) goes to a background worker; the
-// panels compute only when opened.
+// (budget.js), the descent experiment, the quadruped (quadruped.js), the fit of a bounce
+// (fitpanel.js) and the time-of-impact panel with hybrid_jacobian. Heavy work (the audit
+// sweep, the descent experiment, the quadruped, the fits) goes to a background worker; the
+// panels compute only when opened or asked.
 // Presentation only: every number comes from the core through sim.js.
+//
+// One way to add a panel (the budget panel is the model; the fit panel follows it):
+//   1. the core computes the whole document (one function, one wasm export in lib.rs, one job
+//      in sim.js's `jobs`); the panel never recomputes a number or a verdict;
+//   2. web/js/NAME.js exports a class taking what it needs ({bench, background} or nothing, when
+//      its work is long enough to want a worker of its own, opened on first use as quadruped.js
+//      and fitpanel.js do); Further constructs it below, and calls enable() when the core has
+//      loaded (setLocked(locked) too if a committed prediction gates it): no script tag of its own;
+//   3. its markup is a <details> in index.html with a form, a note (`data-kind="error"` draws
+//      the red box, lab.css) and a result block hidden until there is a result; an empty field
+//      is asked for in the learner's words, a refusal shows the core's message in that note;
+//   4. numbers print through format.js, plots through plots.js (or round ticks from its
+//      niceStep/linearLabel), noise from the one seeded generator in sim.js;
+//   5. a browser test opens it at 1280 and 375 px, runs axe, and checks a number against the core.
 import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy } from "./format.js";
 import { BudgetPanel } from "./budget.js";
+import { FitPanel } from "./fitpanel.js";
 import { Heatmap, LogPlot } from "./plots.js";
 import { QuadrupedPanel } from "./quadruped.js";
 
@@ -66,6 +81,7 @@ export class Further {
     // its own (quadruped.js), so the bench's curves never queue behind it.
     this.quadruped = new QuadrupedPanel({ report });
     this.budget = new BudgetPanel({ bench, background });
+    this.fit = new FitPanel();
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());
@@ -85,6 +101,7 @@ export class Further {
   enable() {
     for (const n of document.querySelectorAll("#further input, #further button")) n.disabled = false;
     this.budget.enable();
+    this.fit.enable();
   }
 
   /** The workbench locked (no prediction committed yet) or unlocked. */

@@ -116,7 +116,7 @@ class Figure {
 }
 
 /** A round tick step (1, 2 or 5 times a power of ten) near `span / 5`. */
-function niceStep(span) {
+export function niceStep(span) {
   const raw = span / 5;
   const p = 10 ** Math.floor(Math.log10(raw));
   const f = raw / p;
@@ -124,7 +124,7 @@ function niceStep(span) {
 }
 
 /** A linear tick's label: no float noise ("0.30000000000000004" -> "0.3"), a real minus sign. */
-const linearLabel = (v) => String(Number(v.toPrecision(6))).replace("-", "−");
+export const linearLabel = (v) => String(Number(v.toPrecision(6))).replace("-", "−");
 
 /**
  * A line plot with a log10 x axis and, by default, a log10 y axis.

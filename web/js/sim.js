@@ -272,25 +272,33 @@ export const jobs = {
     return pkg.descent();
   },
   /**
-   * {drop (the true drop), horizon (s), guess (the starting drop), routes, noise: {sigma_y, sigma_v,
-   * seed}} -> {data: the core's predictions with noise added, fits: one core FitReport per route}:
-   * the "Fit a bounce" panel (fitpanel.js). The data are the flow route's closed form (the core's
-   * fitPredict) every 20 ms plus seeded Gaussian noise; each fit is the core's fit of height and zeta.
+   * The fit demo's settings: the core's FitDemo (truth, k, dt, noise, sampling step, parameters).
    * @param {Core} pkg
-   * @param {{drop: Drop, horizon: number, guess: Drop, routes: FitRoute[],
-   *   noise: {sigma_y: number, sigma_v: number, seed: number}}} args
    */
-  fitBounce(pkg, { drop, horizon, guess, routes, noise }) {
-    const n = Math.round(horizon / 0.02);
-    const t = Array.from({ length: n }, (_, i) => Math.round((i + 1) * 0.02 * 1e10) / 1e10);
-    const options = { route: /** @type {FitRoute} */ ("flow"), k: 1e6, dt: 1e-4 };
-    const truth = pkg.fitPredict({ ...drop, t_final: horizon }, Float64Array.from(t), options);
-    const normal = gaussian(noise.seed);
-    const y = truth.y.map((x) => x + noise.sigma_y * normal());
-    const v = truth.v.map((x) => x + noise.sigma_v * normal());
-    const observations = { t, y, v, sigma_y: noise.sigma_y, sigma_v: noise.sigma_v };
+  fitDemo(pkg) {
+    return pkg.fitDemo();
+  },
+  /**
+   * {demo (the core's FitDemo), horizon (s), guess (the starting drop), routes, seed} -> {data:
+   * the core's predictions with noise added, fits: one core FitReport per route}: the "Fit a
+   * bounce" panel (fitpanel.js). The data are the flow route's closed form (the core's
+   * fitPredict) every demo.step s plus seeded Gaussian noise; each fit is the core's fit of the
+   * demo's parameters.
+   * @param {Core} pkg
+   * @param {{demo: any, horizon: number, guess: Drop, routes: FitRoute[], seed: number}} args
+   */
+  fitBounce(pkg, { demo, horizon, guess, routes, seed }) {
+    const n = Math.round(horizon / demo.step);
+    const t = Array.from({ length: n }, (_, i) => Math.round((i + 1) * demo.step * 1e10) / 1e10);
+    const options = { route: /** @type {FitRoute} */ ("flow"), k: demo.k, dt: demo.dt };
+    const drop = { ...guess, height: demo.height, zeta: demo.zeta, t_final: horizon };
+    const truth = pkg.fitPredict(drop, Float64Array.from(t), options);
+    const normal = gaussian(seed);
+    const y = truth.y.map((x) => x + demo.sigma_y * normal());
+    const v = truth.v.map((x) => x + demo.sigma_v * normal());
+    const observations = { t, y, v, sigma_y: demo.sigma_y, sigma_v: demo.sigma_v };
     const fits = routes.map((route) =>
-      pkg.fit({ ...guess, t_final: horizon }, observations, { ...options, route, params: ["height", "zeta"] }));
+      pkg.fit({ ...guess, t_final: horizon }, observations, { ...options, route, params: demo.params }));
     return { data: { t, y, v, y_true: truth.y }, fits };
   },
   /**

@@ -13,7 +13,9 @@
 #[serde(untagged)]
 pub enum FerroError {
     /// A parameter is non-finite or outside its allowed range.
-    #[error("invalid parameter `{name}` = {}: {limit}", Num(*.value))]
+    /// A value that is not a number at all (an unknown name, a missing entry) is NaN here and
+    /// left out of the message: "invalid parameter `params`: unknown parameter ...".
+    #[error("invalid parameter `{name}`{}: {limit}", shown(*.value))]
     InvalidParameter {
         /// Parameter name as the user spells it (`k`, `dt`, `zeta`, ...).
         name: &'static str,
@@ -56,7 +58,7 @@ pub enum FerroError {
         min_step: f64,
     },
     /// The drop does not reach the ground before the final time.
-    #[error("no impact before t_final = {t_final} s: the first impact is at t = {t_impact} s")]
+    #[error("no impact before t_final = {} s: the first impact is at t = {} s", micro(*.t_final), micro(*.t_impact))]
     NoImpact {
         /// The final time, s.
         t_final: f64,
@@ -188,6 +190,25 @@ fn reason_field<S: serde::Serializer>(reason: &str, s: S) -> std::result::Result
     let mut map = s.serialize_map(Some(1))?;
     map.serialize_entry("reason", reason)?;
     map.end()
+}
+
+/// " = value" in at most six figures ([`Num`]), or nothing for NaN (the mark of a value that
+/// is not a number at all: an unknown name, a missing entry), so a message never shows
+/// "= NaN" nor a 16-digit float.
+fn shown(value: f64) -> String {
+    if value.is_nan() {
+        return String::new();
+    }
+    format!(" = {}", Num(value))
+}
+
+/// A time to the microsecond, as a person reads it (`1.009638`, not 1.0096375546923044).
+fn micro(t: f64) -> f64 {
+    if t.is_finite() {
+        libm::round(t * 1e6) / 1e6
+    } else {
+        t
+    }
 }
 
 fn field_prefix(field: &Option<String>) -> String {

@@ -501,3 +501,51 @@ fn a_far_start_walks_to_the_truth_in_bounded_steps() {
         }
     }
 }
+
+/// A sample time off the fixed route's grid is refused naming the sample as given (six
+/// figures), not a t_final the user never set; a name that is not a parameter prints no NaN.
+#[test]
+fn refusals_name_the_sample_and_the_parameter_in_the_users_words() {
+    let t0 = 0.05 + 3e-5; // 0.050030000000000005 in binary floating point
+    assert_eq!(format!("{t0}"), "0.050030000000000005");
+    let obs = Observations {
+        t: vec![t0, 0.5, 0.8],
+        y: Some(vec![0.99, 0.1, 0.3]),
+        sigma_y: Some(1e-3),
+        ..Observations::default()
+    };
+    let mut o = opts(Route::Fixed, &["zeta"], 1e6);
+    o.dt = 1e-4;
+    let e = fit(&Drop::default(), &obs, &o, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`t`") && e.contains("0.05003 s") && !e.contains("t_final"),
+        "{e}"
+    );
+    let e = fit(
+        &Drop::default(),
+        &obs,
+        &opts(Route::Flow, &["damping"], 1e6),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("`params`") && e.contains("damping") && !e.contains("NaN"),
+        "{e}"
+    );
+    // A log parameter's start at 0 is named, not the checker's `x` = -inf.
+    let e = fit(
+        &Drop {
+            zeta: 0.0,
+            ..Drop::default()
+        },
+        &obs,
+        &opts(Route::Flow, &["zeta"], 1e6),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`zeta`") && !e.contains("`x`"), "{e}");
+}

@@ -1,5 +1,5 @@
-//! Forward matching (core: `fit/`). Observations enter as arrays, options as the
-//! core's `FitOptions`; a fit stays a core value behind a handle (`FitReport`), serialised by
+//! Forward matching (core: `fit/`). Observations enter as the core's serde `Observations`,
+//! options as its `FitOptions` (both read by `Options`, unknown keys refused); a fit stays a core value behind a handle (`FitReport`), serialised by
 //! the core (the document for Python, the JSON text for files). `FitObjective` hands Φ to
 //! derivative-free optimisers.
 
@@ -25,50 +25,13 @@ impl PyFitReport {
     }
 }
 
-/// Observations from a dict: `t` (n,), `y`/`v` (n,) or None, `sigma_y`/`sigma_v`, masks as
-/// booleans (missing keys are None).
-struct ObsArg(Observations);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for ObsArg {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let get = |key: &str| -> PyResult<Option<Bound<'py, PyAny>>> {
-            Ok(obj.get_item(key).ok().filter(|v| !v.is_none()))
-        };
-        let t = match get("t")? {
-            Some(t) => floats(&t, "t", &[None])?,
-            None => Vec::new(),
-        };
-        let n = Some(t.len());
-        let array = |key: &str| -> PyResult<Option<Vec<f64>>> {
-            get(key)?.map(|a| floats(&a, key, &[n])).transpose()
-        };
-        let mask = |key: &str| -> PyResult<Option<Vec<bool>>> {
-            get(key)?.map(|m| m.extract::<Vec<bool>>()).transpose()
-        };
-        let number = |key: &str| -> PyResult<Option<f64>> {
-            get(key)?.map(|x| x.extract::<f64>()).transpose()
-        };
-        Ok(ObsArg(Observations {
-            y: array("y")?,
-            v: array("v")?,
-            t,
-            sigma_y: number("sigma_y")?,
-            sigma_v: number("sigma_v")?,
-            mask_y: mask("mask_y")?,
-            mask_v: mask("mask_v")?,
-        }))
-    }
-}
-
 /// Fit the drop's parameters to the observations, GIL released.
 #[pyfunction]
 #[pyo3(signature = (drop, observations, options=None))]
 fn fit(
     py: Python<'_>,
     drop: DropArg,
-    observations: ObsArg,
+    observations: Options<Observations>,
     options: Option<Options<FitOptions>>,
 ) -> PyResult<PyFitReport> {
     let obs = observations.0;
@@ -108,7 +71,7 @@ impl PyFitObjective {
     #[pyo3(signature = (drop, observations, options=None))]
     fn new(
         drop: DropArg,
-        observations: ObsArg,
+        observations: Options<Observations>,
         options: Option<Options<FitOptions>>,
     ) -> PyResult<Self> {
         let problem = py_result(FitProblem::new(
@@ -162,6 +125,7 @@ impl PyFitObjective {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FIT_SCHEMA", core_fit::FIT_SCHEMA)?;
+    m.add("FIT_DEMO", document(m.py(), &core_fit::FitDemo::default())?)?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_predict, m)?)?;
     m.add_class::<PyFitReport>()?;

@@ -313,3 +313,10 @@ pub fn fit_predict(
     let opts: FitOptions = from_js(options)?;
     to_js(&predictions(&drop, &t, &opts).into_js()?)
 }
+
+/// The fit demo's settings (the core's `FitDemo`: truth, k, dt, noise, sampling step, the
+/// fitted parameters, the horizons), the same the Python package's `fm.fit_demo` reads.
+#[wasm_bindgen(js_name = fitDemo)]
+pub fn fit_demo() -> Result<JsValue, JsError> {
+    to_js(&ferromotion_core::fit::FitDemo::default())
+}

@@ -125,6 +125,10 @@ def _fit(args: argparse.Namespace) -> int:
                 raise fm.InvalidParameter(f"invalid parameter `sigma_{ch}`: the column must hold one value "
                                           f"(repeated), got {sorted(values)[:4]}")
             sigma[ch] = values.pop()
+    for ch, unit in (("y", "m"), ("v", "m/s")):
+        if ch in cols and sigma[ch] is None:
+            raise fm.InvalidParameter(f"invalid parameter `--sigma-{ch}`: the `{ch}` column needs its standard "
+                                      f"deviation: pass --sigma-{ch} ({unit}, > 0) or add a `sigma_{ch}` column")
     masks = {ch: [not m for m in cols[f"missing_{ch}"]] if ch in cols else None for ch in ("y", "v")}
     guess = fm.Drop(height=args.height, velocity=args.velocity, zeta=args.zeta, gravity=args.gravity,
                     mass=args.mass, t_final=max(cols["t"]) if cols["t"] else DEFAULTS["drop"]["t_final"])
@@ -153,9 +157,9 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _fit_demo(args: argparse.Namespace) -> int:
-    from ..fit import demo_table, fit_demo
+    from ..fit import _import_cma, demo_table, fit_demo
     try:
-        import cma  # noqa: F401
+        _import_cma()
         import scipy  # noqa: F401
         baselines = True
     except ImportError as e:

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import _core
-from .. import Drop, Fit, Receipt, check_gradient, exact, fixed, flow
+from .. import Drop, ExponentFit, Receipt, check_gradient, exact, fixed, flow
 from .._results import SIGN_TEXT
 from ._step_function import black_box_beside_engine, step_function  # an engine's step as a black box
 
@@ -133,7 +133,7 @@ class EngineAudit:
         Whether the sign agrees with exact (``sign != "wrong"``).
     ours_dv_dy0, ours_gradient_error : ndarray (n,)
         The same from our fixed route at the same k and dt.
-    exponent : Fit or None
+    exponent : ExponentFit or None
         Slope of log gradient error on log k over k in [1e4, 1e8] (None: fewer than 3 such k).
     refinement : dict
         ``{"k", "dt", "gradient_error", "ratio"}`` at one k: the engine at dt, dt/10, ...
@@ -164,7 +164,7 @@ class EngineAudit:
     right_sign: np.ndarray
     ours_dv_dy0: np.ndarray
     ours_gradient_error: np.ndarray
-    exponent: Optional[Fit]
+    exponent: Optional[ExponentFit]
     refinement: Dict[str, Any]
     blame: Optional[Dict[str, Any]]
     receipt: Optional[Receipt]
@@ -177,7 +177,7 @@ class EngineAudit:
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray):
                 v = v.tolist()
-            elif isinstance(v, (Drop, Fit)):
+            elif isinstance(v, (Drop, ExponentFit)):
                 v = v.to_dict()
             elif isinstance(v, Receipt):
                 v = v.to_dict()
@@ -305,7 +305,7 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     sign = np.array([c["sign"] for c in judged])
     ours = [fixed(drop, k, dt) for k in ks]
     in_range = (ks >= EXPONENT_RANGE[0] * (1 - 1e-9)) & (ks <= EXPONENT_RANGE[1] * (1 + 1e-9))
-    exponent = Fit(**_core.fit_loglog(ks[in_range].tolist(), grad_err[in_range].tolist())) \
+    exponent = ExponentFit(**_core.fit_loglog(ks[in_range].tolist(), grad_err[in_range].tolist())) \
         if in_range.sum() >= 3 else None
     notes: List[str] = []
     # dt refinement on the engine itself.

@@ -16,7 +16,7 @@ as natively.
 
 Errors are the native ``FerroError`` subclasses with the core's messages; their names come
 from the native stub ``python/ferromotion/_core.pyi`` (``_errors.py``, written at build time
-by ``scripts/pyodide.sh``). The result classes (``Route``, ``Fit``, ``Blame``, the sweep's,
+by ``scripts/pyodide.sh``). The result classes (``Route``, ``ExponentFit``, ``Blame``, the sweep's,
 the receipt's) are the native package's own ``_results.py``, copied at build time; this
 file supplies only the calls into the WebAssembly core.
 """
@@ -31,7 +31,7 @@ from . import _errors
 _ERRORS = _errors  # the module, under a name the result classes' `_errors` tuple does not hide
 # The result classes, their repr and to_dict: the native package's own module
 # (python/ferromotion/_results.py, copied here by scripts/pyodide.sh).
-from ._results import (Blame, CheckDirection, EqualBudget, Fit, Receipt, Route, SweepBlame, SweepRoute, floats, frozen,
+from ._results import (Blame, CheckDirection, EqualBudget, ExponentFit, Receipt, Route, SweepBlame, SweepRoute, floats, frozen,
                        tolerance_rtol)
 # The package's own plumbing, kept out of dir(fm) as natively (underscored names).
 from ._results import Json as _Json, SweepResult as _SweepResult, raise_refusal as _raise_refusal
@@ -192,9 +192,9 @@ def blame(drop: Drop, k: float, dt: float = _DT) -> Blame:
     return Blame._from_core(_call("blameSplit", drop.to_dict(), _real(k), _real(dt)))
 
 
-def divergence_exponent(drop: Drop, dt: float = _DT) -> Fit:
+def divergence_exponent(drop: Drop, dt: float = _DT) -> ExponentFit:
     """Slope of log(gradient error) on log(k) over k = 10^4, 10^4.5, ..., 10^8 at step dt."""
-    return Fit._from_core(_call("divergenceExponent", drop.to_dict(), _real(dt)))
+    return ExponentFit._from_core(_call("divergenceExponent", drop.to_dict(), _real(dt)))
 
 
 def time_of_impact_term(drop: Drop, speed: Any = None) -> Any:
@@ -438,6 +438,11 @@ _PUBLIC = sorted(n for n in list(globals()) if not n.startswith("_")
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Fit":  # the old name of ExponentFit, as natively
+        import warnings
+        warnings.warn("fm.Fit is renamed fm.ExponentFit (a log-log line's exponent); fm.fit is forward "
+                      "matching, a different thing", DeprecationWarning, stacklevel=2)
+        return ExponentFit
     if name in _NATIVE_ONLY:
         raise AttributeError(f"fm.{name} is native only: it is not in the lab's browser package; "
                              "run it with the installed package (pip install ferromotion)")

@@ -377,16 +377,7 @@ fn fixed_rollout(
 ) -> Result<Sensitivity> {
     let drop = &model.drop;
     let law = drop.penalty(model.k)?;
-    let steps: Vec<u64> = times
-        .iter()
-        .map(|&t| {
-            if t == 0.0 {
-                Ok(0)
-            } else {
-                step_count(t, setup.dt, crate::physics::integrate::DEFAULT_MAX_STEPS)
-            }
-        })
-        .collect::<Result<_>>()?;
+    let steps = sample_steps(times, setup.dt)?;
     let (k, c, m, g, dt) = (law.stiffness, law.damping, law.mass, drop.gravity, setup.dt);
     let inv_m = 1.0 / m;
     let sq = libm::sqrt(k * m);
@@ -462,7 +453,40 @@ fn fixed_rollout(
             ),
         });
     }
-    let np = params.len();
+    let (dy, dv) = fixed_columns(model, params, &tangents);
+    Ok(Sensitivity {
+        prediction: pred,
+        dy,
+        dv,
+        evaluations: 1,
+        probes_halved: 0,
+        one_sided: 0,
+    })
+}
+
+/// The step index of each sample time on the grid of `dt` (0 at t = 0).
+fn sample_steps(times: &[f64], dt: f64) -> Result<Vec<u64>> {
+    times
+        .iter()
+        .map(|&t| {
+            if t == 0.0 {
+                Ok(0)
+            } else {
+                step_count(t, dt, crate::physics::integrate::DEFAULT_MAX_STEPS)
+            }
+        })
+        .collect()
+}
+
+/// The fixed rollout's sensitivity columns: each fitted parameter's tangent at every sample
+/// time (heights, velocities), through the parameter's coordinate chain.
+fn fixed_columns(
+    model: &Model,
+    params: &[Param],
+    tangents: &[([f64; 6], [f64; 6])],
+) -> (DMatrix<f64>, DMatrix<f64>) {
+    let (n, np) = (tangents.len(), params.len());
+    let drop = &model.drop;
     let mut dy = DMatrix::zeros(n, np);
     let mut dv = DMatrix::zeros(n, np);
     for (col, p) in params.iter().enumerate() {
@@ -482,14 +506,7 @@ fn fixed_rollout(
             dv[(i, col)] = tangents[i].1[dir] * factor * chain;
         }
     }
-    Ok(Sensitivity {
-        prediction: pred,
-        dy,
-        dv,
-        evaluations: 1,
-        probes_halved: 0,
-        one_sided: 0,
-    })
+    (dy, dv)
 }
 
 /// de/dzeta of the penalty law's stiff-limit restitution
