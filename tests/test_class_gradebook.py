@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 from classkit import ITEMS, T0, CoreBench, build_class, core_export, plan, write
 from ferromotion import classreport
 from ferromotion.classreport import GRADEBOOK_COLUMNS, RE_DERIVED, class_report, split_name_id

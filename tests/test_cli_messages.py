@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 import ferromotion as fm
 
