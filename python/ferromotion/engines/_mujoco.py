@@ -260,6 +260,7 @@ class MJX(AdapterBase):
         self._run_and_jac = jax.jit(run_and_jac)
         self._run_rows = jax.jit(run_rows)
         self._run_and_jac_rows = jax.jit(run_and_jac_rows)
+        self._widths: Dict[str, int] = {}
         self._models: Dict[Tuple[Any, ...], Any] = {}
 
     def _model(self, drop: Any, k: float, dt: float) -> Any:
@@ -294,17 +295,25 @@ class MJX(AdapterBase):
         out, jac = self._run_and_jac(mx, d0, self._jnp.asarray(x0, dtype=float), steps(drop, dt))
         return np.asarray(out), np.asarray(jac)
 
-    def _rows(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[Any, ...]:
-        """One model at dt, each row's solref (the only thing k changes in the MJCF) and x0."""
+    def _rows(self, drop: Any, ks: Sequence[float], dt: float, X: Any, fn: str) -> Tuple[Any, ...]:
+        """One model at dt, each row's solref (the only thing k changes in the MJCF) and x0, the
+        rows padded (with copies of the first) up to the most this function has run: each new
+        row count is a new XLA compilation (tens of seconds on a loaded CPU), a padded row is not."""
         k, x = rows(ks, X)
+        width = max(k.size, self._widths.get(fn, 0))
+        self._widths[fn] = width
+        k = np.concatenate([k, np.full(width - k.size, k[0])])
+        x = np.concatenate([x, np.tile(x[:1], (width - x.shape[0], 1))])
         mx, d0 = self._model(drop, float(k[0]), dt)
         solref = np.array([solref_for(float(ki), drop.zeta, drop.mass) for ki in k])
         return mx, d0, self._jnp.asarray(solref), self._jnp.asarray(x), steps(drop, dt)
 
     def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
         """(m, 2): every row in one ``jax.vmap`` of the step loop (the model's ``geom_solref`` per row)."""
-        return np.asarray(self._run_rows(*self._rows(drop, ks, dt, X)))
+        m = np.asarray(ks).size
+        return np.asarray(self._run_rows(*self._rows(drop, ks, dt, X, "states")))[:m]
 
     def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
-        out, jac = self._run_and_jac_rows(*self._rows(drop, ks, dt, X))
-        return np.asarray(out), np.asarray(jac)
+        m = np.asarray(ks).size
+        out, jac = self._run_and_jac_rows(*self._rows(drop, ks, dt, X, "jacobians"))
+        return np.asarray(out)[:m], np.asarray(jac)[:m]
