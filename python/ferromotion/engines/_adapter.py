@@ -53,10 +53,10 @@ class EngineAdapter(Protocol):
     def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
         """(x(T), the engine's own dx(T)/dx0) of one rollout."""
 
-    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+    def states(self, drop: Any, ks: Any, dt: float, X: Any) -> np.ndarray:
         """(m, 2): x(T) of row i from X[i] at stiffness ks[i]."""
 
-    def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
+    def jacobians(self, drop: Any, ks: Any, dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
         """((m, 2), (m, 2, 2)): each row's x(T) and the engine's own J."""
 
     def fixture_drop(self, doc: Dict[str, Any], k: float, dt: float, x0: Any,
@@ -92,11 +92,11 @@ class AdapterBase:
     def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
-    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+    def states(self, drop: Any, ks: Any, dt: float, X: Any) -> np.ndarray:
         k, x = rows(ks, X)
         return np.array([self.state(drop, float(ki), dt, xi) for ki, xi in zip(k, x)]).reshape(-1, 2)
 
-    def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
+    def jacobians(self, drop: Any, ks: Any, dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
         k, x = rows(ks, X)
         got = [self.jacobian(drop, float(ki), dt, xi) for ki, xi in zip(k, x)]
         return (np.array([s for s, _ in got]).reshape(-1, 2), np.array([j for _, j in got]).reshape(-1, 2, 2))

@@ -136,7 +136,7 @@ class MuJoCo(AdapterBase):
 
         self._mj = mujoco
         self.version = mujoco.__version__
-        self._models: Dict[Tuple[float, float], Any] = {}
+        self._models: Dict[Tuple[float, ...], Any] = {}
 
     def model(self, drop: Any, k: float, dt: float) -> Any:
         key = (float(k), float(dt), float(drop.mass), float(drop.zeta), float(drop.gravity))

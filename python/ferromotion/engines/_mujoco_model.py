@@ -33,8 +33,9 @@ activations' and controls' leftovers are set from x and ``ctrl``), so the step d
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -227,7 +228,7 @@ class MuJoCoModelStep:
         d = self._set(np.asarray(x, dtype=float))
         self._mj.mj_forward(self.model, d)
         f6 = np.zeros(6)
-        forces = {}
+        forces: Dict[Tuple[int, int], float] = {}
         for c in range(d.ncon):
             g = (int(d.contact.geom1[c]), int(d.contact.geom2[c]))
             self._mj.mj_contactForce(self.model, d, c, f6)
@@ -247,9 +248,9 @@ class MuJoCoModelStep:
     def guards(self, release: bool = True) -> List[Callable[[np.ndarray], float]]:
         out: List[Callable[[np.ndarray], float]] = []
         for i in range(len(self.pairs)):
-            out.append(lambda x, i=i: self.distance(i, x))
+            out.append(functools.partial(self.distance, i))
             if release:
-                out.append(lambda x, i=i: self.release(i, x))
+                out.append(functools.partial(self.release, i))
         return out
 
 

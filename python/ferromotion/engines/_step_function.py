@@ -182,7 +182,7 @@ def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: 
             raise NotImplementedError("batch=True needs fm.StepFunction(..., batch=True), which this ferromotion's "
                                       "driver does not have yet; use batch=False (the rows run one at a time)")
         rows = [box.entry_rows, box.release_rows] if release else [box.entry_rows]
-        return StepFunction(box.step_rows, guards=rows, resets=[None] * len(rows), name=name,  # type: ignore[call-arg]
+        return StepFunction(box.step_rows, guards=rows, resets=[None] * len(rows), name=name,  # type: ignore[call-arg, arg-type]
                             batch=True)
     guards = [box.entry, box.release] if release else [box.entry]
     return StepFunction(box.step, guards=guards, resets=[None] * len(guards), name=name)
