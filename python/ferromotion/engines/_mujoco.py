@@ -315,8 +315,5 @@ class MJX(AdapterBase):
 
     def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
         m = np.asarray(ks).size
-        if m == 1:  # one row (the refinement's 80,000 steps): the one-row function, not a padded batch
-            s, j = self.jacobian(drop, float(np.asarray(ks).reshape(-1)[0]), dt, np.asarray(X, dtype=float)[0])
-            return s[None, :], j[None, :, :]
         out, jac = self._run_and_jac_rows(*self._rows(drop, ks, dt, X, "jacobians"))
         return np.asarray(out)[:m], np.asarray(jac)[:m]
