@@ -31,46 +31,24 @@ import numpy as np
 from .. import _core
 from .. import Drop, ExponentFit, Receipt, check_gradient, exact, fixed, flow
 from .._results import SIGN_TEXT
+from ._adapter import FD_EPS, REGISTRY, AdapterBase, EngineAdapter, make_adapter, register_engine
+from ._mujoco_model import MuJoCoModelStep, TangentBlock, mujoco_step_function  # any MuJoCo model, black box
 from ._step_function import black_box_beside_engine, step_function  # an engine's step as a black box
 
-__all__ = ["ENGINES", "EngineAudit", "audit_engine", "engine_adapter", "step_function", "black_box_beside_engine"]
+__all__ = ["ENGINES", "EngineAdapter", "AdapterBase", "register_engine", "EngineAudit", "audit_engine", "engine_adapter",
+           "step_function", "black_box_beside_engine", "mujoco_step_function", "MuJoCoModelStep", "TangentBlock"]
 
-#: The engines :func:`audit_engine` knows, with the extra that installs each.
-ENGINES: Dict[str, str] = {"mujoco": "mujoco", "mjx": "mjx", "jax": "jax", "torch": "torch", "newton": "newton",
-                           "drake-tamsi": "drake", "drake-sap": "drake"}
+#: The engines :func:`audit_engine` knows, with the extra that installs each (the registry's table,
+#: ``ferromotion.engines._adapter``: one line per engine).
+ENGINES: Dict[str, str] = {name: entry.extra for name, entry in REGISTRY.items()}
 
-#: Central-difference probe for the engine's map: below the kinks a fixed-step contact map has
-#: every |v|*dt (4.4e-4 m at dt = 1e-4 s), above its evaluation noise (~1e-14 for MJX).
-FD_EPS = 1e-6
 #: Stiffnesses fitted for the divergence exponent, as ``fm.divergence_exponent`` (N/m).
 EXPONENT_RANGE = (1e4, 1e8)
 
 
-def engine_adapter(engine: str) -> Any:
+def engine_adapter(engine: str) -> EngineAdapter:
     """The adapter object for ``engine`` (imports the engine; ImportError names the extra)."""
-    try:
-        if engine == "mujoco":
-            from ._mujoco import MuJoCo
-            return MuJoCo()
-        if engine == "mjx":
-            from ._mujoco import MJX
-            return MJX()
-        if engine == "jax":
-            from ._jax import Jax
-            return Jax()
-        if engine == "torch":
-            from ._jax import Torch
-            return Torch()
-        if engine == "newton":
-            from ._newton import Newton
-            return Newton()
-        if engine in ("drake-tamsi", "drake-sap"):
-            from ._drake import Drake
-            return Drake(engine.split("-")[1])
-    except ImportError as e:
-        raise ImportError(f"engine {engine!r} is not installed ({e}); pip install 'ferromotion[{ENGINES[engine]}]' "
-                          "or run scripts/engines_env.sh") from e
-    raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    return make_adapter(engine)
 
 
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
@@ -292,14 +270,23 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         if progress is not None:
             progress(f"{engine}: {what} ({time.perf_counter() - t0:.0f} s so far)")
 
-    states, jacs, fds = [], [], []
-    for n, k in enumerate(ks):
-        said(f"k = {k:.3g} N/m, {n + 1} of {ks.size}: gradient and differences")
-        s, j = ad.jacobian(drop, k, dt, x0)
-        states.append(s)
-        jacs.append(j)
-        fds.append(_fd_jacobian(ad, drop, k, dt, x0))
-    state, jac, jfd = np.array(states), np.array(jacs), np.array(fds)
+    # The engine's gradients: every stiffness of the column and the refinement's k at dt, one batch.
+    grad_ks = ks if np.any(ks == refine_k) else np.append(ks, refine_k)
+    said(f"{grad_ks.size} gradients at dt = {dt:g} s as one batch ({getattr(ad, 'batch_route', 'one at a time')})")
+    all_states, all_jacs = ad.jacobians(drop, grad_ks, dt, np.tile(x0, (grad_ks.size, 1)))
+    state, jac = all_states[:ks.size], all_jacs[:ks.size]
+    fd_eps = float(getattr(ad, "fd_eps", FD_EPS))
+    check_i = None if check_k is None else int(np.argmin(np.abs(np.log(ks / check_k))))
+    opts: Dict[str, Any] = {"eps": np.logspace(-2, -9, 8), "directions": 2}
+    opts.update(check_options or {})
+    # The probes: +-fd_eps per coordinate at every k, and the check's probes at its k, one batch.
+    probe_ks, probe_x = _fd_rows(ks, x0, fd_eps)
+    check_x = np.zeros((0, 2)) if check_i is None else _check_probes(jac[check_i][1], x0, opts)
+    said(f"{probe_x.shape[0]} difference probes and {check_x.shape[0]} check probes as one batch")
+    probed = ad.states(drop, np.concatenate([probe_ks, np.full(check_x.shape[0], ks[check_i or 0])]), dt,
+                       np.concatenate([probe_x, check_x]))
+    fd = probed[:probe_x.shape[0]].reshape(ks.size, 2, 2, 2)  # (k, coordinate, +/-, x(T))
+    jfd = np.transpose((fd[:, :, 0, :] - fd[:, :, 1, :]) / (2 * fd_eps), (0, 2, 1))
     judged = [_judge(drop, s, j) for s, j in zip(state, jac)]
     grad_err = np.array([c["gradient_error"] for c in judged])
     sign = np.array([c["sign"] for c in judged])
@@ -308,13 +295,8 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
     exponent = ExponentFit(**_core.fit_loglog(ks[in_range].tolist(), grad_err[in_range].tolist())) \
         if in_range.sum() >= 3 else None
     notes: List[str] = []
-    # dt refinement on the engine itself.
-    divisors = [1] + [int(r) for r in refine if int(r) != 1]
-    rdt = [dt / r for r in divisors]
-    said(f"dt refinement at k = {refine_k:.3g} N/m, dt / {', '.join(map(str, divisors))}")
-    rerr = [_judge(drop, *ad.jacobian(drop, refine_k, h, x0))["gradient_error"] for h in rdt]
-    refinement = {"k": float(refine_k), "dt": rdt, "gradient_error": rerr,
-                  "ratio": [e / rerr[0] for e in rerr]}
+    refinement = _refinement(ad, drop, dt, refine, refine_k, x0, all_jacs[int(np.argmax(grad_ks == refine_k))],
+                             all_states[int(np.argmax(grad_ks == refine_k))], said)
     blame: Optional[Dict[str, Any]] = None
     if ad.law_maps_onto_ours:
         jflow = [np.asarray(flow(drop, k).jacobian) for k in ks]
@@ -324,26 +306,63 @@ def audit_engine(engine: str, stiffness: Any = tuple(np.logspace(3, 7, 9)), dt: 
         notes.append(f"no blame split against our flow: {engine}'s contact law is not ours "
                      f"({getattr(ad, 'law_differs', 'see ferromotion.engines')})")
     receipt = None
-    if check_k is not None:
-        i = int(np.argmin(np.abs(np.log(ks / check_k))))
-        k = float(ks[i])
+    if check_i is not None:
+        k = float(ks[check_i])
+        known = {tuple(x): float(v[1]) for x, v in zip(check_x, probed[probe_x.shape[0]:])}
 
         def v_final(x: np.ndarray) -> float:
-            return float(ad.state(drop, k, dt, x)[1])
+            hit = known.get(tuple(x))  # a probe the batch ran; any other is run here, alone
+            return float(ad.state(drop, k, dt, x)[1]) if hit is None else hit
 
         said(f"gradient check at k = {k:.3g} N/m")
-        opts: Dict[str, Any] = {"eps": np.logspace(-2, -9, 8), "directions": 2}
-        opts.update(check_options or {})
         receipt = check_gradient(
-            v_final, jac[i][1], x0, objective=f"v(T) of the drop in {engine}", units="m/s",
+            v_final, jac[check_i][1], x0, objective=f"v(T) of the drop in {engine}", units="m/s",
             description=f"x = [y0 (m), v0 (m/s)], T = {drop.t_final:g} s, k = {k:g} N/m",
             route=ad.gradient_route, integrator=f"{engine} {ad.version}",
             tolerances={"dt": dt, "k": k}, **opts)
     return EngineAudit(
         engine=engine, version=ad.version, gradient_route=ad.gradient_route,
         law_maps_onto_ours=bool(ad.law_maps_onto_ours), drop=drop, dt=float(dt), k=ks, state=state, jacobian=jac,
-        jacobian_fd=jfd, fd_eps=float(getattr(ad, "fd_eps", FD_EPS)), autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]), exact_jacobian=je,
-        dv_dy0=jac[:, 1, 0], gradient_error=grad_err, sign=sign, right_sign=sign != "wrong",
+        jacobian_fd=jfd, fd_eps=fd_eps, autodiff_vs_fd=np.array([_rel(j, f) for j, f in zip(jac, jfd)]),
+        exact_jacobian=je, dv_dy0=jac[:, 1, 0], gradient_error=grad_err, sign=sign, right_sign=sign != "wrong",
         ours_dv_dy0=np.array([r.jacobian[1, 0] for r in ours]),
         ours_gradient_error=np.array([_judge(drop, r.state, r.jacobian)["gradient_error"] for r in ours]),
         exponent=exponent, refinement=refinement, blame=blame, receipt=receipt, notes=tuple(notes))
+
+
+def _fd_rows(ks: np.ndarray, x0: np.ndarray, eps: float) -> Tuple[np.ndarray, np.ndarray]:
+    """The central-difference probes of every k as rows: per k, per coordinate j, x0 + eps e_j
+    then x0 - eps e_j (the order :func:`_fd_jacobian` evaluates them in)."""
+    xs = [x0 + sgn * eps * e for _ in ks for e in np.eye(2) for sgn in (1.0, -1.0)]
+    return np.repeat(ks, 4), np.array(xs)
+
+
+def _check_probes(grad: np.ndarray, x0: np.ndarray, opts: Dict[str, Any]) -> np.ndarray:
+    """The points ``check_gradient`` with ``opts`` may probe, as rows to run in one batch.
+
+    The walk stops once its verdict is resolved, so which probes it asks for depends on the
+    values; its whole ladder (``full_sweep``) is the same set of points whatever f is. They are
+    recorded on a stand-in linear f (never used for any verdict); the real check then reads each
+    probe from the batch, and runs alone any point the stand-in walk did not reach."""
+    seen: Dict[Tuple[float, ...], np.ndarray] = {}
+
+    def record(x: np.ndarray) -> float:
+        seen.setdefault(tuple(x), np.array(x, dtype=float))
+        return float(np.dot(grad, x - x0))
+
+    check_gradient(record, grad, x0, **{**opts, "full_sweep": True})
+    return np.array(list(seen.values())).reshape(-1, 2)
+
+
+def _refinement(ad: Any, drop: Drop, dt: float, refine: Sequence[int], refine_k: float, x0: np.ndarray,
+                jac_dt: np.ndarray, state_dt: np.ndarray, said: Callable[[str], None]) -> Dict[str, Any]:
+    """dt refinement at ``refine_k`` on the engine itself: the gradient at dt (from the column's
+    batch) and at each dt / divisor."""
+    divisors = [1] + [int(r) for r in refine if int(r) != 1]
+    rdt = [dt / r for r in divisors]
+    said(f"dt refinement at k = {refine_k:.3g} N/m, dt / {', '.join(map(str, divisors))}")
+    rerr = [_judge(drop, state_dt, jac_dt)["gradient_error"]]
+    for h in rdt[1:]:
+        s, j = ad.jacobians(drop, [refine_k], h, x0[None, :])
+        rerr.append(_judge(drop, s[0], j[0])["gradient_error"])
+    return {"k": float(refine_k), "dt": rdt, "gradient_error": rerr, "ratio": [e / rerr[0] for e in rerr]}

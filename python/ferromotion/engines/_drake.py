@@ -45,6 +45,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from ._adapter import AdapterBase
 from ._mujoco import steps
 
 RADIUS = 0.1
@@ -84,7 +85,7 @@ def hunt_crossley_for(restitution: float, speed: float) -> float:
     return 0.5 * (lo + hi) / speed
 
 
-class Drake:
+class Drake(AdapterBase):
     """Drake's discrete MultibodyPlant; gradient by ``Simulator_[AutoDiffXd]``."""
 
     law = __doc__ or ""
@@ -229,7 +230,7 @@ class Drake:
         h, vn = nx * x0[0] + nz * x0[1], nx * x0[2] + nz * x0[3]
         return math.sqrt(vn * vn + 2.0 * p["gravity"] * nz * h)
 
-    def slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
+    def fixture_slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
               jac: bool = True) -> Tuple[np.ndarray, Any]:
         p = fixture["parameters"]
         a = float(p["angle"])

@@ -12,10 +12,11 @@ the state must equal ``fm.fixed``'s to round-off, and the blame split against ou
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy as np
 
+from ._adapter import AdapterBase, rows
 from ._mujoco import steps
 
 LAW = __doc__ or ""
@@ -31,13 +32,14 @@ def jax_step(x: Any, dt: float, k: float, c: float, m: float, g: float) -> Any:
     return jnp.stack([y + dt * v, v])
 
 
-class Jax:
+class Jax(AdapterBase):
     """Plain JAX (x64): ``jax_step`` in a ``lax.fori_loop``; gradient ``jax.jacfwd``."""
 
     name = "jax"
     gradient_route = "jax.jacfwd through a lax.fori_loop of jax_step (x64)"
     law = LAW
     law_maps_onto_ours = True
+    batch_route = "jax.vmap over rows"
 
     def __init__(self) -> None:
         import jax
@@ -53,6 +55,8 @@ class Jax:
 
         self._run = jax.jit(run)
         self._jac = jax.jit(jax.jacfwd(run))
+        self._run_rows = jax.jit(jax.vmap(run, in_axes=(0, 0, None)))
+        self._jac_rows = jax.jit(jax.vmap(jax.jacfwd(run), in_axes=(0, 0, None)))
 
     def _args(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[Any, Any, int]:
         c = 2.0 * drop.zeta * np.sqrt(k * drop.mass)
@@ -66,8 +70,22 @@ class Jax:
         args = self._args(drop, k, dt, x0)
         return np.asarray(self._run(*args)), np.asarray(self._jac(*args))
 
+    def _rows(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[Any, Any, int]:
+        k, x = rows(ks, X)
+        c = 2.0 * drop.zeta * np.sqrt(k * drop.mass)
+        p = np.stack([np.full(k.size, dt), k, c, np.full(k.size, drop.mass), np.full(k.size, drop.gravity)], axis=1)
+        return self._jnp.asarray(x), self._jnp.asarray(p), steps(drop, dt)
 
-class Torch:
+    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+        """(m, 2): every row in one ``jax.vmap`` of the step loop."""
+        return np.asarray(self._run_rows(*self._rows(drop, ks, dt, X)))
+
+    def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
+        args = self._rows(drop, ks, dt, X)
+        return np.asarray(self._run_rows(*args)), np.asarray(self._jac_rows(*args))
+
+
+class Torch(AdapterBase):
     """PyTorch (float64): the same step in a Python loop, as a user writes it; gradient by
     autograd (reverse mode, ``torch.autograd.grad`` of y(T) and v(T) through the loop)."""
 

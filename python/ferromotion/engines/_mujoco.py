@@ -27,9 +27,12 @@ made for MuJoCo or MJX; their dt refinement is measured on the engine itself. A 
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+import os
+from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
+
+from ._adapter import AdapterBase, rows
 
 #: Constant impedance: MuJoCo's largest d (its soft constraint is then as hard as it gets).
 IMPEDANCE = 0.9999
@@ -117,7 +120,7 @@ def steps(drop: Any, dt: float) -> int:
     return n
 
 
-class MuJoCo:
+class MuJoCo(AdapterBase):
     """Native MuJoCo: ``mj_step`` rollouts; its gradient is ``mjd_transitionFD`` chained."""
 
     name = "mujoco"
@@ -126,18 +129,21 @@ class MuJoCo:
     law = __doc__ or ""
     law_maps_onto_ours = False
     law_differs = "MuJoCo's soft constraint adds d*m*g while in contact; see ferromotion.engines._mujoco"
+    batch_route = "mujoco.rollout: a model per row, a thread per core"
 
     def __init__(self) -> None:
         import mujoco
 
         self._mj = mujoco
         self.version = mujoco.__version__
-        self._models: Dict[Tuple[float, float], Any] = {}
+        self._models: Dict[Tuple[float, ...], Any] = {}
 
     def model(self, drop: Any, k: float, dt: float) -> Any:
-        key = (float(k), float(dt))
+        key = (float(k), float(dt), float(drop.mass), float(drop.zeta), float(drop.gravity))
         if key not in self._models:
-            self._models = {key: self._mj.MjModel.from_xml_string(mjcf(drop, k, dt))}
+            if len(self._models) >= 64:  # a batch holds a model per stiffness; keep the cache bounded
+                self._models = {}
+            self._models[key] = self._mj.MjModel.from_xml_string(mjcf(drop, k, dt))
         return self._models[key]
 
     def _data(self, m: Any, x0: Any) -> Any:
@@ -147,16 +153,31 @@ class MuJoCo:
 
     def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
         """[y(T), v(T)] of a native rollout (MuJoCo's C rollout loop)."""
+        return self.states(drop, [k], dt, np.asarray(x0, dtype=float)[None, :])[0]
+
+    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+        """(m, 2): the rows as one ``mujoco.rollout`` call, a model per row and a thread per core
+        (each row is its own ``mj_step`` loop: the same numbers as one row at a time, bit for bit)."""
         from mujoco import rollout
 
-        m = self.model(drop, k, dt)
-        d = self._data(m, x0)
+        k, x = rows(ks, X)
         spec = self._mj.mjtState.mjSTATE_FULLPHYSICS
-        s0 = np.empty(self._mj.mj_stateSize(m, spec))
-        self._mj.mj_getState(m, d, s0, spec)
-        out, _ = rollout.rollout(m, d, s0[None, :], nstep=steps(drop, dt))
-        # FULLPHYSICS = [time, qpos, qvel, act, ...]
-        return np.array([out[0, -1, 1], out[0, -1, 1 + m.nq]])
+        models = [self.model(drop, float(ki), dt) for ki in k]
+        nstate = self._mj.mj_stateSize(models[0], spec)
+        s0 = np.empty((k.size, nstate))
+        for i, (m, xi) in enumerate(zip(models, x)):
+            self._mj.mj_getState(m, self._data(m, xi), s0[i], spec)
+        n = steps(drop, dt)
+        nq = models[0].nq
+        out = np.empty((k.size, 2))
+        chunk = max(1, int(2e7 // (n * nstate)))  # the rollout keeps every step's state: bound its memory
+        threads = [self._mj.MjData(models[0]) for _ in range(min(os.cpu_count() or 1, k.size))]
+        for a in range(0, k.size, chunk):
+            b = min(k.size, a + chunk)
+            traj, _ = rollout.rollout(models[a:b], threads[:b - a], s0[a:b], nstep=n)
+            # FULLPHYSICS = [time, qpos, qvel, act, ...]
+            out[a:b, 0], out[a:b, 1] = traj[:, -1, 1], traj[:, -1, 1 + nq]
+        return out
 
     def jacobian(self, drop: Any, k: float, dt: float, x0: Any) -> Tuple[np.ndarray, np.ndarray]:
         """(x(T), dx(T)/dx0) with the step Jacobians of ``mjd_transitionFD`` chained."""
@@ -171,7 +192,7 @@ class MuJoCo:
         return np.array([d.qpos[0], d.qvel[0]]), jac
 
 
-    def slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+    def fixture_slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
         """(x(T), J) of the slope fixture, J from ``mjd_transitionFD`` chained (4x4)."""
         m = self._mj.MjModel.from_xml_string(slope_mjcf(fixture, k, dt))
         d = self._mj.MjData(m)
@@ -187,7 +208,7 @@ class MuJoCo:
         return slope_x(fixture, np.concatenate([d.qpos, d.qvel])), (j if jac else None)
 
 
-class MJX:
+class MJX(AdapterBase):
     """MJX: ``mjx.step`` in a JAX loop, x64; its gradient is ``jax.jacfwd`` through the loop.
 
     Reverse mode (``jax.grad``) fails on the constraint solver's ``while_loop``; forward mode
@@ -200,6 +221,7 @@ class MJX:
     law = MuJoCo.law
     law_maps_onto_ours = False
     law_differs = MuJoCo.law_differs
+    batch_route = "jax.vmap over rows (each row's solref in the model)"
 
     def __init__(self) -> None:
         import jax
@@ -225,8 +247,20 @@ class MJX:
             jac, out = jax.jacfwd(f, has_aux=True)(x)
             return out, jac
 
+        def with_solref(mx: Any, solref: Any) -> Any:
+            return mx.replace(geom_solref=jnp.broadcast_to(solref, mx.geom_solref.shape))
+
+        def run_rows(mx: Any, d0: Any, solref: Any, xs: Any, n: Any) -> Any:
+            return jax.vmap(lambda sr, x: run(with_solref(mx, sr), d0, x, n))(solref, xs)
+
+        def run_and_jac_rows(mx: Any, d0: Any, solref: Any, xs: Any, n: Any) -> Any:
+            return jax.vmap(lambda sr, x: run_and_jac(with_solref(mx, sr), d0, x, n))(solref, xs)
+
         self._run = jax.jit(run)
         self._run_and_jac = jax.jit(run_and_jac)
+        self._run_rows = jax.jit(run_rows)
+        self._run_and_jac_rows = jax.jit(run_and_jac_rows)
+        self._widths: Dict[str, int] = {}
         self._models: Dict[Tuple[Any, ...], Any] = {}
 
     def _model(self, drop: Any, k: float, dt: float) -> Any:
@@ -237,7 +271,7 @@ class MJX:
             self._models = {key: (mx, self._mjx.make_data(mx))}
         return self._models[key]
 
-    def slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+    def fixture_slope(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
         """(x(T), J) of the slope fixture by ``jax.jacfwd`` (4x4)."""
         key = ("slope", float(k), float(dt))
         if key not in self._models:
@@ -260,3 +294,26 @@ class MJX:
         mx, d0 = self._model(drop, k, dt)
         out, jac = self._run_and_jac(mx, d0, self._jnp.asarray(x0, dtype=float), steps(drop, dt))
         return np.asarray(out), np.asarray(jac)
+
+    def _rows(self, drop: Any, ks: Sequence[float], dt: float, X: Any, fn: str) -> Tuple[Any, ...]:
+        """One model at dt, each row's solref (the only thing k changes in the MJCF) and x0, the
+        rows padded (with copies of the first) up to the most this function has run: each new
+        row count is a new XLA compilation (tens of seconds on a loaded CPU), a padded row is not."""
+        k, x = rows(ks, X)
+        width = max(k.size, self._widths.get(fn, 0))
+        self._widths[fn] = width
+        k = np.concatenate([k, np.full(width - k.size, k[0])])
+        x = np.concatenate([x, np.tile(x[:1], (width - x.shape[0], 1))])
+        mx, d0 = self._model(drop, float(k[0]), dt)
+        solref = np.array([solref_for(float(ki), drop.zeta, drop.mass) for ki in k])
+        return mx, d0, self._jnp.asarray(solref), self._jnp.asarray(x), steps(drop, dt)
+
+    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+        """(m, 2): every row in one ``jax.vmap`` of the step loop (the model's ``geom_solref`` per row)."""
+        m = np.asarray(ks).size
+        return np.asarray(self._run_rows(*self._rows(drop, ks, dt, X, "states")))[:m]
+
+    def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
+        m = np.asarray(ks).size
+        out, jac = self._run_and_jac_rows(*self._rows(drop, ks, dt, X, "jacobians"))
+        return np.asarray(out)[:m], np.asarray(jac)[:m]

@@ -34,11 +34,13 @@ a derivative (at 1e-4 on the 5 cm drop it reads dv/dy0 = +17.3 where the derivat
 
 from __future__ import annotations
 
+import copy
 import math
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from ._adapter import AdapterBase, rows
 from ._mujoco import steps
 
 RADIUS = 0.1
@@ -59,7 +61,7 @@ def newton_restitution(zeta: float) -> float:
     return math.exp(-zeta * math.acos(zeta) / s)
 
 
-class Newton:
+class Newton(AdapterBase):
     """Newton 1.x: a particle on a plane, ``SolverSemiImplicit``; gradient by ``wp.Tape``."""
 
     name = "newton"
@@ -69,6 +71,7 @@ class Newton:
     law_differs = ("Newton's particle contact drops the damping while the particle separates: "
                    "stiff-limit restitution sqrt(ours); see ferromotion.engines._newton")
     fd_eps = FD_EPS
+    batch_route = "a world per row in one model (a reverse pass seeds every row)"
 
     def __init__(self) -> None:
         import warp as wp
@@ -108,23 +111,61 @@ class Newton:
         self._models = {key: (model, solver, contacts)}
         return self._models[key]
 
+    def _tape(self) -> Any:
+        """A ``wp.Tape`` that keeps no scopes. Newton's step opens a ``wp.ScopedTimer`` (inactive),
+        which records a scope on the active tape; ``Tape.record_scope_end`` walks every scope
+        recorded so far, so a rollout of n steps costs O(n^2) there (most of an 80,000-step tape's
+        time). Scopes only label the tape's visualisation: the launches, and so every number, are
+        the same."""
+        wp = self._wp
+
+        class _Tape(wp.Tape):  # type: ignore[misc, name-defined]
+            def record_scope_begin(self, scope_name: Any, metadata: Any = None) -> None:
+                pass
+
+            def record_scope_end(self, remove_scope_if_empty: bool = True) -> None:
+                pass
+
+        return _Tape()
+
+    @staticmethod
+    def _states(model: Any, n: int, grad: bool) -> List[Any]:
+        """The states a rollout of n steps writes: n + 1 for the tape (it keeps every step's), two
+        taken in turn without it. Each is ``model.state()``'s: its particle arrays cloned from the
+        model's (the rest of ``model.state()``, custom attributes, is empty for particles on a plane
+        and costs ~3 ms a state: a shallow copy of the first shares it)."""
+        import warp as wp
+
+        first = model.state(requires_grad=grad)
+        states = [first]
+        for _ in range(n if grad else 1):
+            s = copy.copy(first)
+            s.particle_q = wp.clone(model.particle_q, requires_grad=grad)
+            s.particle_qd = wp.clone(model.particle_qd, requires_grad=grad)
+            s.particle_f = wp.zeros_like(model.particle_qd, requires_grad=grad)
+            states.append(s)
+        return states
+
     def _initial(self, built: Any, p0: np.ndarray, v0: np.ndarray, n: int, grad: bool) -> List[Any]:
-        """The n + 1 states of a rollout, the first set to (p0, v0) (outside any tape: a recorded
+        """The states of a rollout, the first set to (p0, v0) (outside any tape: a recorded
         copy would take the adjoint away from the initial state)."""
         wp = self._wp
-        model = built[0]
-        states = [model.state(requires_grad=grad) for _ in range(n + 1)]
+        states = self._states(built[0], n, grad)
         states[0].particle_q.assign(wp.array([wp.vec3(*p0)], dtype=wp.vec3))
         states[0].particle_qd.assign(wp.array([wp.vec3(*v0)], dtype=wp.vec3))
         return states
 
     @staticmethod
-    def _rollout(built: Any, states: List[Any], dt: float) -> None:
+    def _rollout(built: Any, states: List[Any], dt: float, n: int) -> Any:
+        """n steps through ``states`` (one per step, or two in turn); returns the last."""
         model, solver, contacts = built
         control = model.control()
-        for i in range(len(states) - 1):
-            states[i].clear_forces()
-            solver.step(states[i], states[i + 1], control, contacts, dt)
+        m = len(states)
+        for i in range(n):
+            a, b = (states[i], states[i + 1]) if m > n else (states[i % 2], states[(i + 1) % 2])
+            a.clear_forces()
+            solver.step(a, b, control, contacts, dt)
+        return states[n] if m > n else states[n % 2]
 
     def _run(self, k: float, zeta: float, mass: float, gravity: float, normal: Tuple[float, float],
              x0: np.ndarray, n: int, dt: float, jac: bool, rows: Tuple[int, ...] = (0, 1, 2, 3)) -> Tuple[np.ndarray, Any]:
@@ -137,11 +178,10 @@ class Newton:
         v0 = np.array([x0[2], 0.0, x0[3]])
         states = self._initial(built, p0, v0, n, grad=jac)
         if not jac:
-            self._rollout(built, states, dt)
-            return self._x(states[-1], normal), None
-        tape = wp.Tape()
+            return self._x(self._rollout(built, states, dt, n), normal), None
+        tape = self._tape()
         with tape:
-            self._rollout(built, states, dt)
+            self._rollout(built, states, dt, n)
         x = self._x(states[-1], normal)
         out = []
         for comp, arr in [((0, "q"), (2, "q"), (0, "qd"), (2, "qd"))[r] for r in rows]:
@@ -164,6 +204,94 @@ class Newton:
         nx, nz = normal
         return np.array([p[0] - RADIUS * nx, p[2] - RADIUS * nz, v[0], v[2]])
 
+    # -- many rows at once: one world per row -------------------------------------------------
+    def _build_rows(self, ks: np.ndarray, zeta: float, mass: float, gravity: float,
+                    normal: Tuple[float, float]) -> Any:
+        """One model with a world per row: its particle and its own plane, the row's k and c on the
+        plane as 2k and 2c with the particle's material 0 (Newton averages the two: k and c, the
+        same float32 numbers as :meth:`_build`'s k and k), contacts collided once, per world."""
+        key = ("rows", tuple(float(k) for k in ks), float(zeta), float(mass), float(gravity), normal)
+        if key in self._models:
+            return self._models[key]
+        wp, newton = self._wp, self._newton
+        b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -float(gravity)))
+        nx, nz = normal
+        for k in ks:
+            c = 2.0 * zeta * math.sqrt(float(k) * mass)
+            b.begin_world()
+            b.add_particle(pos=wp.vec3(0.0, 0.0, 10.0), vel=wp.vec3(0.0, 0.0, 0.0), mass=float(mass), radius=RADIUS)
+            cfg = newton.ModelBuilder.ShapeConfig(ke=2.0 * float(k), kd=2.0 * c, kf=0.0, mu=0.0)
+            b.add_shape_plane(plane=(nx, 0.0, nz, 0.0), width=0.0, length=0.0, cfg=cfg)
+            b.end_world()
+        model = b.finalize(device="cpu", requires_grad=True)
+        model.soft_contact_ke = 0.0
+        model.soft_contact_kd = 0.0
+        model.soft_contact_kf = 0.0
+        model.soft_contact_mu = 0.0
+        model.particle_adhesion = 0.0
+        model.particle_grid = None  # no particle-particle contact kernel
+        solver = newton.solvers.SolverSemiImplicit(model)
+        pipeline = newton.CollisionPipeline(model, broad_phase="explicit", soft_contact_gap=100.0, requires_grad=True)
+        contacts = pipeline.contacts()
+        pipeline.collide(model.state(), contacts)
+        self._models = {key: (model, solver, contacts)}
+        return self._models[key]
+
+    def _run_rows(self, ks: np.ndarray, zeta: float, mass: float, gravity: float, normal: Tuple[float, float],
+                  X: np.ndarray, n: int, dt: float, seeds: Any = None) -> Tuple[np.ndarray, Any]:
+        """X (m, 4) contact-point states -> x(T) (m, 4); with ``seeds`` (m, 4) one reverse pass
+        seeded on each row's x(T) by its row of seeds, and the (m, 4) adjoints at x0: each row
+        is its own world, so one pass gives every row its own row of J."""
+        wp = self._wp
+        built = self._build_rows(ks, zeta, mass, gravity, normal)
+        nx, nz = normal
+        p0 = np.stack([X[:, 0] + RADIUS * nx, np.zeros(len(X)), X[:, 1] + RADIUS * nz], axis=1)
+        v0 = np.stack([X[:, 2], np.zeros(len(X)), X[:, 3]], axis=1)
+        states = self._states(built[0], n, seeds is not None)
+        states[0].particle_q.assign(wp.array(p0, dtype=wp.vec3))
+        states[0].particle_qd.assign(wp.array(v0, dtype=wp.vec3))
+        if seeds is None:
+            return self._xs(self._rollout(built, states, dt, n), normal), None
+        tape = self._tape()
+        with tape:
+            self._rollout(built, states, dt, n)
+        seed_q = np.zeros((len(X), 3), dtype=np.float32)
+        seed_v = np.zeros((len(X), 3), dtype=np.float32)
+        seed_q[:, 0], seed_q[:, 2], seed_v[:, 0], seed_v[:, 2] = seeds[:, 0], seeds[:, 1], seeds[:, 2], seeds[:, 3]
+        last = states[-1]
+        tape.backward(grads={last.particle_q: wp.array(seed_q, dtype=wp.vec3),
+                             last.particle_qd: wp.array(seed_v, dtype=wp.vec3)})
+        gq = states[0].particle_q.grad.numpy().astype(float)
+        gv = states[0].particle_qd.grad.numpy().astype(float)
+        return self._xs(last, normal), np.stack([gq[:, 0], gq[:, 2], gv[:, 0], gv[:, 2]], axis=1)
+
+    @staticmethod
+    def _xs(state: Any, normal: Tuple[float, float]) -> np.ndarray:
+        p = state.particle_q.numpy().astype(float)
+        v = state.particle_qd.numpy().astype(float)
+        nx, nz = normal
+        return np.stack([p[:, 0] - RADIUS * nx, p[:, 2] - RADIUS * nz, v[:, 0], v[:, 2]], axis=1)
+
+    def states(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> np.ndarray:
+        """(m, 2): one rollout of a model with a world per row (bit for bit the one-row numbers)."""
+        k, x = rows(ks, X)
+        X4 = np.stack([np.zeros(k.size), x[:, 0], np.zeros(k.size), x[:, 1]], axis=1)
+        out, _ = self._run_rows(k, drop.zeta, drop.mass, drop.gravity, (0.0, 1.0), X4, steps(drop, dt), dt)
+        return out[:, [1, 3]]
+
+    def jacobians(self, drop: Any, ks: Sequence[float], dt: float, X: Any) -> Tuple[np.ndarray, np.ndarray]:
+        """Each row twice in one taped rollout (a world each), seeded on y(T) in the first copy and
+        v(T) in the second: one reverse pass gives every J, where one row alone takes two."""
+        k, x = rows(ks, X)
+        m = k.size
+        X4 = np.stack([np.zeros(m), x[:, 0], np.zeros(m), x[:, 1]], axis=1)
+        seeds = np.zeros((2 * m, 4))
+        seeds[:m, 1], seeds[m:, 3] = 1.0, 1.0
+        out, adj = self._run_rows(np.concatenate([k, k]), drop.zeta, drop.mass, drop.gravity, (0.0, 1.0),
+                                  np.concatenate([X4, X4]), steps(drop, dt), dt, seeds=seeds)
+        jac = np.stack([adj[:m][:, [1, 3]], adj[m:][:, [1, 3]]], axis=1)
+        return out[:m][:, [1, 3]], jac
+
     # -- the drop (x = [y, v]) ------------------------------------------------------------------
     def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
         x, _ = self._run(k, drop.zeta, drop.mass, drop.gravity, (0.0, 1.0),
@@ -176,7 +304,7 @@ class Newton:
         return x[[1, 3]], j[:, [1, 3]]
 
     # -- the slope (x = [p_x, p_z, v_x, v_z]) ---------------------------------------------------
-    def slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
+    def fixture_slope(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
               jac: bool = True) -> Tuple[np.ndarray, Any]:
         p = fixture["parameters"]
         a = float(p["angle"])

@@ -23,6 +23,7 @@ spread (``HybridSolution.half_dt``).
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, List, Optional, Tuple
 
@@ -54,6 +55,7 @@ class _MuJoCoDrop:
         self.weight = IMPEDANCE * drop.mass * drop.gravity
         self.version = mujoco.__version__
         self._memo: Optional[Tuple[Tuple[float, float], Optional[float]]] = None
+        self._threads: Optional[List[Any]] = None
 
     def _set(self, x: np.ndarray) -> Any:
         d = self.data
@@ -71,6 +73,34 @@ class _MuJoCoDrop:
         self.model.opt.timestep = float(dt)
         self._mj.mj_step(self.model, d)
         return [float(d.qpos[0]), float(d.qvel[0])]
+
+    def step_rows(self, X: np.ndarray, dt: float) -> np.ndarray:
+        """(m, 2) -> (m, 2): every row one :meth:`step`, as one ``mujoco.rollout`` of one step (its
+        threads over MjData; each row starts from time 0 and a zero warm start, as :meth:`step`)."""
+        from mujoco import rollout
+
+        X = np.asarray(X, dtype=float)
+        mj, m = self._mj, self.model
+        spec = mj.mjtState.mjSTATE_FULLPHYSICS
+        d = self._set(X[0])
+        s0 = np.empty(mj.mj_stateSize(m, spec))
+        mj.mj_getState(m, d, s0, spec)
+        states = np.tile(s0, (X.shape[0], 1))
+        states[:, 1], states[:, 1 + m.nq] = X[:, 0], X[:, 1]  # [time, qpos, qvel, ...]
+        m.opt.timestep = float(dt)
+        if self._threads is None:
+            self._threads = [mj.MjData(m) for _ in range(os.cpu_count() or 1)]
+        out, _ = rollout.rollout(m, self._threads[:X.shape[0]], states, nstep=1,
+                                 initial_warmstart=np.zeros((X.shape[0], m.nv)))
+        return np.stack([out[:, -1, 1], out[:, -1, 1 + m.nq]], axis=1)
+
+    def entry_rows(self, X: np.ndarray) -> np.ndarray:
+        """(m, 2) -> (m,): :meth:`entry` of each row."""
+        return np.array([self.entry(x) for x in np.asarray(X, dtype=float)])
+
+    def release_rows(self, X: np.ndarray) -> np.ndarray:
+        """(m, 2) -> (m,): :meth:`release` of each row."""
+        return np.array([self.release(x) for x in np.asarray(X, dtype=float)])
 
     def _distance(self, x: np.ndarray) -> Optional[float]:
         """MuJoCo's contact distance at x, None when its collision finds no contact (both guards
@@ -101,7 +131,7 @@ class _MuJoCoDrop:
 
 
 def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: float = 1e-4, *,
-                  release: bool = True) -> StepFunction:
+                  release: bool = True, batch: bool = False) -> StepFunction:
     """The engine's step of the drop as a :class:`ferromotion.StepFunction` with its guards.
 
     Parameters
@@ -118,6 +148,10 @@ def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: 
     release : bool
         Declare the release guard (default). False leaves only the entry, which the driver
         then refuses with ``UnguardedSwitch`` (to show why it is needed).
+    batch : bool
+        The batched form: ``step(X, dt)`` on (m, 2) rows (one ``mujoco.rollout`` of one step, its
+        threads over MjData: bit for bit the one-state step's rows), guards (m, 2) -> (m,).
+        Needs ``fm.StepFunction(..., batch=True)`` in the driver; refused where it is absent.
 
     Returns
     -------
@@ -142,9 +176,16 @@ def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: 
     except ImportError as e:
         raise ImportError(f"engine {engine!r} is not installed ({e}); pip install 'ferromotion[mujoco]' "
                           "or run scripts/engines_env.sh") from e
+    name = f"{engine} {box.version} drop (k = {k:g} N/m, dt = {dt:g} s)"
+    if batch:
+        if "batch" not in {f.name for f in dataclasses.fields(StepFunction)}:
+            raise NotImplementedError("batch=True needs fm.StepFunction(..., batch=True), which this ferromotion's "
+                                      "driver does not have yet; use batch=False (the rows run one at a time)")
+        rows = [box.entry_rows, box.release_rows] if release else [box.entry_rows]
+        return StepFunction(box.step_rows, guards=rows, resets=[None] * len(rows), name=name,  # type: ignore[call-arg, arg-type]
+                            batch=True)
     guards = [box.entry, box.release] if release else [box.entry]
-    return StepFunction(box.step, guards=guards, resets=[None] * len(guards),
-                        name=f"{engine} {box.version} drop (k = {k:g} N/m, dt = {dt:g} s)")
+    return StepFunction(box.step, guards=guards, resets=[None] * len(guards), name=name)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

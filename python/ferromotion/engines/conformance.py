@@ -134,27 +134,17 @@ def conformance(fixture: Union[str, Path, Dict[str, Any]], state: Any, gradient:
     return Conformance(**{f.name: out[f.name] for f in dataclasses.fields(Conformance)})
 
 
-def _drop_of(doc: Dict[str, Any], x0: Any = None) -> Any:
-    from .. import Drop
-
-    p = doc["parameters"]
-    x = doc["initial_state"] if x0 is None else x0
-    return Drop(height=float(x[0]), velocity=float(x[1]), t_final=float(doc["t_final"]),
-                gravity=float(p["gravity"]), mass=float(p["mass"]), zeta=float(p["zeta"]))
-
-
 def run_fixture(adapter: Any, doc: Dict[str, Any], k: float, dt: float, x0: Optional[Sequence[float]] = None,
                 jac: bool = True) -> Any:
-    """(x(T), J or None) of an engine adapter on a fixture; None when the adapter cannot express it."""
+    """(x(T), J or None) of an engine adapter on a fixture, by the adapter's ``fixture_<name>``
+    method; None when it has none (it cannot express that fixture)."""
+    from ._adapter import fixture_method
+
+    run = fixture_method(adapter, str(doc["name"]))
+    if run is None:
+        return None
     x = np.asarray(doc["initial_state"] if x0 is None else x0, dtype=float)
-    if doc["name"] == "drop":
-        drop = _drop_of(doc, x)
-        if jac:
-            return adapter.jacobian(drop, k, dt, x)
-        return adapter.state(drop, k, dt, x), None
-    if doc["name"] == "slope" and hasattr(adapter, "slope"):
-        return adapter.slope(doc, k, dt, x, jac=jac)
-    return None
+    return run(doc, k, dt, x, jac=jac)
 
 
 @dataclasses.dataclass(frozen=True)
