@@ -38,6 +38,7 @@ pub mod hybrid;
 pub mod lab;
 pub mod numeric;
 pub mod physics;
+pub mod systems;
 
 // The flat API: every route, option and result by its name at the root. Modules are reached by
 // their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `hybrid`).

@@ -19,9 +19,9 @@ mod script;
 
 use errors::IntoJs;
 use ferromotion_core::experiments::descent::{descent as run_descent, Arm, Problem};
-use ferromotion_core::hybrid;
 use ferromotion_core::lab::scenario::{self, Scenario};
 use ferromotion_core::lab::workbench::CurveOptions;
+use ferromotion_core::systems as hybrid;
 use ferromotion_core::{Drop, FerroError, WorkbenchConfig, DEFAULT_GRAZE_SPEED};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
