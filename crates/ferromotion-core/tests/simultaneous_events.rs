@@ -46,7 +46,7 @@ fn a_right_angled_groove_commutes_and_gives_one_jacobian() {
 #[test]
 fn an_obtuse_groove_is_set_valued_with_mirror_outcomes() {
     let g = VGroove {
-        angle: 100f64.to_radians(),
+        angle: 100.0 * (std::f64::consts::PI / 180.0),
         restitution: 0.5,
         gravity: 9.81,
     };

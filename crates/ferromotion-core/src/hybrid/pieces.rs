@@ -243,6 +243,9 @@ fn permutations(group: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
+/// What one order gave: the new mode, the state, the composed saltation matrix, the events.
+pub(super) type Applied = (usize, DVector<f64>, DMatrix<f64>, Vec<HybridEvent>);
+
 /// The resets of `order` applied at one instant from `xm` in `mode` by the sequential law:
 /// the order's guards fire in turn, each while its guard is approaching (∇g·f < 0 in the
 /// current mode; the first always), until a pass fires none. The new mode, state, the
@@ -253,7 +256,7 @@ pub(super) fn apply_order(
     order: &[usize],
     t: f64,
     graze_speed: f64,
-) -> Result<(usize, DVector<f64>, DMatrix<f64>, Vec<HybridEvent>)> {
+) -> Result<Applied> {
     let n = xm.len();
     let (mut m, mut x, mut xi) = (mode, xm.clone(), DMatrix::identity(n, n));
     let mut events: Vec<HybridEvent> = Vec::new();
