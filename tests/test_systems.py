@@ -143,6 +143,3 @@ def test_a_rod_landing_flat_is_set_valued_if_uniform_and_commutes_if_a_dumbbell(
         fm.hybrid_jacobian(fm.systems.RigidRod(inertia=1 / 12, restitution=0.5), flat, 0.0, 0.5)
     s = fm.hybrid_jacobian(fm.systems.RigidRod(inertia=0.25, restitution=0.5), flat, 0.0, 0.5)
     assert s.commuted and s.jacobian.shape == (6, 6)
-    p = fm.hybrid_jacobian(fm.systems.PenaltyRod(inertia=1 / 12, stiffness=1e4, damping=10.0), flat, 0.0, 0.6,
-                           dt=1e-4)
-    assert p.commuted and "commuted" in repr(p)
