@@ -44,7 +44,7 @@ BAD_FIELDS = [
     ("exact.jacobian", [[1.0, 0.0], [0.0, "1"]], "exact.jacobian[1][1]", "invalid type"),
     ("parameters.zeta", 1.5, "parameters.zeta", "in [0, 1)"),
     ("parameters.friction", 0.3, "parameters.friction", "unknown field"),
-    ("schema", "ferromotion.fixture/2", "schema", "later version"),
+    ("schema", "ferromotion.fixture/3", "schema", "later version"),
     ("exact.jacobian", [[1.0, 0.0], [0.0]], "exact.jacobian[1]", "1 entries"),
     ("exact.state", [1.0], "exact.state", "1 entries"),
     ("key_entry", [5, 0], "key_entry", "outside"),

@@ -52,7 +52,9 @@ from ._core import (
     InvalidParameter,
     NoImpact,
     NonFinite,
+    NotDifferentiable,
     ProbeDependent,
+    SetValued,
     ScenarioError,
     StepDoesNotDivide,
     StepSizeUnderflow,
@@ -71,7 +73,8 @@ from .readouts import (Blame, EqualBudget, ExponentFit, Refinement, blame, conta
 from .sweep import Sweep, SweepBlame, SweepGrid, SweepRoute, sweep
 from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
-from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
+from . import systems
+from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Piece, SlopeBall, StepFunction,
     WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
     check_gradient, conditioning, environment, load_receipt, receipt_schema)
@@ -175,6 +178,10 @@ __all__ = [
     "tolerance",
     "TooManySteps",
     "TwoEventsInOneStep",
+    "NotDifferentiable",
+    "SetValued",
+    "Piece",
+    "systems",
     "UnguardedSwitch",
     "Unstable",
     "WarmStartedDrop",

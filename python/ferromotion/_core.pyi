@@ -70,6 +70,13 @@ __all__ = [
     "FOOT_NAMES",
     "hybrid_jacobian",
     "tumbling_cube",
+    "hybrid_jvp",
+    "system_exact",
+    "systems_catalogue",
+    "system_check",
+    "PiecesHandle",
+    "NotDifferentiable",
+    "SetValued",
     "step_jacobian",
     "check_gradient",
     "check_fixture",
@@ -187,6 +194,8 @@ class TwoEventsInOneStep(FerroError): ...
 class EventsInAdjacentSteps(FerroError): ...
 class ProbeDependent(FerroError): ...
 class UnguardedSwitch(FerroError): ...
+class NotDifferentiable(FerroError): ...
+class SetValued(FerroError): ...
 class ContactSolveFailed(FerroError): ...
 class Unstable(FerroError): ...
 class ScenarioError(FerroError): ...
@@ -250,9 +259,9 @@ class Workbench:
     def curve(self, ks: npt.NDArray[np.float64]) -> dict[str, Any]: ...
 
 # --- gradient qualification -------------------------------------------------------------
-# `system` of hybrid_jacobian: a shipped system's document {"system": "bouncing_drop" or
-# "warm_started_drop", "gravity", "restitution"} or {"system": "slope_ball", "gravity",
-# "restitution", "angle"} (the public dataclasses' to_dict()), or any object with `dim` and the methods of the core's
+# `system` of hybrid_jacobian: a shipped system's document {"system": KIND, PARAM: number or list
+# of numbers, ...} (fm.systems' classes' to_dict(); the kinds and parameters are the core's
+# registry, systems_catalogue()), or any object with `dim` and the methods of the core's
 # HybridSystem trait (rhs, rhs_jacobian, guard_count, guard, guard_gradient, reset,
 # reset_jacobian; optional `name` and hidden_state()), called back with the GIL held.
 
@@ -264,10 +273,27 @@ class _HybridEvent(TypedDict):
     guard_speed: float
     saltation_max: float
 
-class _Hybrid(TypedDict):
+class PiecesHandle:
+    def jvp(self, d: Any) -> _F64: ...
+    def piece_for(self, d: Any) -> int: ...
+    def jacobian(self) -> _F64: ...
+
+class _Piece(TypedDict):
+    orders: list[list[int]]
+    cone: _F64  # (rows, n)
+    matrix: _F64  # (n, n)
+
+class _Hybrid(TypedDict, total=False):
     x: _F64  # (n,)
     mode: int
-    jacobian: _F64  # (n, n), row-major
+    jacobian: Optional[_F64]  # (n, n), row-major; None where the pieces disagree
+    not_differentiable: str  # the core's refusal, where jacobian is None
+    pieces: list[_Piece]
+    enumerated: bool
+    largest_difference: float
+    piece_tolerance: float
+    commuted: bool
+    handle: PiecesHandle
     events: list[_HybridEvent]
     probe_gap: float
     spectral_radius: float
@@ -292,6 +318,18 @@ def hybrid_jacobian(
     mode: int = 0,
     options: Optional[dict[str, Any]] = None,  # the core's HybridOptions
 ) -> _Hybrid: ...
+def hybrid_jvp(
+    system: Any,
+    x0: Any,
+    t0: float,
+    t1: float,
+    d: Any,
+    mode: int = 0,
+    options: Optional[dict[str, Any]] = None,
+) -> _F64: ...
+def system_exact(system: dict[str, Any], x0: Any, t0: float, t1: float, mode: int = 0) -> Optional[_Hybrid]: ...
+def systems_catalogue() -> list[dict[str, Any]]: ...
+def system_check(system: dict[str, Any]) -> dict[str, Any]: ...
 
 def tumbling_cube(cube: Any, x0: Any, t_final: float) -> dict[str, Any]: ...
 

@@ -5,94 +5,26 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, ClassVar, Dict, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _core
-from ._common import ArrayLike, DEFAULTS, DROP, InvalidParameter, Json, float_array, frozen
-from .routes import Drop
+from ._common import ArrayLike, DEFAULTS, InvalidParameter, Json, float_array, frozen
+from . import systems
+from ._core import NotDifferentiable
 
 
 # hybrid_jacobian
 
-# The restitution the drop's penalty law realises as k -> infinity (docs/model.md §2): the shipped
-# hybrid systems' default, so that they bounce like the lab's rigid reference.
-_LIMIT_RESTITUTION: float = _core.limit_restitution(Drop())
 _HYBRID: Dict[str, Any] = DEFAULTS["hybrid"]
 _STEP: Dict[str, Any] = DEFAULTS["hybrid_step"]
 
-
-@dataclasses.dataclass(frozen=True)
-class BouncingDrop(Json):
-    """The drop as a hybrid system: x = (y in m, v in m/s), one mode, guard y (an impact
-    when y reaches 0 from above), reset v+ = -e v-.
-
-    Parameters
-    ----------
-    gravity : float
-        m/s^2.
-    restitution : float
-        e; default: the push-only penalty law's k -> infinity limit at zeta = 0.1606
-        (:func:`limit_restitution`), as in :func:`exact`.
-
-    Examples
-    --------
-    >>> import ferromotion as fm
-    >>> fm.BouncingDrop()
-    BouncingDrop(gravity=9.81, restitution=0.632...)
-    """
-
-    gravity: float = DROP["gravity"]
-    restitution: float = _LIMIT_RESTITUTION
-    _system: ClassVar[str] = "bouncing_drop"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The parameters and the system's kind."""
-        return {"system": self._system, **dataclasses.asdict(self)}
-
-
-@dataclasses.dataclass(frozen=True)
-class SlopeBall(Json):
-    """A ball bouncing on a plane inclined by ``angle`` through the origin.
-
-    x = (p_x, p_z, v_x, v_z) in m and m/s; guard: the height above the plane along its unit
-    normal n; reset: v+ = v- - (1 + e)(n . v-) n (frictionless; restitution on the normal
-    part).
-
-    Parameters
-    ----------
-    angle : float
-        Inclination of the plane, rad.
-    restitution : float
-        e on the normal velocity; default as :class:`BouncingDrop`.
-    gravity : float
-        m/s^2.
-    """
-
-    angle: float
-    restitution: float = _LIMIT_RESTITUTION
-    gravity: float = DROP["gravity"]
-    _system: ClassVar[str] = "slope_ball"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The parameters and the system's kind."""
-        return {"system": self._system, **dataclasses.asdict(self)}
-
-
-@dataclasses.dataclass(frozen=True)
-class WarmStartedDrop(Json):
-    """The drop whose contact impulse comes from a warm-started iterative solver: its
-    result depends on the previous solve, which x does not carry (hidden state), so
-    :func:`hybrid_jacobian` refuses it with :class:`HiddenState`."""
-
-    gravity: float = DROP["gravity"]
-    restitution: float = _LIMIT_RESTITUTION
-    _system: ClassVar[str] = "warm_started_drop"
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The parameters and the system's kind."""
-        return {"system": self._system, **dataclasses.asdict(self)}
+# The shipped systems are defined once in the core (``systems/``); fm.BouncingDrop & co. are
+# fm.systems' classes.
+BouncingDrop = systems.BouncingDrop  # type: ignore[attr-defined]
+SlopeBall = systems.SlopeBall  # type: ignore[attr-defined]
+WarmStartedDrop = systems.WarmStartedDrop  # type: ignore[attr-defined]
 
 
 class HybridSystem(Protocol):
@@ -244,6 +176,30 @@ class HalfDt(Json):
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Piece(Json):
+    """One linear piece of dx(t1)/dx(t0): where simultaneous events were met, the order they
+    were crossed in decides which piece a perturbation d of x(t0) sees.
+
+    Attributes
+    ----------
+    orders : tuple of tuple of int
+        Per simultaneous group met (in time order), the guards in the order they were crossed
+        (first first). Empty when no events were simultaneous.
+    cone : numpy.ndarray
+        Shape (rows, n): the piece holds for the d with ``cone @ d <= 0`` (no rows: every d).
+    matrix : numpy.ndarray
+        Shape (n, n): dx(t1) = matrix @ d for d in the cone.
+    """
+
+    orders: Tuple[Tuple[int, ...], ...]
+    cone: np.ndarray
+    matrix: np.ndarray
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"orders": [list(o) for o in self.orders], "cone": self.cone.tolist(), "matrix": self.matrix.tolist()}
+
+
 class HybridSolution(Json):
     """What :func:`hybrid_jacobian` found.
 
@@ -254,16 +210,28 @@ class HybridSolution(Json):
     mode : int
         The mode at t1.
     jacobian : numpy.ndarray
-        dx(t1)/dx(t0), shape (n, n), row-major: ``jacobian[i, j]`` is dx_i(t1)/dx_j(t0).
+        dx(t1)/dx(t0), shape (n, n), row-major: ``jacobian[i, j]`` is dx_i(t1)/dx_j(t0). Only
+        when the derivative is one matrix: where simultaneous events' orders give different
+        matrices, reading it raises :class:`NotDifferentiable` (naming the pieces and their
+        largest difference); :meth:`jvp` and :attr:`pieces` remain.
+    pieces : tuple of Piece
+        The derivative's linear pieces (one when no events were simultaneous).
+    commuted : bool
+        Simultaneous events were met and every order gave one matrix (the switches commuted).
+    enumerated : bool
+        False when more than three events met at one instant: their orders were not
+        enumerated; :meth:`jvp` orders them along d instead.
+    largest_difference : float
+        max |M_a - M_b| over pairs of pieces.
     events : tuple of HybridEvent
-        In order.
+        In order (of a simultaneous group: its first order's).
     probe_gap : float
-        max |J(dt) - J(dt/2)| (0 when the probe check is off). For a :class:`StepFunction`:
-        max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of its event-located map.
+        max |J(dt) - J(dt/2)| over the pieces (0 when the probe check is off). For a
+        :class:`StepFunction`: max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of its event-located map.
     spectral_radius : float
-        Largest |eigenvalue| of J.
+        Largest |eigenvalue| of J (NaN without a Jacobian).
     worst_gain : float
-        Largest singular value of J (max |J d| over unit d).
+        Largest singular value of J (max |J d| over unit d; NaN without a Jacobian).
     split_residual : float or None
         For a :class:`StepFunction`: the measured ``|step(x0, 2h) - step(step(x0, h), h)|``
         relative to max(1, max|x0|) at h = min(dt, (t1 - t0)/2); None for a declared system.
@@ -277,21 +245,64 @@ class HybridSolution(Json):
         For a :class:`StepFunction`: wall time of the whole answer, s.
     """
 
-    x: np.ndarray
-    mode: int
-    jacobian: np.ndarray
-    events: Tuple[HybridEvent, ...]
-    probe_gap: float
-    spectral_radius: float = float("nan")
-    worst_gain: float = float("nan")
-    split_residual: Optional[float] = None
-    half_dt: Optional[HalfDt] = None
-    step_calls: Optional[int] = None
-    wall_time_s: Optional[float] = None
+    __slots__ = ("x", "mode", "_jacobian", "events", "probe_gap", "spectral_radius", "worst_gain",
+                 "split_residual", "half_dt", "step_calls", "wall_time_s", "pieces", "commuted", "enumerated",
+                 "largest_difference", "_refusal", "_handle", "_again")
+
+    def __init__(self, x: np.ndarray, mode: int, jacobian: Optional[np.ndarray], events: Tuple[HybridEvent, ...],
+                 probe_gap: float, spectral_radius: float = float("nan"), worst_gain: float = float("nan"),
+                 split_residual: Optional[float] = None, half_dt: Optional[HalfDt] = None,
+                 step_calls: Optional[int] = None, wall_time_s: Optional[float] = None,
+                 pieces: Optional[Tuple[Piece, ...]] = None, commuted: bool = False, enumerated: bool = True,
+                 largest_difference: float = 0.0, refusal: Optional[str] = None, handle: Any = None,
+                 again: Optional[Callable[[np.ndarray], Any]] = None) -> None:
+        set_ = object.__setattr__
+        for k, v in (("x", x), ("mode", mode), ("_jacobian", jacobian), ("events", events),
+                     ("probe_gap", probe_gap), ("spectral_radius", spectral_radius), ("worst_gain", worst_gain),
+                     ("split_residual", split_residual), ("half_dt", half_dt), ("step_calls", step_calls),
+                     ("wall_time_s", wall_time_s), ("commuted", commuted), ("enumerated", enumerated),
+                     ("largest_difference", largest_difference), ("_refusal", refusal), ("_handle", handle),
+                     ("_again", again)):
+            set_(self, k, v)
+        if pieces is None:
+            n = len(x)
+            pieces = (Piece(orders=(), cone=frozen(np.zeros((0, n))), matrix=jacobian),) if jacobian is not None else ()
+        set_(self, "pieces", tuple(pieces))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    @property
+    def jacobian(self) -> np.ndarray:
+        """dx(t1)/dx(t0); :class:`NotDifferentiable` where the pieces disagree."""
+        if self._jacobian is None:
+            raise NotDifferentiable(self._refusal or "no Jacobian: the derivative's pieces disagree")
+        return self._jacobian
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether :attr:`jacobian` exists (the pieces agree)."""
+        return self._jacobian is not None
+
+    def jvp(self, d: ArrayLike) -> np.ndarray:
+        """The directional derivative of x(t1) along a perturbation d of x(t0): the matrix of
+        the piece whose cone holds d, times d (the core picks the piece). Exists wherever the
+        flow is continuous, with or without a Jacobian; beyond three simultaneous events the
+        core orders them along d."""
+        v = float_array(d, "d")
+        if not self.enumerated and self._again is not None:
+            return frozen(self._again(v))
+        if self._handle is not None:
+            return frozen(self._handle.jvp(v))
+        return frozen(self.jacobian @ v)
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types."""
-        return {"x": self.x.tolist(), "mode": self.mode, "jacobian": self.jacobian.tolist(),
+        return {"x": self.x.tolist(), "mode": self.mode,
+                "jacobian": None if self._jacobian is None else self._jacobian.tolist(),
+                "not_differentiable": self._refusal, "pieces": [p.to_dict() for p in self.pieces],
+                "commuted": self.commuted, "enumerated": self.enumerated,
+                "largest_difference": self.largest_difference,
                 "events": [e.to_dict() for e in self.events], "probe_gap": self.probe_gap,
                 "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain,
                 "split_residual": self.split_residual,
@@ -299,18 +310,37 @@ class HybridSolution(Json):
                 "step_calls": self.step_calls, "wall_time_s": self.wall_time_s}
 
     def __repr__(self) -> str:
-        rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self.jacobian) + "]"
         x = ", ".join(f"{v:.6g}" for v in self.x)
+        if self._jacobian is not None:
+            rows = "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in r) + "]" for r in self._jacobian) + "]"
+            body = f"J = {rows}"
+        else:
+            body = f"no Jacobian: {len(self.pieces)} pieces differing by {self.largest_difference:.3g}"
+        if self.commuted:
+            body += " (simultaneous events commuted)"
         extra = ""
         if self.half_dt is not None:
             extra += f", dt/2 spread {self.half_dt.spread:.2g}"
         if self.step_calls is not None and self.wall_time_s is not None:
             extra += f", {self.step_calls} step calls in {self.wall_time_s:.3g} s"
-        return (f"HybridSolution(x = [{x}], J = {rows}, {len(self.events)} events, probe gap {self.probe_gap:.2g}"
+        return (f"HybridSolution(x = [{x}], {body}, {len(self.events)} events, probe gap {self.probe_gap:.2g}"
                 f"{extra})")
 
 
-def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem, StepFunction],
+def _solution(d: Dict[str, Any], again: Optional[Callable[[np.ndarray], Any]] = None) -> HybridSolution:
+    """The core's dict as a :class:`HybridSolution`."""
+    pieces = tuple(Piece(orders=tuple(tuple(o) for o in p["orders"]), cone=frozen(p["cone"]),
+                         matrix=frozen(p["matrix"])) for p in d["pieces"])
+    j = d["jacobian"]
+    return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=None if j is None else frozen(j),
+                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
+                          spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"], pieces=pieces,
+                          commuted=d["commuted"], enumerated=d["enumerated"],
+                          largest_difference=d["largest_difference"], refusal=d.get("not_differentiable"),
+                          handle=d["handle"], again=again)
+
+
+def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
                     x0: ArrayLike, t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
                     graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
                     max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None,
@@ -438,9 +468,11 @@ def hybrid_jacobian(system: Union[BouncingDrop, SlopeBall, WarmStartedDrop, Hybr
     if halve_dt is not None:
         raise InvalidParameter("invalid parameter `halve_dt`: only a StepFunction is answered at dt/2 beside dt "
                                "(a declared system is recomputed at dt/2 by its probe_rtol check)")
-    shipped = isinstance(system, (BouncingDrop, SlopeBall, WarmStartedDrop))
-    d = _core.hybrid_jacobian(system.to_dict() if shipped else system, float_array(x0, "x0"), t0, t1,  # type: ignore[union-attr]
-                              mode=mode, options=options)
-    return HybridSolution(x=frozen(d["x"]), mode=d["mode"], jacobian=frozen(d["jacobian"]),
-                          events=tuple(HybridEvent(**e) for e in d["events"]), probe_gap=d["probe_gap"],
-                          spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"])
+    arg = system.to_dict() if isinstance(system, systems.System) else system  # type: ignore[union-attr]
+    x = float_array(x0, "x0")
+
+    def again(d: np.ndarray) -> Any:
+        return _core.hybrid_jvp(arg, x, t0, t1, d, mode=mode, options=options)
+
+    d = _core.hybrid_jacobian(arg, x, t0, t1, mode=mode, options=options)
+    return _solution(d, again)

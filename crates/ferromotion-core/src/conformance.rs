@@ -20,24 +20,26 @@
 
 use std::collections::BTreeMap;
 
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{FerroError, Result};
-use crate::hybrid::{HybridSystem, SlopeBall};
 use crate::lab::readout::{Sign, FAR_OFF};
 use crate::physics::contact::penalty::limit_restitution;
-use crate::physics::contact::rigid::{exact_with_impacts, ExactOptions, DEFAULT_GRAZE_SPEED};
+use crate::physics::contact::rigid::{exact_with_impacts, ExactOptions};
 use crate::physics::model::Drop;
+use crate::systems::{slope_exact, SlopeBall};
 
-/// The fixture format's name and version; a reader refuses any other.
+/// The fixture format's first version: the drop and the slope are written in it.
 pub const SCHEMA: &str = "ferromotion.fixture/1";
+/// The second version: a fixture of a system defined in [`crate::systems`] (its kind and
+/// parameters in `system`), whose exact answer may be pieces (no Jacobian) or several
+/// outcomes (set-valued). A reader takes both and refuses any other.
+pub const SCHEMA_V2: &str = "ferromotion.fixture/2";
 /// Relative tolerance on x(T) (max|x - x*| / max|x*|) for `conforms`.
 pub const STATE_RTOL: f64 = 1e-2;
 /// Relative tolerance on J (max|J - J*| / max|J*|) for `conforms`.
 pub const JACOBIAN_RTOL: f64 = 5e-2;
-/// Impacts [`slope_exact`] goes through before it gives up.
-const MAX_IMPACTS: usize = 64;
 
 /// The slope fixture's default: the plane's inclination, rad.
 pub const SLOPE_ANGLE: f64 = 0.3;
@@ -55,6 +57,61 @@ pub struct Answer {
     pub jacobian: Vec<Vec<f64>>,
     /// Impact times, s.
     pub impacts: Vec<f64>,
+    /// v2: whether one Jacobian exists (`differentiable`), only pieces (`not_differentiable`:
+    /// `jacobian` empty), or no derivative at all (`set_valued`: `state` and `jacobian`
+    /// empty, `outcomes` given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// v2: the derivative's linear pieces where simultaneous events were met.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pieces: Vec<PieceDoc>,
+    /// v2, set-valued: the x(T) each order of the simultaneous events gives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<OutcomeDoc>,
+}
+
+/// What kind of derivative a v2 fixture's exact answer has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// One Jacobian (the pieces, if any, agree: the simultaneous events commuted).
+    Differentiable,
+    /// A continuous flow whose derivative has pieces that differ: no Jacobian.
+    NotDifferentiable,
+    /// The orders of simultaneous events give different states: no derivative.
+    SetValued,
+}
+
+/// One linear piece of an exact derivative.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieceDoc {
+    /// Per simultaneous group, the order its guards were crossed in.
+    pub orders: Vec<Vec<usize>>,
+    /// The piece holds for the perturbations d of x(0) with row·d <= 0 for every row.
+    pub cone: Vec<Vec<f64>>,
+    /// dx(T)/dx(0) on that cone.
+    pub jacobian: Vec<Vec<f64>>,
+}
+
+/// The x(T) one order of simultaneous events gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeDoc {
+    /// The order (guard indices, first crossed first).
+    pub order: Vec<usize>,
+    /// x(T).
+    pub state: Vec<f64>,
+}
+
+/// The system a v2 fixture is about: its kind in [`crate::systems`] and its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemDoc {
+    /// The system's kind (`v_groove`).
+    pub kind: String,
+    /// Its parameters by name (each a list of numbers; one for a scalar).
+    pub parameters: BTreeMap<String, Vec<f64>>,
 }
 
 /// Physical parameters of a fixture (SI).
@@ -92,7 +149,7 @@ pub struct Tolerances {
 pub struct Fixture {
     /// Always [`SCHEMA`].
     pub schema: String,
-    /// `drop` or `slope`.
+    /// `drop`, `slope`, or a v2 fixture's name (`v_groove_90`).
     pub name: String,
     /// What the problem is, in words.
     pub description: String,
@@ -102,8 +159,12 @@ pub struct Fixture {
     pub state_names: Vec<String>,
     /// Their units.
     pub units: Vec<String>,
-    /// Parameters.
-    pub parameters: Parameters,
+    /// Parameters (v1; a v2 fixture gives its `system` instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Parameters>,
+    /// v2: the system, as [`crate::systems`] defines it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<SystemDoc>,
     /// x(0).
     pub initial_state: Vec<f64>,
     /// Horizon T, s.
@@ -209,11 +270,11 @@ fn check_schema(schema: &serde_json::Value) -> Result<()> {
             format!("expected the string {SCHEMA:?}, got {schema}"),
         ));
     };
-    if s == SCHEMA {
+    if s == SCHEMA || s == SCHEMA_V2 {
         return Ok(());
     }
-    let (name, version) = SCHEMA.split_once('/').unwrap_or((SCHEMA, "1"));
-    let ours: u64 = version.parse().unwrap_or(1);
+    let (name, version) = SCHEMA_V2.split_once('/').unwrap_or((SCHEMA_V2, "2"));
+    let ours: u64 = version.parse().unwrap_or(2);
     match s
         .strip_prefix(name)
         .and_then(|v| v.strip_prefix('/'))
@@ -221,9 +282,12 @@ fn check_schema(schema: &serde_json::Value) -> Result<()> {
     {
         Some(v) if v > ours => Err(bad(
             "schema",
-            format!("{s:?} is a later version of the format than this ferromotion reads ({SCHEMA}); upgrade ferromotion"),
+            format!("{s:?} is a later version of the format than this ferromotion reads ({SCHEMA}, {SCHEMA_V2}); upgrade ferromotion"),
         )),
-        _ => Err(bad("schema", format!("expected {SCHEMA:?}, got {s:?}"))),
+        _ => Err(bad(
+            "schema",
+            format!("expected {SCHEMA:?} or {SCHEMA_V2:?}, got {s:?}"),
+        )),
     }
 }
 
@@ -344,116 +408,29 @@ pub fn drop_fixture(drop: &Drop) -> Result<Fixture> {
         contact_law: LAW.into(),
         state_names: vec!["y".into(), "v".into()],
         units: vec!["m".into(), "m/s".into()],
-        parameters: Parameters {
+        parameters: Some(Parameters {
             gravity: drop.gravity,
             mass: drop.mass,
             zeta: drop.zeta,
             restitution: limit_restitution(drop.zeta)?,
             angle: 0.0,
-        },
+        }),
+        system: None,
         initial_state: vec![drop.height, drop.velocity],
         t_final: drop.t_final,
         exact: Answer {
             state: vec![r.state[0], r.state[1]],
             jacobian: rows(&j),
             impacts: impacts.iter().map(|i| i.t).collect(),
+            outcome: None,
+            pieces: Vec::new(),
+            outcomes: Vec::new(),
         },
         key_entry: [1, 0],
         tolerances: tolerances(),
         verdicts: verdict_meanings(),
         suggested: suggested(),
     })
-}
-
-/// The slope's exact rigid answer: (x(T), J, impact times), closed form.
-pub fn slope_exact(
-    ball: &SlopeBall,
-    x0: &[f64; 4],
-    t_final: f64,
-) -> Result<(DVector<f64>, DMatrix<f64>, Vec<f64>)> {
-    ball.validate()?;
-    crate::error::positive("t_final", t_final)?;
-    let g = ball.gravity;
-    let guard_grad = ball.guard_gradient(0, 0, &DVector::zeros(4));
-    let (nx, nz) = (guard_grad[0], guard_grad[1]);
-    let an = -g * nz; // normal acceleration (< 0)
-    let fly = |x: &DVector<f64>, t: f64| {
-        DVector::from_vec(vec![
-            x[0] + x[2] * t,
-            x[1] + x[3] * t - 0.5 * g * t * t,
-            x[2],
-            x[3] - g * t,
-        ])
-    };
-    let flight_jac = |t: f64| {
-        let mut a = DMatrix::identity(4, 4);
-        a[(0, 2)] = t;
-        a[(1, 3)] = t;
-        a
-    };
-    let mut x = DVector::from_row_slice(x0);
-    let mut jac = DMatrix::identity(4, 4);
-    let mut t = 0.0;
-    let mut impacts = Vec::new();
-    let h0 = nx * x[0] + nz * x[1];
-    if !(h0 > 0.0) {
-        return Err(FerroError::InvalidParameter {
-            name: "initial_state",
-            value: h0,
-            limit: "the ball must start above the plane (n·p > 0)".into(),
-        });
-    }
-    loop {
-        // After an impact h is 0 up to round-off and v_n > 0: the larger root is the next impact.
-        let h = (nx * x[0] + nz * x[1]).max(0.0);
-        let vn = nx * x[2] + nz * x[3];
-        // Larger root of h + vn*s + an*s^2/2 = 0 (an < 0), written without cancellation.
-        let disc = libm::sqrt(vn * vn - 2.0 * an * h);
-        let s = if vn >= 0.0 {
-            (vn + disc) / (-an)
-        } else {
-            2.0 * h / (disc - vn)
-        };
-        if t + s >= t_final {
-            let rest = t_final - t;
-            x = fly(&x, rest);
-            jac = flight_jac(rest) * jac;
-            break;
-        }
-        if impacts.len() >= MAX_IMPACTS {
-            return Err(FerroError::TooManySteps {
-                route: "slope_exact",
-                max_steps: MAX_IMPACTS as u64,
-                detail: format!("{} impacts by t = {t} s", impacts.len()),
-            });
-        }
-        t += s;
-        let mut xm = fly(&x, s);
-        // Land exactly on the plane: move p along n by the round-off left in the guard.
-        let miss = nx * xm[0] + nz * xm[1];
-        xm[0] -= miss * nx;
-        xm[1] -= miss * nz;
-        jac = flight_jac(s) * jac;
-        let speed = -(nx * xm[2] + nz * xm[3]);
-        if speed < DEFAULT_GRAZE_SPEED {
-            return Err(FerroError::Grazing {
-                t,
-                speed,
-                threshold: DEFAULT_GRAZE_SPEED,
-                term: (1.0 + ball.restitution) * g * nz / speed,
-            });
-        }
-        impacts.push(t);
-        let f_minus = ball.rhs(0, &xm);
-        let (_, xp) = ball.reset(0, 0, &xm);
-        let f_plus = ball.rhs(0, &xp);
-        let dr = ball.reset_jacobian(0, 0, &xm);
-        let speed_g = guard_grad.dot(&f_minus);
-        let salt = &dr + (&f_plus - &dr * &f_minus) * guard_grad.transpose() / speed_g;
-        jac = salt * jac;
-        x = xp;
-    }
-    Ok((x, jac, impacts))
 }
 
 /// The slope fixture: [`SlopeBall`] at `angle` with the drop's gravity, mass and zeta,
@@ -477,19 +454,23 @@ pub fn slope_fixture(drop: &Drop, angle: f64, x0: &[f64; 4], t_final: f64) -> Re
         contact_law: LAW.into(),
         state_names: vec!["p_x".into(), "p_z".into(), "v_x".into(), "v_z".into()],
         units: vec!["m".into(), "m".into(), "m/s".into(), "m/s".into()],
-        parameters: Parameters {
+        parameters: Some(Parameters {
             gravity: drop.gravity,
             mass: drop.mass,
             zeta: drop.zeta,
             restitution: e,
             angle,
-        },
+        }),
+        system: None,
         initial_state: x0.to_vec(),
         t_final,
         exact: Answer {
             state: x.iter().copied().collect(),
             jacobian: rows(&j),
             impacts,
+            outcome: None,
+            pieces: Vec::new(),
+            outcomes: Vec::new(),
         },
         key_entry: [3, 1],
         tolerances: tolerances(),
@@ -498,13 +479,208 @@ pub fn slope_fixture(drop: &Drop, angle: f64, x0: &[f64; 4], t_final: f64) -> Re
     })
 }
 
-/// Every shipped fixture at the defaults (`drop`, `slope`).
+/// Every shipped fixture at the defaults: `drop` and `slope` (v1), then each of [`cases`] (v2).
 pub fn fixtures() -> Result<Vec<Fixture>> {
     let d = Drop::default();
-    Ok(vec![
+    let mut all = vec![
         drop_fixture(&d)?,
         slope_fixture(&d, SLOPE_ANGLE, &SLOPE_X0, d.t_final)?,
-    ])
+    ];
+    for case in &cases() {
+        all.push(case_fixture(case)?);
+    }
+    Ok(all)
+}
+
+/// A v2 fixture as data: a system of [`crate::systems`] at these parameters, from x0 to T;
+/// its answer is the system's exact one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// The fixture's name.
+    pub name: &'static str,
+    /// The system's kind.
+    pub kind: &'static str,
+    /// Its parameters by name (defaults fill the rest).
+    pub parameters: Vec<(&'static str, Vec<f64>)>,
+    /// x(0).
+    pub x0: Vec<f64>,
+    /// T, s.
+    pub t_final: f64,
+    /// [row, column] of the Jacobian entry whose sign the verdict reads.
+    pub key_entry: [usize; 2],
+    /// What it shows, in words.
+    pub description: &'static str,
+}
+
+/// The rigid law of the v2 fixtures, in words.
+const RIGID_LAW: &str = "frictionless rigid impact: at each guard's zero the reset v+ = v- - (1+e)(n.v-) n (n the contact's unit normal), restitution e on the normal velocity; simultaneous impacts applied in turn, each while its contact is approaching (sequential Newton restitution)";
+
+/// The v2 fixtures: the V-groove (commuting, set-valued, off the axis), the cylinder, the
+/// switched field.
+pub fn cases() -> Vec<Case> {
+    let deg = std::f64::consts::PI / 180.0;
+    let groove = |angle: f64| vec![("angle", vec![angle]), ("restitution", vec![0.5])];
+    vec![
+        Case {
+            name: "v_groove_90",
+            kind: "v_groove",
+            parameters: groove(90.0 * deg),
+            x0: vec![0.0, 1.0, 0.0, 0.0],
+            t_final: 0.8,
+            key_entry: [2, 0],
+            description: "a ball dropped on the axis of a 90 degree V-groove meets both walls at the vertex at once; the walls' normals are orthogonal, the two orders give one state and one matrix: a Jacobian exists",
+        },
+        Case {
+            name: "v_groove_100",
+            kind: "v_groove",
+            parameters: groove(100.0 * deg),
+            x0: vec![0.0, 1.0, 0.0, 0.0],
+            t_final: 0.8,
+            key_entry: [2, 0],
+            description: "the same drop in a 100 degree groove: the two orders give mirror-image states, so no derivative exists (set-valued); an engine's gradient here is an artefact of its tie-breaking",
+        },
+        Case {
+            name: "v_groove_off_axis",
+            kind: "v_groove",
+            parameters: groove(100.0 * deg),
+            x0: vec![0.05, 1.0, 0.0, 0.0],
+            t_final: 0.8,
+            key_entry: [2, 0],
+            description: "the 100 degree groove dropped 5 cm off its axis: one wall at a time, an ordinary Jacobian",
+        },
+        Case {
+            name: "cylinder",
+            kind: "cylinder",
+            parameters: vec![("radius", vec![0.5]), ("restitution", vec![0.6])],
+            x0: vec![0.2, 1.2, 0.0, 0.0],
+            t_final: 0.8,
+            key_entry: [2, 0],
+            description: "a ball dropped off-centre onto a cylinder of radius 0.5 m: the contact normal turns with the impact point, and the reset's Jacobian carries that curvature",
+        },
+        Case {
+            name: "switched_field",
+            kind: "switched_field",
+            parameters: Vec::new(),
+            x0: vec![1.0, 1.0],
+            t_final: 2.0,
+            key_entry: [0, 0],
+            description: "a piecewise-constant field switched by x1 = 0 and x2 = 0, both crossed at t = 1: the flow is continuous, its derivative has two pieces (one per order of the switches) that differ, so no Jacobian exists; the directional derivative does",
+        },
+    ]
+}
+
+/// The v2 fixture of `case`: the system built (its parameters checked), its exact answer.
+pub fn case_fixture(case: &Case) -> Result<Fixture> {
+    let given: BTreeMap<String, Vec<f64>> = case
+        .parameters
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    let sys = crate::systems::build(case.kind, &given)?;
+    let spec = sys.spec();
+    let mut parameters = BTreeMap::new();
+    let values = sys.values();
+    let mut at = 0;
+    for p in spec.params {
+        parameters.insert(p.name.to_string(), values[at..at + p.len].to_vec());
+        at += p.len;
+    }
+    let x0 = nalgebra::DVector::from_vec(case.x0.clone());
+    let Some(answer) = sys.exact(&x0, 0, 0.0, case.t_final) else {
+        return Err(FerroError::Scenario(format!(
+            "{} has no exact answer",
+            spec.class
+        )));
+    };
+    let exact = match answer {
+        Ok(sol) => {
+            let pieces: Vec<PieceDoc> = if sol.pieces.largest_group > 1 {
+                sol.pieces
+                    .list
+                    .iter()
+                    .map(|p| PieceDoc {
+                        orders: p.orders.clone(),
+                        cone: p.cone.iter().map(|r| r.iter().copied().collect()).collect(),
+                        jacobian: rows(&p.matrix),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let agree = sol.pieces.agree();
+            Answer {
+                state: sol.x.iter().copied().collect(),
+                jacobian: if agree {
+                    rows(&sol.jacobian)
+                } else {
+                    Vec::new()
+                },
+                impacts: dedup_times(sol.events.iter().map(|e| e.t)),
+                outcome: Some(if agree {
+                    Outcome::Differentiable
+                } else {
+                    Outcome::NotDifferentiable
+                }),
+                pieces,
+                outcomes: Vec::new(),
+            }
+        }
+        Err(FerroError::SetValued {
+            t,
+            orders,
+            outcomes,
+            ..
+        }) => Answer {
+            state: Vec::new(),
+            jacobian: Vec::new(),
+            impacts: vec![t],
+            outcome: Some(Outcome::SetValued),
+            pieces: Vec::new(),
+            outcomes: orders
+                .into_iter()
+                .zip(outcomes)
+                .map(|(order, state)| OutcomeDoc { order, state })
+                .collect(),
+        },
+        Err(e) => return Err(e),
+    };
+    Ok(Fixture {
+        schema: SCHEMA_V2.into(),
+        name: case.name.into(),
+        description: format!(
+            "{}; {} from x0 = {:?}, run to T = {} s",
+            case.description, spec.summary, case.x0, case.t_final
+        ),
+        contact_law: RIGID_LAW.into(),
+        state_names: spec.state_names.iter().map(|s| s.to_string()).collect(),
+        units: spec.units.iter().map(|s| s.to_string()).collect(),
+        parameters: None,
+        system: Some(SystemDoc {
+            kind: case.kind.into(),
+            parameters,
+        }),
+        initial_state: case.x0.clone(),
+        t_final: case.t_final,
+        exact,
+        key_entry: case.key_entry,
+        tolerances: tolerances(),
+        verdicts: verdict_meanings(),
+        suggested: suggested(),
+    })
+}
+
+/// Event times with the simultaneous ones (equal to round-off) said once.
+fn dedup_times(times: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for t in times {
+        if out
+            .last()
+            .is_none_or(|&l| (t - l).abs() > 1e-12 * t.abs().max(1.0))
+        {
+            out.push(t);
+        }
+    }
+    out
 }
 
 impl Fixture {
@@ -568,12 +744,17 @@ impl Fixture {
     }
 
     /// The schema, x(0)'s length (the fixture's own where it is known), the parameters'
-    /// ranges, and the lengths of the names, units, x(T) and J against x(0)'s: that length.
+    /// ranges (v1) or the system (v2), and the lengths of the names, units, x(T) and J against
+    /// x(0)'s: that length.
     fn validate_shapes(&self) -> Result<usize> {
-        if self.schema != SCHEMA {
+        let v2 = self.schema == SCHEMA_V2;
+        if self.schema != SCHEMA && !v2 {
             return Err(bad(
                 "schema",
-                format!("expected {SCHEMA:?}, got {:?}", self.schema),
+                format!(
+                    "expected {SCHEMA:?} or {SCHEMA_V2:?}, got {:?}",
+                    self.schema
+                ),
             ));
         }
         let n = self.initial_state.len();
@@ -588,56 +769,118 @@ impl Fixture {
                 ));
             }
         }
-        let p = &self.parameters;
-        for (field, v, ok, limit) in [
-            ("parameters.gravity", p.gravity, p.gravity > 0.0, "> 0"),
-            ("parameters.mass", p.mass, p.mass > 0.0, "> 0"),
-            (
-                "parameters.zeta",
-                p.zeta,
-                (0.0..1.0).contains(&p.zeta),
-                "in [0, 1)",
-            ),
-            (
-                "parameters.restitution",
-                p.restitution,
-                (0.0..=1.0).contains(&p.restitution),
-                "in [0, 1]",
-            ),
-            (
-                "parameters.angle",
-                p.angle,
-                p.angle.abs() < core::f64::consts::FRAC_PI_2,
-                "in (-pi/2, pi/2) rad",
-            ),
-        ] {
-            if !(v.is_finite() && ok) {
-                return Err(bad(field, format!("must be finite and {limit}, got {v}")));
+        match (&self.parameters, &self.system, v2) {
+            (None, _, false) => return Err(bad("parameters", "missing")),
+            (_, Some(_), false) => {
+                return Err(bad("system", format!("needs schema {SCHEMA_V2:?}")))
             }
+            (_, None, true) => return Err(bad("system", "missing")),
+            _ => {}
+        }
+        if !v2 {
+            let e = &self.exact;
+            for (field, used) in [
+                ("exact.outcome", e.outcome.is_some()),
+                ("exact.pieces", !e.pieces.is_empty()),
+                ("exact.outcomes", !e.outcomes.is_empty()),
+            ] {
+                if used {
+                    return Err(bad(field, format!("needs schema {SCHEMA_V2:?}")));
+                }
+            }
+        }
+        if let Some(p) = &self.parameters {
+            validate_parameters(p)?;
+        }
+        if let Some(sys) = &self.system {
+            validate_system(sys, n)?;
         }
         for (field, len) in [
             ("state_names", self.state_names.len()),
             ("units", self.units.len()),
-            ("exact.state", self.exact.state.len()),
-            ("exact.jacobian", self.exact.jacobian.len()),
         ] {
             if len != n {
                 return Err(bad(field, format!("{len} entries, initial_state has {n}")));
             }
         }
-        if let Some((i, r)) = self
-            .exact
-            .jacobian
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.len() != n)
-        {
+        self.validate_answer_shapes(n)?;
+        Ok(n)
+    }
+
+    /// x(T), J, the pieces and the outcomes shaped as the outcome says.
+    fn validate_answer_shapes(&self, n: usize) -> Result<()> {
+        let e = &self.exact;
+        let outcome = e.outcome.unwrap_or(Outcome::Differentiable);
+        let square = |field: &str, j: &[Vec<f64>]| -> Result<()> {
+            if j.len() != n {
+                return Err(bad(
+                    field,
+                    format!("{} entries, initial_state has {n}", j.len()),
+                ));
+            }
+            match j.iter().enumerate().find(|(_, r)| r.len() != n) {
+                Some((i, r)) => Err(bad(
+                    &format!("{field}[{i}]"),
+                    format!("{} entries, expected {n}", r.len()),
+                )),
+                None => Ok(()),
+            }
+        };
+        let empty = |field: &str, len: usize| -> Result<()> {
+            match len {
+                0 => Ok(()),
+                _ => Err(bad(
+                    field,
+                    format!("must be empty when exact.outcome is {outcome:?}"),
+                )),
+            }
+        };
+        match outcome {
+            Outcome::SetValued => {
+                empty("exact.state", e.state.len())?;
+                empty("exact.jacobian", e.jacobian.len())?;
+                if e.outcomes.len() < 2 {
+                    return Err(bad(
+                        "exact.outcomes",
+                        "a set-valued answer needs two or more",
+                    ));
+                }
+            }
+            Outcome::NotDifferentiable => {
+                empty("exact.jacobian", e.jacobian.len())?;
+                if e.pieces.len() < 2 {
+                    return Err(bad(
+                        "exact.pieces",
+                        "an answer without a Jacobian needs two or more pieces",
+                    ));
+                }
+            }
+            Outcome::Differentiable => square("exact.jacobian", &e.jacobian)?,
+        }
+        if outcome != Outcome::SetValued && e.state.len() != n {
             return Err(bad(
-                &format!("exact.jacobian[{i}]"),
-                format!("{} entries, expected {n}", r.len()),
+                "exact.state",
+                format!("{} entries, initial_state has {n}", e.state.len()),
             ));
         }
-        Ok(n)
+        for (k, p) in e.pieces.iter().enumerate() {
+            square(&format!("exact.pieces[{k}].jacobian"), &p.jacobian)?;
+            if let Some(i) = p.cone.iter().position(|r| r.len() != n) {
+                return Err(bad(
+                    &format!("exact.pieces[{k}].cone[{i}]"),
+                    format!("{} entries, expected {n}", p.cone[i].len()),
+                ));
+            }
+        }
+        for (k, o) in e.outcomes.iter().enumerate() {
+            if o.state.len() != n {
+                return Err(bad(
+                    &format!("exact.outcomes[{k}].state"),
+                    format!("{} entries, expected {n}", o.state.len()),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Finite x(0), x(T) and J; t_final, the key entry, the tolerances and the impact times
@@ -653,6 +896,17 @@ impl Fixture {
         finite("exact.state", &self.exact.state)?;
         for (i, r) in self.exact.jacobian.iter().enumerate() {
             finite(&format!("exact.jacobian[{i}]"), r)?;
+        }
+        for (k, p) in self.exact.pieces.iter().enumerate() {
+            for (i, r) in p.jacobian.iter().enumerate() {
+                finite(&format!("exact.pieces[{k}].jacobian[{i}]"), r)?;
+            }
+            for (i, r) in p.cone.iter().enumerate() {
+                finite(&format!("exact.pieces[{k}].cone[{i}]"), r)?;
+            }
+        }
+        for (k, o) in self.exact.outcomes.iter().enumerate() {
+            finite(&format!("exact.outcomes[{k}].state"), &o.state)?;
         }
         if !(self.t_final.is_finite() && self.t_final > 0.0) {
             return Err(bad(
@@ -722,6 +976,104 @@ impl Fixture {
     }
 }
 
+/// A v1 fixture's parameters in range, refusals naming the field.
+fn validate_parameters(p: &Parameters) -> Result<()> {
+    for (field, v, ok, limit) in [
+        ("parameters.gravity", p.gravity, p.gravity > 0.0, "> 0"),
+        ("parameters.mass", p.mass, p.mass > 0.0, "> 0"),
+        (
+            "parameters.zeta",
+            p.zeta,
+            (0.0..1.0).contains(&p.zeta),
+            "in [0, 1)",
+        ),
+        (
+            "parameters.restitution",
+            p.restitution,
+            (0.0..=1.0).contains(&p.restitution),
+            "in [0, 1]",
+        ),
+        (
+            "parameters.angle",
+            p.angle,
+            p.angle.abs() < core::f64::consts::FRAC_PI_2,
+            "in (-pi/2, pi/2) rad",
+        ),
+    ] {
+        if !(v.is_finite() && ok) {
+            return Err(bad(field, format!("must be finite and {limit}, got {v}")));
+        }
+    }
+    Ok(())
+}
+
+/// A v2 fixture's system: a kind [`crate::systems`] defines, its parameters accepted by the
+/// system's own checks (refusals naming `system.parameters.NAME`), its x of length `n`.
+fn validate_system(sys: &SystemDoc, n: usize) -> Result<()> {
+    let built = crate::systems::build(&sys.kind, &sys.parameters).map_err(|e| match e {
+        FerroError::InvalidParameter { name, .. } => {
+            bad(&format!("system.parameters.{name}"), e.to_string())
+        }
+        FerroError::Scenario(m) if m.starts_with("unknown system") => bad("system.kind", m),
+        other => bad("system.parameters", other.to_string()),
+    })?;
+    let want = built.spec().state_names.len();
+    if want != n {
+        return Err(bad(
+            "initial_state",
+            format!("{n} entries; a {} has {want}", built.spec().class),
+        ));
+    }
+    Ok(())
+}
+
+/// A fixture whose exact answer has no Jacobian cannot judge one: refused as the exact answer
+/// is ([`FerroError::SetValued`], [`FerroError::NotDifferentiable`]).
+fn no_jacobian(fixture: &Fixture) -> Result<()> {
+    let e = &fixture.exact;
+    match e.outcome {
+        Some(Outcome::SetValued) => Err(FerroError::SetValued {
+            t: e.impacts.first().copied().unwrap_or(f64::NAN),
+            orders: e.outcomes.iter().map(|o| o.order.clone()).collect(),
+            outcomes: e.outcomes.iter().map(|o| o.state.clone()).collect(),
+            spread: e
+                .outcomes
+                .iter()
+                .flat_map(|o| {
+                    o.state
+                        .iter()
+                        .zip(&e.outcomes[0].state)
+                        .map(|(a, b)| (a - b).abs())
+                })
+                .fold(0.0_f64, f64::max),
+            at: format!("at T = {} s (fixture {})", fixture.t_final, fixture.name),
+        }),
+        Some(Outcome::NotDifferentiable) => Err(FerroError::NotDifferentiable {
+            pieces: e.pieces.len(),
+            orders: e
+                .pieces
+                .iter()
+                .map(|p| format!("{:?}", p.orders))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            largest_difference: e
+                .pieces
+                .iter()
+                .flat_map(|p| {
+                    p.jacobian
+                        .iter()
+                        .flatten()
+                        .zip(e.pieces[0].jacobian.iter().flatten())
+                        .map(|(a, b)| (a - b).abs())
+                })
+                .fold(0.0_f64, f64::max),
+            tolerance: 0.0,
+            enumerated: true,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// An engine's x(T) and J judged against a fixture.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conformance {
@@ -746,6 +1098,7 @@ pub struct Conformance {
 /// Judge an engine's `state` = x(T) and `jacobian` = J against `fixture`.
 pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> Result<Conformance> {
     fixture.validate()?;
+    no_jacobian(fixture)?;
     let n = fixture.initial_state.len();
     if state.len() != n {
         return Err(FerroError::InvalidParameter {

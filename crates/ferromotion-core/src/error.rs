@@ -128,6 +128,36 @@ pub enum FerroError {
         /// The step, s.
         dt: f64,
     },
+    /// The flow is continuous but its derivative is piecewise linear in the perturbation (the
+    /// orders of simultaneous events give different matrices): no single Jacobian exists.
+    #[error("no Jacobian: the derivative has {pieces} linear pieces (orders {orders}) that differ by up to {largest_difference:e}, above the tolerance {tolerance:e}; the directional derivative jvp(d) and the pieces (each with its cone of perturbations) remain")]
+    NotDifferentiable {
+        /// How many pieces.
+        pieces: usize,
+        /// Their event orders, in words.
+        orders: String,
+        /// max |M_a - M_b| over pairs of pieces (NaN when not enumerated).
+        largest_difference: f64,
+        /// The tolerance it broke.
+        tolerance: f64,
+        /// False when the orders were not enumerated (too many simultaneous events).
+        enumerated: bool,
+    },
+    /// The orders of simultaneous events give different states: the outcome itself depends on
+    /// the perturbation's direction, and no derivative exists.
+    #[error("set-valued outcome at t = {t} s: the orders of the simultaneous events give different states {at} (spread {spread:e}): {}; no derivative exists", said_outcomes(.orders, .outcomes))]
+    SetValued {
+        /// Time of the simultaneous events, s.
+        t: f64,
+        /// The orders (guard indices, first crossed first).
+        orders: Vec<Vec<usize>>,
+        /// The state each order gives, in the same order.
+        outcomes: Vec<Vec<f64>>,
+        /// max |x_order - x_first| over the orders.
+        spread: f64,
+        /// Where the outcomes are (`at t1 = 0.8 s`, `just after the simultaneous events`).
+        at: String,
+    },
     /// Recomputing with another probe size moved the answer beyond tolerance.
     #[error("probe-dependent answer: recomputing with {probe} moved the Jacobian by {gap:e}, above the tolerance {tolerance:e}")]
     ProbeDependent {
@@ -211,6 +241,18 @@ fn micro(t: f64) -> f64 {
     }
 }
 
+fn said_outcomes(orders: &[Vec<usize>], outcomes: &[Vec<f64>]) -> String {
+    orders
+        .iter()
+        .zip(outcomes)
+        .map(|(o, x)| {
+            let xs: Vec<String> = x.iter().map(|v| format!("{v:.6}")).collect();
+            format!("order {o:?} gives [{}]", xs.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn field_prefix(field: &Option<String>) -> String {
     field
         .as_ref()
@@ -243,6 +285,8 @@ impl FerroError {
             FerroError::HiddenState { .. } => "HiddenState",
             FerroError::TwoEventsInOneStep { .. } => "TwoEventsInOneStep",
             FerroError::EventsInAdjacentSteps { .. } => "EventsInAdjacentSteps",
+            FerroError::NotDifferentiable { .. } => "NotDifferentiable",
+            FerroError::SetValued { .. } => "SetValued",
             FerroError::ProbeDependent { .. } => "ProbeDependent",
             FerroError::UnguardedSwitch { .. } => "UnguardedSwitch",
             FerroError::ContactSolveFailed { .. } => "ContactSolveFailed",

@@ -1,12 +1,14 @@
-//! `hybrid_jacobian`: the Jacobian of a hybrid system's flow through its events, or a
-//! typed refusal when no honest Jacobian exists.
+//! `hybrid_jacobian`: the derivative of a hybrid system's flow through its events — a
+//! Jacobian, or the pieces of a derivative that has none, or a typed refusal when no honest
+//! derivative exists.
 //!
 //! A hybrid system declares, per mode, a smooth flow `x' = f(x)`, guards `g_i(x)` (an
-//! event fires when one crosses from > 0 to <= 0) and resets `x+ = R_i(x-)`. Stepping with
-//! a fixed step h, RK4 carries x and the flow Jacobian `Phi' = (df/dx)·Phi`. When a guard
-//! changes sign across a step, the event is bracketed to that step, located inside it by
-//! root-finding on the RK4 sub-step length, and the Jacobian passes through the saltation
-//! matrix
+//! event fires when one crosses from > 0 to <= 0) and resets `x+ = R_i(x-)`. The systems
+//! shipped with the core are defined once in [`crate::systems`]. Stepping with a fixed step
+//! h, RK4 carries x and the flow Jacobian `Phi' = (df/dx)·Phi`. When guards change sign across
+//! a step, each is located inside it by root-finding on the RK4 sub-step length; the earliest
+//! fires first and the step goes on from it (several events in one step are taken in their
+//! order). The Jacobian passes through the saltation matrix
 //!
 //! ```text
 //! Xi = DR + (f+ - DR·f-)·∇gᵀ / (∇gᵀ·f-)
@@ -14,19 +16,39 @@
 //!
 //! (f- before the reset, f+ after it, both at the event). The denominator is the guard
 //! speed: as it goes to zero Xi blows up like 1/speed, so an event slower than
-//! `graze_speed` is refused (grazing), saying how large Xi would have been. Also
-//! refused: hidden state (a flow that depends on something outside x, such as a
+//! `graze_speed` is refused (grazing), saying how large Xi would have been.
+//!
+//! Guards crossed within `simultaneous` seconds of each other are one simultaneous group
+//! ([`pieces`]): every order of up to three is enumerated, each order's resets applied in
+//! turn and its saltation matrices composed. Orders that give different states are refused
+//! as [`FerroError::SetValued`] (with each order's x(t1)); orders that give one state carry
+//! one *piece* each (its event order, the cone of perturbations it holds for, its matrix),
+//! and the result's Jacobian exists only when the pieces agree within the probe tolerance
+//! ([`Pieces::jacobian`], else [`FerroError::NotDifferentiable`]); the directional
+//! derivative ([`Pieces::jvp`]) exists either way. Beyond three, [`hybrid_jvp`] orders the
+//! events along d.
+//!
+//! Also refused: hidden state (a flow that depends on something outside x, such as a
 //! warm-started solver), whether the system declares it or not: it is also *measured* on
 //! every system (a repeated call must repeat; the flow over 2h whole and as two halves must
-//! agree to `HIDDEN_STATE_RTOL` or fall like RK4's local error); two events inside one
-//! step; and an answer that moves by more than `probe_rtol` when recomputed with half the
-//! step. The answer carries J's spectral radius and worst-case gain (largest singular value).
+//! agree to `HIDDEN_STATE_RTOL` or fall like RK4's local error); more events in one step than
+//! located apart ([`MAX_EVENTS_PER_STEP`]); and an answer that moves by more than
+//! `probe_rtol` when recomputed with half the step. The answer carries J's spectral radius
+//! and worst-case gain (largest singular value).
+//!
+//! Systems with a closed-form flight between events also have their exact answer,
+//! [`exact_events`] (the same event logic on exact flights and exact event times).
 //!
 //! A system known only as a step function `step(x, dt) -> x` (a simulator) is qualified by
 //! [`black_box::step_jacobian`], with every derivative measured on the step itself.
 
 pub mod black_box;
-pub use black_box::{step_jacobian, HalfDt, StepOptions, StepSolution, StepSystem};
+pub mod exact;
+pub mod pieces;
+pub use black_box::StepSolution;
+pub use black_box::{step_jacobian, HalfDt, StepOptions, StepSystem};
+pub use exact::{exact_events, ClosedForm};
+pub use pieces::{Piece, Pieces, MAX_ENUMERATED};
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
@@ -62,18 +84,6 @@ pub trait HybridSystem {
     }
 }
 
-fn check_drop_like(gravity: f64, restitution: f64) -> Result<()> {
-    positive("gravity", gravity)?;
-    if !(restitution.is_finite() && (0.0..=1.0).contains(&restitution)) {
-        return Err(FerroError::InvalidParameter {
-            name: "restitution",
-            value: restitution,
-            limit: "must be in [0, 1]".into(),
-        });
-    }
-    Ok(())
-}
-
 /// Options of [`hybrid_jacobian`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -87,6 +97,8 @@ pub struct HybridOptions {
     pub probe_rtol: f64,
     /// Refuse more than this many steps.
     pub max_steps: u64,
+    /// Events located within this many seconds of each other are one simultaneous group.
+    pub simultaneous: f64,
 }
 
 impl Default for HybridOptions {
@@ -96,9 +108,14 @@ impl Default for HybridOptions {
             graze_speed: crate::physics::contact::rigid::DEFAULT_GRAZE_SPEED,
             probe_rtol: 1e-6,
             max_steps: crate::physics::integrate::DEFAULT_MAX_STEPS,
+            simultaneous: DEFAULT_SIMULTANEOUS,
         }
     }
 }
+
+/// Events located within this many seconds of each other are simultaneous (the default of
+/// [`HybridOptions::simultaneous`]).
+pub const DEFAULT_SIMULTANEOUS: f64 = 1e-9;
 
 /// One event met on the way.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -124,9 +141,13 @@ pub struct HybridSolution {
     pub x: DVector<f64>,
     /// Mode at t1.
     pub mode: usize,
-    /// dx(t1)/dx(t0).
+    /// dx(t1)/dx(t0) when the pieces agree (`pieces.agree()`); NaN otherwise (use
+    /// `pieces.jacobian()` for the typed refusal, `pieces.jvp(d)` for the directional
+    /// derivative).
     pub jacobian: DMatrix<f64>,
-    /// Events in order.
+    /// The derivative's linear pieces (one when no events were simultaneous).
+    pub pieces: Pieces,
+    /// Events in order (of a simultaneous group: its first order's).
     pub events: Vec<HybridEvent>,
     /// max |J(dt) - J(dt/2)| (0 when the probe check is off).
     pub probe_gap: f64,
@@ -283,71 +304,265 @@ fn event_at(
     Ok((event, xp, salt))
 }
 
-/// One pass at step `dt` (no probe check).
+/// Events one step may hold before it is refused as [`FerroError::TwoEventsInOneStep`] (a
+/// chattering guard the step cannot take apart).
+pub const MAX_EVENTS_PER_STEP: usize = 64;
+
+/// A run's state: where it is, its Jacobian blocks (n columns per branch: one branch per
+/// combination of orders of the simultaneous groups met) and what it met.
+struct Run {
+    x: DVector<f64>,
+    phi: DMatrix<f64>,
+    branches: Vec<pieces::Branch>,
+    mode: usize,
+    events: Vec<HybridEvent>,
+    enumerated: bool,
+    largest_group: usize,
+}
+
+impl Run {
+    fn new(x0: &DVector<f64>, mode0: usize) -> Run {
+        let n = x0.len();
+        Run {
+            x: x0.clone(),
+            phi: DMatrix::identity(n, n),
+            branches: vec![pieces::Branch::default()],
+            mode: mode0,
+            events: Vec::new(),
+            enumerated: true,
+            largest_group: 0,
+        }
+    }
+
+    /// Fire `group` at (xm, phim) reached at `te`: one event through its saltation matrix,
+    /// several through [`pieces::fire_group`].
+    fn fire(
+        &mut self,
+        sys: &dyn HybridSystem,
+        group: &[usize],
+        (xm, phim, te): (DVector<f64>, DMatrix<f64>, f64),
+        opts: &HybridOptions,
+        along: Option<&DVector<f64>>,
+    ) -> Result<()> {
+        if let [i] = group {
+            let (event, xp, salt) = event_at(sys, self.mode, *i, &xm, te, opts.graze_speed)?;
+            self.phi = salt * phim;
+            self.mode = event.mode_after;
+            self.x = xp;
+            self.events.push(event);
+            return Ok(());
+        }
+        let state_tol = if opts.probe_rtol > 0.0 {
+            opts.probe_rtol
+        } else {
+            1e-9
+        };
+        let (fired, enumerated) = pieces::fire_group(
+            sys,
+            (self.mode, &xm, &phim),
+            group,
+            &self.branches,
+            te,
+            opts.graze_speed,
+            state_tol,
+            along,
+        )?;
+        self.enumerated &= enumerated;
+        self.largest_group = self.largest_group.max(group.len());
+        self.phi = fired.phi;
+        self.branches = fired.branches;
+        self.mode = fired.mode;
+        self.x = fired.x;
+        self.events.extend(fired.events);
+        Ok(())
+    }
+
+    /// The answer: the pieces measured, the Jacobian where they agree.
+    fn finish(self, opts: &HybridOptions, t: f64) -> Result<HybridSolution> {
+        if !(self.x.iter().chain(self.phi.iter()).all(|v| v.is_finite())) {
+            return Err(FerroError::NonFinite {
+                what: "hybrid_jacobian",
+                detail: format!("at t = {t} s"),
+            });
+        }
+        let n = self.x.len();
+        let list = self
+            .branches
+            .into_iter()
+            .enumerate()
+            .map(|(b, br)| Piece {
+                orders: br.orders,
+                cone: br.cone,
+                matrix: self.phi.columns(b * n, n).into_owned(),
+            })
+            .collect();
+        let pieces = Pieces::measured(list, self.largest_group, self.enumerated, opts.probe_rtol);
+        let jacobian = match pieces.jacobian() {
+            Ok(j) => j.clone(),
+            Err(_) => DMatrix::from_element(n, n, f64::NAN),
+        };
+        Ok(HybridSolution {
+            x: self.x,
+            mode: self.mode,
+            jacobian,
+            pieces,
+            events: self.events,
+            probe_gap: 0.0,
+            spectral_radius: f64::NAN,
+            worst_gain: f64::NAN,
+        })
+    }
+}
+
+/// The guards crossed between x and y (a sub-step of length h from t), each located: the
+/// earliest's time inside the sub-step and every guard within `simultaneous` s of it.
+fn earliest_group(
+    sys: &dyn HybridSystem,
+    mode: usize,
+    (x, y): (&DVector<f64>, &DVector<f64>),
+    t: f64,
+    h: f64,
+    simultaneous: f64,
+) -> Option<(f64, Vec<usize>)> {
+    let crossed = crossings(sys, mode, x, y);
+    if crossed.is_empty() {
+        return None;
+    }
+    let none = DMatrix::zeros(x.len(), 0);
+    let located: Vec<(usize, f64)> = crossed
+        .iter()
+        .map(|&i| (i, locate(sys, mode, i, (x, &none, y), t, h)))
+        .collect();
+    let first = located.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let group = located
+        .iter()
+        .filter(|p| p.1 <= first + simultaneous)
+        .map(|p| p.0)
+        .collect();
+    Some((first, group))
+}
+
+/// One pass at step `dt` (no probe check); `along` a direction d: every simultaneous group
+/// taken in the order d gives it (one piece, the JVP's).
 fn solve(
     sys: &dyn HybridSystem,
-    x0: &DVector<f64>,
-    mode0: usize,
+    (x0, mode0): (&DVector<f64>, usize),
     t0: f64,
     t1: f64,
     opts: &HybridOptions,
+    along: Option<&DVector<f64>>,
 ) -> Result<HybridSolution> {
-    let n = sys.dim();
-    let mut x = x0.clone();
-    let mut phi = DMatrix::identity(n, n);
-    let mut mode = mode0;
+    let mut run = Run::new(x0, mode0);
     let mut t = t0;
-    let mut events = Vec::new();
     let mut steps = 0u64;
     while t < t1 {
         steps += 1;
         step_cap("hybrid_jacobian", steps, opts.max_steps, t, t1)?;
         let h = opts.dt.min(t1 - t);
-        let (y, phi_y) = rk4(sys, mode, &x, &phi, h);
-        let crossed = crossings(sys, mode, &x, &y);
-        let Some(i) = one_crossing(&crossed, t, h)? else {
-            x = y;
-            phi = phi_y;
-            t = if t1 - t <= opts.dt { t1 } else { t + h };
-            continue;
-        };
-        let hi = locate(sys, mode, i, (&x, &phi, &y), t, h);
-        let (xm, phim) = rk4(sys, mode, &x, &phi, hi);
-        let (event, xp, salt) = event_at(sys, mode, i, &xm, t + hi, opts.graze_speed)?;
-        let new_mode = event.mode_after;
-        events.push(event);
-        // Finish the step from the event in the new mode; a second event here is refused.
-        let rest = h - hi;
-        let phi_plus = salt * phim;
-        let (y2, phi2) = rk4(sys, new_mode, &xp, &phi_plus, rest);
-        if let Some(&j) = crossings(sys, new_mode, &xp, &y2).first() {
-            return Err(FerroError::TwoEventsInOneStep {
-                t,
-                dt: h,
-                first: i,
-                second: j,
-            });
+        let mut done = 0.0;
+        let mut fired = 0usize;
+        loop {
+            let rest = h - done;
+            let (y, phi_y) = rk4(sys, run.mode, &run.x, &run.phi, rest);
+            let found = earliest_group(
+                sys,
+                run.mode,
+                (&run.x, &y),
+                t + done,
+                rest,
+                opts.simultaneous,
+            );
+            let Some((s, group)) = found else {
+                run.x = y;
+                run.phi = phi_y;
+                break;
+            };
+            fired += 1;
+            if fired > MAX_EVENTS_PER_STEP {
+                return Err(FerroError::TwoEventsInOneStep {
+                    t,
+                    dt: h,
+                    first: run.events.last().map_or(group[0], |e| e.guard),
+                    second: group[0],
+                });
+            }
+            let (xm, phim) = rk4(sys, run.mode, &run.x, &run.phi, s);
+            let te = t + done + s;
+            let (mode, x) = (run.mode, xm.clone());
+            match run.fire(sys, &group, (xm, phim, te), opts, along) {
+                Err(e @ FerroError::SetValued { .. }) => {
+                    return Err(outcomes_at_t1(sys, e, (mode, &x), te, t1, opts));
+                }
+                r => r?,
+            }
+            done += s;
+            if !(done < h) {
+                break;
+            }
         }
-        x = y2;
-        phi = phi2;
-        mode = new_mode;
         t = if t1 - t <= opts.dt { t1 } else { t + h };
     }
-    if !(x.iter().chain(phi.iter()).all(|v| v.is_finite())) {
-        return Err(FerroError::NonFinite {
-            what: "hybrid_jacobian",
-            detail: format!("at t = {t} s"),
-        });
+    run.finish(opts, t)
+}
+
+/// A [`FerroError::SetValued`] found at `te` (from `xm` in `mode`) restated with each order's
+/// x(t1), each order's outcome run on to t1 (kept as it was where that run is refused).
+fn outcomes_at_t1(
+    sys: &dyn HybridSystem,
+    e: FerroError,
+    (mode, xm): (usize, &DVector<f64>),
+    te: f64,
+    t1: f64,
+    opts: &HybridOptions,
+) -> FerroError {
+    let FerroError::SetValued { t, orders, .. } = e else {
+        return e;
+    };
+    let later = HybridOptions {
+        probe_rtol: 0.0,
+        ..*opts
+    };
+    let mut outcomes = Vec::new();
+    for o in &orders {
+        let Ok((m, x, _, _)) = pieces::apply_order(sys, (mode, xm), o, te, opts.graze_speed) else {
+            return e_again(t, orders, xm);
+        };
+        let end = if te < t1 {
+            solve(sys, (&x, m), te, t1, &later, None).map(|s| s.x)
+        } else {
+            Ok(x)
+        };
+        match end {
+            Ok(x) => outcomes.push(x.iter().copied().collect::<Vec<f64>>()),
+            Err(_) => return e_again(t, orders, xm),
+        }
     }
-    Ok(HybridSolution {
-        x,
-        mode,
-        jacobian: phi,
-        events,
-        probe_gap: 0.0,
-        spectral_radius: f64::NAN,
-        worst_gain: f64::NAN,
-    })
+    let spread = outcomes
+        .iter()
+        .map(|x| {
+            x.iter()
+                .zip(&outcomes[0])
+                .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()))
+        })
+        .fold(0.0_f64, f64::max);
+    FerroError::SetValued {
+        t,
+        orders,
+        outcomes,
+        spread,
+        at: format!("at t1 = {t1} s"),
+    }
+}
+
+/// The set-valued refusal said at the event (when an order's run to t1 is itself refused).
+fn e_again(t: f64, orders: Vec<Vec<usize>>, xm: &DVector<f64>) -> FerroError {
+    FerroError::SetValued {
+        t,
+        orders,
+        outcomes: vec![xm.iter().copied().collect()],
+        spread: f64::NAN,
+        at: "(an order's run on to t1 was refused; the state before the events shown)".into(),
+    }
 }
 
 /// Whole-vs-split residual above which a system is refused with `HiddenState`, relative
@@ -407,15 +622,15 @@ fn measured_hidden_state(
 /// pre-asymptotic regime (2⁴ = 16, not 32).
 const MEMORYLESS_FALL: f64 = 16.0;
 
-/// The Jacobian dx(t1)/dx(t0) of a hybrid system through its events (see the module docs).
-pub fn hybrid_jacobian(
+/// The checks every answer starts with: declared and measured hidden state, the system's
+/// parameters, the options, t0 < t1 and x0's length.
+fn admit(
     sys: &dyn HybridSystem,
-    x0: &DVector<f64>,
-    mode0: usize,
+    (x0, mode0): (&DVector<f64>, usize),
     t0: f64,
     t1: f64,
     opts: &HybridOptions,
-) -> Result<HybridSolution> {
+) -> Result<()> {
     if let Some(what) = sys.hidden_state() {
         return Err(FerroError::HiddenState {
             system: sys.name(),
@@ -425,6 +640,13 @@ pub fn hybrid_jacobian(
     sys.validate()?;
     positive("dt", opts.dt)?;
     positive("graze_speed", opts.graze_speed)?;
+    if !(opts.simultaneous >= 0.0 && opts.simultaneous.is_finite()) {
+        return Err(FerroError::InvalidParameter {
+            name: "simultaneous",
+            value: opts.simultaneous,
+            limit: "must be finite and >= 0 (s)".into(),
+        });
+    }
     crate::error::finite("t0", t0)?;
     positive("t1 - t0", t1 - t0)?;
     if x0.len() != sys.dim() || x0.iter().any(|v| !v.is_finite()) {
@@ -440,26 +662,36 @@ pub fn hybrid_jacobian(
             what,
         });
     }
-    let mut sol = solve(sys, x0, mode0, t0, t1, opts)?;
+    Ok(())
+}
+
+/// The run at dt, checked against the run at dt/2 (`probe_rtol`): every piece's matrix must
+/// move by at most `probe_rtol·max(1, max|M|)`, and the events must repeat.
+fn probed(
+    sys: &dyn HybridSystem,
+    start: (&DVector<f64>, usize),
+    t0: f64,
+    t1: f64,
+    opts: &HybridOptions,
+    along: Option<&DVector<f64>>,
+) -> Result<HybridSolution> {
+    let mut sol = solve(sys, start, t0, t1, opts, along)?;
     if opts.probe_rtol > 0.0 {
-        let half = solve(
-            sys,
-            x0,
-            mode0,
-            t0,
-            t1,
-            &HybridOptions {
-                dt: 0.5 * opts.dt,
-                ..*opts
-            },
-        )?;
-        let gap = (&sol.jacobian - &half.jacobian)
+        let halved = HybridOptions {
+            dt: 0.5 * opts.dt,
+            ..*opts
+        };
+        let half = solve(sys, start, t0, t1, &halved, along)?;
+        let (a, b) = (&sol.pieces.list, &half.pieces.list);
+        let gap = a
             .iter()
-            .fold(0.0_f64, |m, v| m.max(v.abs()));
-        let scale = sol.jacobian.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+            .zip(b)
+            .map(|(p, q)| (&p.matrix - &q.matrix).amax())
+            .fold(0.0_f64, f64::max);
+        let scale = a.iter().fold(1.0_f64, |m, p| m.max(p.matrix.amax()));
         let tolerance = opts.probe_rtol * scale;
         sol.probe_gap = gap;
-        if gap > tolerance || half.events.len() != sol.events.len() {
+        if !(gap <= tolerance) || a.len() != b.len() || half.events.len() != sol.events.len() {
             return Err(FerroError::ProbeDependent {
                 probe: "dt/2".into(),
                 gap,
@@ -467,239 +699,54 @@ pub fn hybrid_jacobian(
             });
         }
     }
-    sol.spectral_radius = sol
-        .jacobian
-        .complex_eigenvalues()
-        .iter()
-        .fold(0.0_f64, |m, l| m.max(l.norm()));
-    sol.worst_gain = sol.jacobian.singular_values().max();
+    if sol.pieces.agree() {
+        sol.spectral_radius = sol
+            .jacobian
+            .complex_eigenvalues()
+            .iter()
+            .fold(0.0_f64, |m, l| m.max(l.norm()));
+        sol.worst_gain = sol.jacobian.singular_values().max();
+    }
     Ok(sol)
 }
 
-/// The drop as a hybrid system: x = (y, v), one mode, guard y, reset v+ = -e·v-.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-pub struct BouncingDrop {
-    /// Gravity, m/s².
-    pub gravity: f64,
-    /// Restitution.
-    pub restitution: f64,
+/// The derivative dx(t1)/dx(t0) of a hybrid system through its events (see the module
+/// docs): `jacobian` where the pieces agree, the pieces always.
+pub fn hybrid_jacobian(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    mode0: usize,
+    t0: f64,
+    t1: f64,
+    opts: &HybridOptions,
+) -> Result<HybridSolution> {
+    admit(sys, (x0, mode0), t0, t1, opts)?;
+    probed(sys, (x0, mode0), t0, t1, opts, None)
 }
 
-impl HybridSystem for BouncingDrop {
-    fn name(&self) -> String {
-        "bouncing drop".into()
+/// The directional derivative of x(t1) along a perturbation `d` of x(t0), with every
+/// simultaneous group taken in the order d gives it (the polynomial-time action: no orders
+/// enumerated, any number of simultaneous events). The same checks as [`hybrid_jacobian`].
+pub fn hybrid_jvp(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    mode0: usize,
+    t0: f64,
+    t1: f64,
+    d: &DVector<f64>,
+    opts: &HybridOptions,
+) -> Result<DVector<f64>> {
+    admit(sys, (x0, mode0), t0, t1, opts)?;
+    if d.len() != x0.len() || d.iter().any(|v| !v.is_finite()) {
+        return Err(FerroError::InvalidParameter {
+            name: "d",
+            value: d.len() as f64,
+            limit: format!(
+                "must hold {} finite numbers (a perturbation of x0)",
+                x0.len()
+            ),
+        });
     }
-    fn validate(&self) -> Result<()> {
-        check_drop_like(self.gravity, self.restitution)
-    }
-    fn dim(&self) -> usize {
-        2
-    }
-    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
-        DVector::from_vec(vec![x[1], -self.gravity])
-    }
-    fn rhs_jacobian(&self, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        DMatrix::from_row_slice(2, 2, &[0.0, 1.0, 0.0, 0.0])
-    }
-    fn guard_count(&self, _: usize) -> usize {
-        1
-    }
-    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
-        x[0]
-    }
-    fn guard_gradient(&self, _: usize, _: usize, _: &DVector<f64>) -> DVector<f64> {
-        DVector::from_vec(vec![1.0, 0.0])
-    }
-    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
-        (
-            mode,
-            DVector::from_vec(vec![x[0], -self.restitution * x[1]]),
-        )
-    }
-    fn reset_jacobian(&self, _: usize, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        DMatrix::from_row_slice(2, 2, &[1.0, 0.0, 0.0, -self.restitution])
-    }
-}
-
-/// A ball bouncing on a plane inclined by `angle` (rad) through the origin:
-/// x = (p_x, p_z, v_x, v_z), guard n·p (height above the plane, n its unit normal),
-/// reset v+ = v- - (1+e)·(n·v-)·n (frictionless, restitution on the normal part).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-pub struct SlopeBall {
-    /// Gravity, m/s².
-    pub gravity: f64,
-    /// Restitution on the normal velocity.
-    pub restitution: f64,
-    /// Inclination of the plane, rad.
-    pub angle: f64,
-}
-
-impl SlopeBall {
-    fn normal(&self) -> (f64, f64) {
-        (-libm::sin(self.angle), libm::cos(self.angle))
-    }
-}
-
-impl HybridSystem for SlopeBall {
-    fn name(&self) -> String {
-        "ball on a slope".into()
-    }
-    fn validate(&self) -> Result<()> {
-        check_drop_like(self.gravity, self.restitution)?;
-        if !(self.angle.is_finite() && self.angle.abs() < std::f64::consts::FRAC_PI_2) {
-            return Err(FerroError::InvalidParameter {
-                name: "angle",
-                value: self.angle,
-                limit: "must be finite and strictly between -pi/2 and pi/2 rad".into(),
-            });
-        }
-        Ok(())
-    }
-    fn dim(&self) -> usize {
-        4
-    }
-    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
-        DVector::from_vec(vec![x[2], x[3], 0.0, -self.gravity])
-    }
-    fn rhs_jacobian(&self, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        let mut a = DMatrix::zeros(4, 4);
-        a[(0, 2)] = 1.0;
-        a[(1, 3)] = 1.0;
-        a
-    }
-    fn guard_count(&self, _: usize) -> usize {
-        1
-    }
-    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
-        let (nx, nz) = self.normal();
-        nx * x[0] + nz * x[1]
-    }
-    fn guard_gradient(&self, _: usize, _: usize, _: &DVector<f64>) -> DVector<f64> {
-        let (nx, nz) = self.normal();
-        DVector::from_vec(vec![nx, nz, 0.0, 0.0])
-    }
-    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
-        let (nx, nz) = self.normal();
-        let vn = nx * x[2] + nz * x[3];
-        let k = (1.0 + self.restitution) * vn;
-        (
-            mode,
-            DVector::from_vec(vec![x[0], x[1], x[2] - k * nx, x[3] - k * nz]),
-        )
-    }
-    fn reset_jacobian(&self, _: usize, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        let (nx, nz) = self.normal();
-        let c = 1.0 + self.restitution;
-        let mut r = DMatrix::identity(4, 4);
-        r[(2, 2)] -= c * nx * nx;
-        r[(2, 3)] -= c * nx * nz;
-        r[(3, 2)] -= c * nz * nx;
-        r[(3, 3)] -= c * nz * nz;
-        r
-    }
-}
-
-/// The drop whose contact is solved by a warm-started iterative solver: its result
-/// depends on the previous solve, which x does not carry. `hybrid_jacobian` refuses it.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-pub struct WarmStartedDrop(pub BouncingDrop);
-
-impl HybridSystem for WarmStartedDrop {
-    fn name(&self) -> String {
-        "drop with a warm-started contact solver".into()
-    }
-    fn dim(&self) -> usize {
-        2
-    }
-    fn rhs(&self, m: usize, x: &DVector<f64>) -> DVector<f64> {
-        self.0.rhs(m, x)
-    }
-    fn rhs_jacobian(&self, m: usize, x: &DVector<f64>) -> DMatrix<f64> {
-        self.0.rhs_jacobian(m, x)
-    }
-    fn guard_count(&self, m: usize) -> usize {
-        self.0.guard_count(m)
-    }
-    fn guard(&self, m: usize, i: usize, x: &DVector<f64>) -> f64 {
-        self.0.guard(m, i, x)
-    }
-    fn guard_gradient(&self, m: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
-        self.0.guard_gradient(m, i, x)
-    }
-    fn reset(&self, m: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
-        self.0.reset(m, i, x)
-    }
-    fn reset_jacobian(&self, m: usize, i: usize, x: &DVector<f64>) -> DMatrix<f64> {
-        self.0.reset_jacobian(m, i, x)
-    }
-    fn validate(&self) -> Result<()> {
-        self.0.validate()
-    }
-    fn hidden_state(&self) -> Option<String> {
-        Some("the contact impulse is warm-started from the previous step's solve".into())
-    }
-}
-
-/// `hybrid_jacobian` of the drop arriving at the ground at `speed` (m/s): released from
-/// rest at h = v²/(2g), run to the top of its first rebound t1 = (1+e)·v/g with 200
-/// steps, using the drop's gravity and its penalty law's stiff-limit restitution. Below
-/// `graze_speed` it is refused as grazing, like any other event.
-pub fn drop_at_impact_speed(
-    drop: &crate::physics::model::Drop,
-    speed: f64,
-    graze_speed: f64,
-) -> Result<DropAtSpeed> {
-    let e = crate::physics::contact::penalty::limit_restitution(drop.zeta)?;
-    let g = positive("gravity", drop.gravity)?;
-    positive("speed", speed)?;
-    let height = speed * speed / (2.0 * g);
-    let t1 = (1.0 + e) * speed / g;
-    let opts = HybridOptions {
-        dt: t1 / 200.0,
-        graze_speed,
-        ..HybridOptions::default()
-    };
-    let sys = BouncingDrop {
-        gravity: g,
-        restitution: e,
-    };
-    let sol = hybrid_jacobian(
-        &sys,
-        &DVector::from_vec(vec![height, 0.0]),
-        0,
-        0.0,
-        t1,
-        &opts,
-    )?;
-    Ok(DropAtSpeed {
-        speed,
-        height,
-        t1,
-        dt: opts.dt,
-        x: sol.x.iter().copied().collect(),
-        jacobian: sol.jacobian.transpose().iter().copied().collect(),
-        events: sol.events,
-        probe_gap: sol.probe_gap,
-    })
-}
-
-/// What [`drop_at_impact_speed`] returns (SI units; the Jacobian row-major).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DropAtSpeed {
-    /// Impact speed, m/s.
-    pub speed: f64,
-    /// Release height, m.
-    pub height: f64,
-    /// End time (top of the first rebound), s.
-    pub t1: f64,
-    /// Step used, s.
-    pub dt: f64,
-    /// x(t1) = [y, v].
-    pub x: Vec<f64>,
-    /// dx(t1)/dx(0), row-major.
-    pub jacobian: Vec<f64>,
-    /// The events met.
-    pub events: Vec<HybridEvent>,
-    /// max |J(dt) - J(dt/2)|.
-    pub probe_gap: f64,
+    let sol = probed(sys, (x0, mode0), t0, t1, opts, Some(d))?;
+    Ok(&sol.pieces.list[0].matrix * d)
 }

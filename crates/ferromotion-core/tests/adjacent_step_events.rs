@@ -15,6 +15,7 @@
 mod common;
 use common::{best_over_eps, rel_err, rel_err_dyn};
 use ferromotion_core::hybrid::*;
+use ferromotion_core::systems::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 

@@ -5,7 +5,8 @@ mod common;
 
 use common::rel_err_dyn;
 use ferromotion_core::conformance::*;
-use ferromotion_core::hybrid::{hybrid_jacobian, HybridOptions, SlopeBall};
+use ferromotion_core::hybrid::{hybrid_jacobian, HybridOptions};
+use ferromotion_core::systems::{slope_exact, SlopeBall};
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 
@@ -77,7 +78,9 @@ fn a_level_slope_is_the_drop() {
 
 #[test]
 fn the_exact_answer_conforms_and_the_fixed_step_gradient_is_wrong() {
-    let fx = fixtures().unwrap();
+    let all = fixtures().unwrap();
+    // The v1 fixtures (drop, slope); the v2 ones are held in the tests below.
+    let fx: Vec<_> = all.into_iter().filter(|f| f.schema == SCHEMA).collect();
     assert_eq!(fx.len(), 2);
     for f in &fx {
         let c = conformance(f, &f.exact.state, &f.exact.jacobian).unwrap();
@@ -151,7 +154,7 @@ fn bad_documents() -> Vec<(&'static str, Edit, Option<&'static str>, &'static st
         ),
         (
             "a later schema version",
-            |d| d["schema"] = json!("ferromotion.fixture/2"),
+            |d| d["schema"] = json!("ferromotion.fixture/3"),
             Some("schema"),
             "later version",
         ),
@@ -337,5 +340,70 @@ fn an_engine_answer_of_the_wrong_shape_is_refused_naming_it() {
             }
         ),
         "{e}"
+    );
+}
+
+#[test]
+fn the_v2_fixtures_round_trip_and_say_what_kind_of_derivative_they_have() {
+    let all = fixtures().unwrap();
+    let by = |n: &str| all.iter().find(|f| f.name == n).unwrap();
+    for f in &all {
+        let text = serde_json::to_string(f).unwrap();
+        assert_eq!(&Fixture::from_json(&text).unwrap(), f, "{}", f.name);
+    }
+    // The drop and the slope stay v1, written as before.
+    assert_eq!(by("drop").schema, SCHEMA);
+    assert_eq!(by("slope").schema, SCHEMA);
+    let g90 = by("v_groove_90");
+    assert_eq!(g90.schema, SCHEMA_V2);
+    assert_eq!(g90.exact.outcome, Some(Outcome::Differentiable));
+    assert_eq!(g90.exact.pieces.len(), 2, "the two orders, agreeing");
+    let g100 = by("v_groove_100");
+    assert_eq!(g100.exact.outcome, Some(Outcome::SetValued));
+    assert!(g100.exact.state.is_empty() && g100.exact.outcomes.len() == 2);
+    let sw = by("switched_field");
+    assert_eq!(sw.exact.outcome, Some(Outcome::NotDifferentiable));
+    assert!(sw.exact.jacobian.is_empty() && sw.exact.pieces.len() == 2);
+    // No Jacobian to judge against: the verdict is the exact answer's refusal.
+    let j = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+    assert!(matches!(
+        conformance(sw, &sw.exact.state, &j),
+        Err(FerroError::NotDifferentiable { pieces: 2, .. })
+    ));
+    let c = by("cylinder");
+    assert_eq!(
+        conformance(c, &c.exact.state, &c.exact.jacobian)
+            .unwrap()
+            .verdict,
+        "conforms"
+    );
+}
+
+#[test]
+fn a_v2_fixture_with_a_bad_system_is_refused_naming_the_field() {
+    let all = fixtures().unwrap();
+    let g = all.iter().find(|f| f.name == "cylinder").unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(g).unwrap();
+    v["system"]["parameters"]["radius"] = serde_json::json!([-0.5]);
+    match Fixture::from_json(&v.to_string()) {
+        Err(FerroError::Fixture { field, reason, .. }) => {
+            assert_eq!(
+                field.as_deref(),
+                Some("system.parameters.radius"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut v: serde_json::Value = serde_json::to_value(g).unwrap();
+    v["schema"] = serde_json::json!(SCHEMA);
+    assert!(matches!(
+        Fixture::from_json(&v.to_string()),
+        Err(FerroError::Fixture { field: Some(f), .. }) if f == "parameters"
+    ));
+    let mut v: serde_json::Value = serde_json::to_value(g).unwrap();
+    v["schema"] = serde_json::json!("ferromotion.fixture/3");
+    assert!(
+        matches!(Fixture::from_json(&v.to_string()), Err(FerroError::Fixture { reason, .. }) if reason.contains("later version"))
     );
 }

@@ -6,8 +6,9 @@
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 use ferromotion_core::check::{check_gradient, conditioning, CheckOptions};
-use ferromotion_core::hybrid::{hybrid_jacobian, BouncingDrop, HybridOptions};
+use ferromotion_core::hybrid::{hybrid_jacobian, HybridOptions};
 use ferromotion_core::lab::scenario::Scenario;
+use ferromotion_core::systems::BouncingDrop;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;

@@ -4,6 +4,7 @@ mod common;
 
 use common::rel_err_dyn;
 use ferromotion_core::hybrid::*;
+use ferromotion_core::systems::*;
 use ferromotion_core::*;
 use nalgebra::{DMatrix, DVector};
 
@@ -127,9 +128,39 @@ fn hidden_state_is_refused() {
 }
 
 #[test]
-fn two_events_in_one_step_are_refused() {
-    // A tiny bounce (restitution 0.01) returns 0.9 ms after the impact: two events fit
-    // in a 10 ms step.
+fn two_events_in_one_step_are_located_in_order() {
+    // A tiny bounce (restitution 0.01) returns 9 ms after the impact (at 0.4606 s): both
+    // impacts fall in the 50 ms step from 0.45 s, and each is located; the answer is the
+    // closed form's. t1 is before the third impact (90 µs later).
+    let sys = BouncingDrop {
+        gravity: 9.81,
+        restitution: 0.01,
+    };
+    let x0 = DVector::from_vec(vec![1.0, 0.0]);
+    let t_hit = (2.0f64 / 9.81).sqrt();
+    let t1 = t_hit * 1.02 + 5e-5;
+    let opts = HybridOptions {
+        dt: 5e-2,
+        graze_speed: 1e-6,
+        ..Default::default()
+    };
+    let s = hybrid_jacobian(&sys, &x0, 0, 0.0, t1, &opts).unwrap();
+    let e = exact_events(&sys, &x0, 0, 0.0, t1, &opts).unwrap();
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(e.events.len(), 2);
+    assert!(
+        (&s.jacobian - &e.jacobian).amax() < 1e-6,
+        "{} {}",
+        s.jacobian,
+        e.jacobian
+    );
+    assert!((s.events[1].t - t_hit * 1.02).abs() < 1e-9);
+}
+
+#[test]
+fn a_zeno_cascade_inside_one_step_is_refused() {
+    // Restitution 0.01 with no grazing floor: the bounces shrink 100x each, all inside one
+    // step, until more are met than a step may hold.
     let sys = BouncingDrop {
         gravity: 9.81,
         restitution: 0.01,
@@ -138,12 +169,15 @@ fn two_events_in_one_step_are_refused() {
     let opts = HybridOptions {
         dt: 1e-2,
         probe_rtol: 0.0,
-        graze_speed: 1e-6,
+        graze_speed: 1e-300,
         ..Default::default()
     };
     let r = hybrid_jacobian(&sys, &x0, 0, 0.0, 0.6, &opts);
     assert!(
-        matches!(r, Err(FerroError::TwoEventsInOneStep { .. })),
+        matches!(
+            r,
+            Err(FerroError::TwoEventsInOneStep { .. }) | Err(FerroError::Grazing { .. })
+        ),
         "{r:?}"
     );
 }

@@ -1,6 +1,6 @@
 //! The core's modules import only downward (and the quadruped crate's have no circle): no import circle between files, nor between the
 //! folders that hold them, and the top-level groups in the documented order
-//! `error → numeric → physics → lab → check → systems → hybrid → fit → conformance → experiments → defaults` (a lower group never
+//! `error → numeric → physics → lab → check → hybrid → systems → fit → conformance → experiments → defaults` (a lower group never
 //! names a higher one).
 //!
 //! The scan reads every `.rs` file under `src/` (comments, strings and `#[cfg(test)]` modules
@@ -27,8 +27,8 @@ const LAYERS: [&str; 11] = [
     "physics",
     "lab",
     "check",
-    "systems",
     "hybrid",
+    "systems",
     "fit",
     "conformance",
     "experiments",

@@ -62,7 +62,7 @@ fn a_moved_bench_reads_the_routes_called_from_t0() {
 
 #[test]
 fn drop_at_impact_speed_matches_the_time_of_impact_term_and_refuses_grazing() {
-    use ferromotion_core::hybrid::drop_at_impact_speed;
+    use ferromotion_core::systems::drop_at_impact_speed;
     let drop = Drop::default();
     let e = limit_restitution(drop.zeta).unwrap();
     for speed in [4.0, 0.1, 0.01] {

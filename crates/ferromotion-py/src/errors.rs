@@ -39,6 +39,8 @@ variants! {
     HiddenState: "A system's flow depends on state outside x: its Jacobian in x alone would be wrong.",
     TwoEventsInOneStep: "Two events inside one step: the step cannot be split at one switch.",
     EventsInAdjacentSteps: "Events in two adjacent steps: the step does not resolve them apart.",
+    NotDifferentiable: "The derivative is piecewise linear in the perturbation (simultaneous events whose orders give different matrices): no single Jacobian; the pieces and jvp(d) remain.",
+    SetValued: "Simultaneous events whose orders give different states: the outcome itself depends on the perturbation, and no derivative exists.",
     ProbeDependent: "Recomputing with another probe size moved the answer beyond tolerance.",
     UnguardedSwitch: "A step function's law changed inside a step where no guard was declared.",
     ContactSolveFailed: "The rigid contact's complementarity problem had no verified solution.",
@@ -145,6 +147,8 @@ fn exception(e: &CoreError) -> PyErr {
         CoreError::UnguardedSwitch { .. } => UnguardedSwitch::new_err(message),
         CoreError::ContactSolveFailed { .. } => ContactSolveFailed::new_err(message),
         CoreError::Unstable { .. } => Unstable::new_err(message),
+        CoreError::NotDifferentiable { .. } => NotDifferentiable::new_err(message),
+        CoreError::SetValued { .. } => SetValued::new_err(message),
         CoreError::Scenario(_) => ScenarioError::new_err(message),
         CoreError::Fixture { .. } => Python::attach(|py| match fixture_error_type(py) {
             Ok(ty) => PyErr::from_type(ty, message),

@@ -2,18 +2,42 @@
 //! shipped system runs with the GIL released; a Python object implementing the
 //! `HybridSystem` methods is called back with the GIL held (`PySystem`).
 
-use crate::convert::{document, floats, matrix_array, options, Options, Raised};
-use ferromotion_core::hybrid::{
-    self, BouncingDrop, HybridOptions, HybridSystem, SlopeBall, WarmStartedDrop,
-};
+use std::collections::BTreeMap;
+
+use crate::convert::{document, floats, json_document, matrix_array, options, Options, Raised};
+use ferromotion_core::hybrid::{self, HybridOptions, HybridSystem, Pieces};
+use ferromotion_core::systems::{self, Declared};
 use nalgebra::{DMatrix, DVector};
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
-/// `x` (n,), `mode`, `jacobian` (n, n) row-major, `events` (the core's documents) and
-/// `probe_gap`, `spectral_radius`, `worst_gain`. `options` is the core's `HybridOptions`; an exception a Python system's
+/// A shipped system from its document `{"system": "v_groove", "angle": .., ...}` (the
+/// public classes' `to_dict`): each parameter a number or a list of numbers; the core fills
+/// the defaults and checks the ranges.
+fn shipped(doc: &Bound<'_, PyDict>) -> PyResult<Box<dyn Declared>> {
+    let mut kind = None;
+    let mut given = BTreeMap::new();
+    for (k, v) in doc.iter() {
+        let k: String = k.extract()?;
+        if k == "system" {
+            kind = Some(v.extract::<String>()?);
+        } else if let Ok(x) = v.extract::<f64>() {
+            given.insert(k, vec![x]);
+        } else {
+            let what = format!("system.{k}");
+            given.insert(k, floats(&v, &what, &[None])?);
+        }
+    }
+    let kind =
+        kind.ok_or_else(|| PyTypeError::new_err("a system document needs its `system` kind"))?;
+    crate::errors::py_result(systems::build(&kind, &given))
+}
+
+/// `x` (n,), `mode`, `jacobian` (n, n) row-major or None where the pieces disagree,
+/// `pieces`, `events` (the core's documents) and `probe_gap`, `spectral_radius`,
+/// `worst_gain`. `options` is the core's `HybridOptions`; an exception a Python system's
 /// method raises is re-raised as it is.
 #[pyfunction]
 #[pyo3(signature = (system, x0, t0, t1, mode=0, options=None))]
@@ -30,8 +54,8 @@ fn hybrid_jacobian<'py>(
     let x0 = DVector::from_vec(floats(x0, "x0", &[None])?);
     let s = match system.cast::<PyDict>() {
         Ok(doc) => {
-            let s = doc.extract::<Options<Shipped>>()?.0;
-            let r = py.detach(|| hybrid::hybrid_jacobian(s.system(), &x0, mode, t0, t1, &opts));
+            let s = shipped(doc)?;
+            let r = py.detach(|| hybrid::hybrid_jacobian(&*s, &x0, mode, t0, t1, &opts));
             crate::errors::py_result(r)?
         }
         Err(_) => {
@@ -43,13 +67,162 @@ fn hybrid_jacobian<'py>(
     solution(py, &s)
 }
 
+/// The directional derivative along `d`, every simultaneous group ordered along d (any
+/// number of events): the core's `hybrid_jvp`.
+#[pyfunction]
+#[pyo3(signature = (system, x0, t0, t1, d, mode=0, options=None))]
+#[allow(clippy::too_many_arguments)]
+fn hybrid_jvp<'py>(
+    py: Python<'py>,
+    system: &Bound<'py, PyAny>,
+    x0: &Bound<'py, PyAny>,
+    t0: f64,
+    t1: f64,
+    d: &Bound<'py, PyAny>,
+    mode: usize,
+    options: Option<Options<HybridOptions>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let opts = self::options(options);
+    let x0 = DVector::from_vec(floats(x0, "x0", &[None])?);
+    let d = DVector::from_vec(floats(d, "d", &[None])?);
+    let out = match system.cast::<PyDict>() {
+        Ok(doc) => {
+            let s = shipped(doc)?;
+            let r = py.detach(|| hybrid::hybrid_jvp(&*s, &x0, mode, t0, t1, &d, &opts));
+            crate::errors::py_result(r)?
+        }
+        Err(_) => {
+            let s = PySystem::new(system)?;
+            let r = hybrid::hybrid_jvp(&s, &x0, mode, t0, t1, &d, &opts);
+            s.raised.finish(r)?
+        }
+    };
+    Ok(PyArray1::from_slice(py, out.as_slice()))
+}
+
+/// A shipped system's exact answer from x0 over [t0, t1] (closed-form flights composed
+/// through its events), as `hybrid_jacobian`'s dict; None for a system without one.
+#[pyfunction]
+#[pyo3(signature = (system, x0, t0, t1, mode=0))]
+fn system_exact<'py>(
+    py: Python<'py>,
+    system: &Bound<'py, PyDict>,
+    x0: &Bound<'py, PyAny>,
+    t0: f64,
+    t1: f64,
+    mode: usize,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let s = shipped(system)?;
+    let x0 = DVector::from_vec(floats(x0, "x0", &[None])?);
+    match py.detach(|| s.exact(&x0, mode, t0, t1)) {
+        None => Ok(None),
+        Some(r) => Ok(Some(solution(py, &crate::errors::py_result(r)?)?)),
+    }
+}
+
+/// Every shipped system's definition (kind, class, state names and units, parameters with
+/// unit, range and default), from the core's registry.
+#[pyfunction]
+fn systems_catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let docs: Vec<serde_json::Value> = systems::catalogue().iter().map(|s| s.document()).collect();
+    json_document(py, &docs)
+}
+
+/// A shipped system's parameters checked (defaults filled in): the values by name, or the
+/// core's refusal naming the parameter.
+#[pyfunction]
+fn system_check<'py>(py: Python<'py>, system: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    let s = shipped(system)?;
+    let out = PyDict::new(py);
+    let values = s.values();
+    let mut at = 0;
+    for p in s.spec().params {
+        let v = &values[at..at + p.len];
+        if p.len == 1 {
+            out.set_item(p.name, v[0])?;
+        } else {
+            out.set_item(p.name, v.to_vec())?;
+        }
+        at += p.len;
+    }
+    Ok(out)
+}
+
+/// The pieces of a derivative, kept whole for `jvp(d)`: the core picks the piece whose cone
+/// holds d.
+#[pyclass(module = "ferromotion._core", frozen)]
+pub struct PiecesHandle(Pieces);
+
+#[pymethods]
+impl PiecesHandle {
+    /// dx(t1) along d: the matrix of the piece whose cone holds d, times d.
+    fn jvp<'py>(
+        &self,
+        py: Python<'py>,
+        d: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let d = DVector::from_vec(floats(d, "d", &[None])?);
+        let r = crate::errors::py_result(self.0.jvp(&d))?;
+        Ok(PyArray1::from_slice(py, r.as_slice()))
+    }
+
+    /// The index of the piece whose cone holds d.
+    fn piece_for(&self, d: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let d = DVector::from_vec(floats(d, "d", &[None])?);
+        let p = crate::errors::py_result(self.0.piece_for(&d))?;
+        Ok(self
+            .0
+            .list
+            .iter()
+            .position(|q| std::ptr::eq(q, p))
+            .unwrap_or(0))
+    }
+
+    /// The core's refusal of a single Jacobian (`NotDifferentiable`), raised; None when the
+    /// pieces agree.
+    fn jacobian<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let j = crate::errors::py_result(self.0.jacobian())?;
+        matrix_array(py, j)
+    }
+}
+
+fn cone_array<'py>(
+    py: Python<'py>,
+    rows: &[DVector<f64>],
+    n: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let m = DMatrix::from_fn(rows.len(), n, |r, c| rows[r][c]);
+    matrix_array(py, &m)
+}
+
 /// A `HybridSolution` as the dict `hybrid_jacobian` returns (also the black-box driver's,
 /// `hybrid_step.rs`).
 pub fn solution<'py>(py: Python<'py>, s: &hybrid::HybridSolution) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
+    let n = s.x.len();
     out.set_item("x", PyArray1::from_slice(py, s.x.as_slice()))?;
     out.set_item("mode", s.mode)?;
-    out.set_item("jacobian", matrix_array(py, &s.jacobian)?)?;
+    match s.pieces.jacobian() {
+        Ok(_) => out.set_item("jacobian", matrix_array(py, &s.jacobian)?)?,
+        Err(e) => {
+            out.set_item("jacobian", py.None())?;
+            out.set_item("not_differentiable", e.to_string())?;
+        }
+    }
+    let pieces = PyList::empty(py);
+    for p in &s.pieces.list {
+        let d = PyDict::new(py);
+        d.set_item("orders", p.orders.clone())?;
+        d.set_item("cone", cone_array(py, &p.cone, n)?)?;
+        d.set_item("matrix", matrix_array(py, &p.matrix)?)?;
+        pieces.append(d)?;
+    }
+    out.set_item("pieces", pieces)?;
+    out.set_item("enumerated", s.pieces.enumerated)?;
+    out.set_item("largest_difference", s.pieces.largest_difference)?;
+    out.set_item("piece_tolerance", s.pieces.tolerance)?;
+    out.set_item("commuted", s.pieces.commuted())?;
+    out.set_item("handle", Py::new(py, PiecesHandle(s.pieces.clone()))?)?;
     out.set_item("events", document(py, &s.events)?)?;
     out.set_item("probe_gap", s.probe_gap)?;
     out.set_item("spectral_radius", s.spectral_radius)?;
@@ -58,28 +231,12 @@ pub fn solution<'py>(py: Python<'py>, s: &hybrid::HybridSolution) -> PyResult<Bo
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PiecesHandle>()?;
+    m.add_function(wrap_pyfunction!(hybrid_jvp, m)?)?;
+    m.add_function(wrap_pyfunction!(system_exact, m)?)?;
+    m.add_function(wrap_pyfunction!(systems_catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(system_check, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_jacobian, m)?)
-}
-
-/// One of the shipped hybrid systems, read from its document `{"system": "bouncing_drop",
-/// "gravity": .., "restitution": ..}` (`slope_ball` adds `angle`; the public dataclasses'
-/// `to_dict`).
-#[derive(serde::Deserialize)]
-#[serde(tag = "system", rename_all = "snake_case")]
-enum Shipped {
-    BouncingDrop(BouncingDrop),
-    SlopeBall(SlopeBall),
-    WarmStartedDrop(WarmStartedDrop),
-}
-
-impl Shipped {
-    fn system(&self) -> &dyn HybridSystem {
-        match self {
-            Shipped::BouncingDrop(s) => s,
-            Shipped::SlopeBall(s) => s,
-            Shipped::WarmStartedDrop(s) => s,
-        }
-    }
 }
 
 /// The methods a Python-defined hybrid system must have: those of the core's
@@ -116,11 +273,15 @@ impl<'py> PySystem<'py> {
             .collect();
         if !missing.is_empty() || !obj.hasattr("dim")? {
             return Err(PyTypeError::new_err(format!(
-                "a hybrid system is fm.BouncingDrop, fm.SlopeBall, fm.WarmStartedDrop or an object with \
+                "a hybrid system is one of fm.systems.* or an object with \
                  `dim` and the methods {}; {} lacks {}",
                 SYSTEM_METHODS.join(", "),
                 obj.get_type().name()?,
-                if missing.is_empty() { "`dim`".to_string() } else { missing.join(", ") }
+                if missing.is_empty() {
+                    "`dim`".to_string()
+                } else {
+                    missing.join(", ")
+                }
             )));
         }
         let name = match obj.getattr("name") {

@@ -824,6 +824,7 @@ pub fn step_jacobian(
         solution: HybridSolution {
             x: at.run.x,
             mode: 0,
+            pieces: super::Pieces::one(&jac),
             jacobian: jac,
             events: at.run.events,
             probe_gap: at.probe_gap,
