@@ -44,17 +44,22 @@
 pub mod curve;
 pub mod fixtures;
 pub mod gradient;
+pub mod jacobian;
 pub mod noise;
 pub mod receipt;
 pub mod report;
 pub mod rules;
+pub mod sides;
 pub mod verdict;
 pub mod walk;
 
 pub use crate::numeric::rng::random_directions;
 pub use crate::numeric::svd::{conditioning, Conditioning};
-pub use gradient::check_gradient;
+pub use gradient::{check_directions, check_gradient};
+pub use jacobian::{check_jacobian, JacobianClaim};
 pub use noise::Noise;
 pub use receipt::{Environment, ObjectiveInfo, Receipt, RECEIPT_SCHEMA};
-pub use report::{CheckOptions, CheckReport, DirectionReport, EventSignature, Probe};
+pub use report::{
+    CheckOptions, CheckReport, DirectionReport, EventSignature, Guarantee, Kink, Probe,
+};
 pub use verdict::{Classification, Verdict};

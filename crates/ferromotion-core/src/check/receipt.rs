@@ -45,16 +45,21 @@ pub struct Receipt {
     pub objective: ObjectiveInfo,
     /// The point x.
     pub x: Vec<f64>,
-    /// The claimed gradient.
+    /// The claimed gradient (for a Jacobian check: the claimed (m, n) Jacobian row-major, or
+    /// empty when a JVP or VJP was claimed).
     pub gradient: Vec<f64>,
+    /// For a Jacobian check, its number of outputs m (absent for a gradient check).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<usize>,
     /// The check itself (directions, sweeps, classification, verdict).
     pub report: CheckReport,
     /// Who produced it.
     pub environment: Environment,
 }
 
-/// Schema identifier written into every receipt.
-pub const RECEIPT_SCHEMA: &str = "ferromotion.receipt/2";
+/// Schema identifier written into every receipt. Version 3 added each direction's `kink` and
+/// `scatter`, the report's `guarantee` and the Jacobian check's `outputs`.
+pub const RECEIPT_SCHEMA: &str = "ferromotion.receipt/3";
 
 impl Receipt {
     /// A receipt for `report` on `objective` at `x` with claimed `gradient`.
@@ -69,6 +74,7 @@ impl Receipt {
             objective,
             x,
             gradient,
+            outputs: None,
             report,
             environment: Environment {
                 core_version: env!("CARGO_PKG_VERSION").into(),
@@ -76,6 +82,21 @@ impl Receipt {
                 rustc: env!("FERROMOTION_RUSTC").into(),
                 extra: Vec::new(),
             },
+        }
+    }
+
+    /// A Jacobian check's receipt: `jacobian` the claimed (m, n) matrix row-major (empty when
+    /// a JVP or VJP was claimed), `outputs` = m.
+    pub fn for_jacobian(
+        objective: ObjectiveInfo,
+        x: Vec<f64>,
+        jacobian: Vec<f64>,
+        outputs: usize,
+        report: CheckReport,
+    ) -> Receipt {
+        Receipt {
+            outputs: Some(outputs),
+            ..Receipt::new(objective, x, jacobian, report)
         }
     }
 

@@ -114,6 +114,59 @@ pub struct DirectionReport {
     pub verdict: Verdict,
     /// Whether this direction agrees (verified, within noise, or in absolute terms).
     pub certified: bool,
+    /// The one-sided slopes at x when they disagree beyond noise (a kink at x): the
+    /// direction is then refused.
+    pub kink: Option<Kink>,
+    /// The scatter of the central difference at the probe scale (standard deviation of D
+    /// over probe sizes within ±30% of the kink's probe or the best probe, inside the run
+    /// measured smooth, its ε² trend fitted out), when it was measured: before a discrepancy or a kink is reported, so that rounding error correlated
+    /// over the probe (a long float32 rollout) is not read as a wrong gradient.
+    pub scatter: Option<f64>,
+    /// f's noise at the probe scale, `√2·ε·scatter` with ε the probe the scatter was read
+    /// at, when measured. When it exceeds the stencils' σ by
+    /// [`PROBE_NOISE_FACTOR`] the direction is read again with it (its walk, its smoothness and
+    /// its resolution).
+    pub probe_noise: Option<f64>,
+}
+
+/// A direction is read again with the noise its scatter shows at the probe scale when that
+/// noise exceeds the stencils' σ by this factor.
+pub const PROBE_NOISE_FACTOR: f64 = 4.0;
+
+/// A kink of f exactly at x along one direction: the forward and backward quotients
+/// `(f(x + ε·p) - f(x)) / ε` and `(f(x) - f(x - ε·p)) / ε` tend to different slopes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Kink {
+    /// The probe size the one-sided slopes are read at.
+    pub eps: f64,
+    /// The slope on the + side (the forward quotient, its linear trend in ε removed).
+    pub forward: f64,
+    /// The slope on the - side.
+    pub backward: f64,
+    /// The noise of `forward - backward` at that probe.
+    pub noise: f64,
+    /// Which of them the claim g·p equals: "forward", "backward", "average" or "neither".
+    pub claim_equals: String,
+}
+
+/// What a check along random directions guarantees: a gradient whose error e has
+/// |scale ⊙ e| ≥ `delta`·|scale ⊙ g| would have read `not-verified` with probability at
+/// least 1 - `beta`, over the draw of the `directions` isotropic unit directions (for an
+/// error not chosen knowing the seed), given the thresholds the check measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Guarantee {
+    /// Random directions the guarantee rests on.
+    pub directions: usize,
+    /// The dimension n.
+    pub dimension: usize,
+    /// Relative size (in norm) of an error caught with probability 1 - `beta`.
+    pub delta: f64,
+    /// The miss probability `delta` is stated at.
+    pub beta: f64,
+    /// The miss probability of an error of 1% of |g| in norm.
+    pub beta_at_one_percent: f64,
+    /// Whether the coordinate axes were probed too (then they add to the guarantee).
+    pub coordinates: bool,
 }
 
 /// Everything a gradient check found.
@@ -135,6 +188,9 @@ pub struct CheckReport {
     pub evaluations: u64,
     /// f's measured evaluation noise.
     pub noise: Noise,
+    /// What the random directions guarantee (None without random directions or a gradient
+    /// to measure against).
+    pub guarantee: Option<Guarantee>,
     /// The options used.
     pub options: CheckOptions,
 }

@@ -3,9 +3,12 @@
 
 use super::curve::{judge, MARGIN};
 use super::noise::Noise;
-use super::report::{CheckOptions, DirectionReport, EventSignature, Probe};
+use super::report::{
+    CheckOptions, DirectionReport, EventSignature, Guarantee, Kink, Probe, PROBE_NOISE_FACTOR,
+};
+use super::sides::{self, Sides};
 use super::verdict::{Classification, Verdict};
-use super::walk::{taylor_points, Hvp, Walked, Walker};
+use super::walk::{taylor_points, Hvp, Walked, Walker, COORDINATE_LIMIT};
 use crate::error::Result;
 
 /// A Taylor remainder `R(h)` counts only when it stands this many times above the noise it
@@ -91,10 +94,7 @@ pub(super) fn direction_report(
     walker: &mut Walker,
     hvp: &mut Option<&mut Hvp>,
     opts: &CheckOptions,
-    sig0: Option<&EventSignature>,
-    grazing_at_x: bool,
-    f0: f64,
-    sigma: f64,
+    (sig0, grazing_at_x, f0, sigma, confirm): (Option<&EventSignature>, bool, f64, f64, bool),
     label: String,
     p: Vec<f64>,
     claimed: f64,
@@ -137,9 +137,27 @@ pub(super) fn direction_report(
         ),
         None => (None, None, None),
     };
-    let mut verdict = match (classification, best_fd, e) {
-        (Classification::Smooth, Some(d), Some(e)) => judge(claimed, d, e, opts.tol),
-        _ => Verdict::Refused,
+    let (mut verdict, e, scatter, probe_noise, kink) = match (classification, best_eps, best_fd, e)
+    {
+        (Classification::Smooth, Some(eps), Some(d), Some(e)) => {
+            let read = Reading {
+                eps,
+                fd: d,
+                resolution: e,
+                f0,
+                sigma,
+                tol: opts.tol,
+                claimed,
+                confirm,
+            };
+            at_probe_scale(walker, w, &p, &read)
+        }
+        _ => (Verdict::Refused, e, None, None, None),
+    };
+    let classification = if kink.is_some() {
+        Classification::NonSmooth
+    } else {
+        classification
     };
     if curvature.is_some() && verdict != Verdict::Refused && taylor_slope.is_some_and(|s| s < 1.75)
     {
@@ -166,7 +184,81 @@ pub(super) fn direction_report(
             verdict,
             Verdict::Verified | Verdict::VerifiedWithinNoise | Verdict::VerifiedAbsolute
         ),
+        kink,
+        scatter,
+        probe_noise,
     })
+}
+
+/// One direction's reading at its best probe.
+struct Reading {
+    eps: f64,
+    fd: f64,
+    resolution: f64,
+    f0: f64,
+    sigma: f64,
+    tol: f64,
+    claimed: f64,
+    /// Whether a disagreement is confirmed at the probe scale (false once another direction
+    /// has confirmed one: the check's verdict is then not-verified whatever this one reads).
+    confirm: bool,
+}
+
+/// What the probe scale says about a direction: its verdict, resolution, the scatter of D
+/// (when measured), f's noise at the probe scale read from it, and a kink at x.
+type AtProbeScale = (Verdict, Option<f64>, Option<f64>, Option<f64>, Option<Kink>);
+
+/// The direction's verdict, resolution, scatter, probe-scale noise and kink.
+///
+/// A reading that agrees and shows no kink stands as it is (no extra evaluations). Otherwise,
+/// before a discrepancy or a kink is reported, the scatter s of D is measured at probe sizes
+/// within ±30% of the probe ε_m it is read at (the kink's, else the best), kept within the run
+/// measured smooth ([`sides::scatter`]): f's noise at that scale is σ_p = √2·ε_m·s, the
+/// resolution at the best probe becomes at least
+/// σ_p/(√2·ε), and the one-sided slopes are compared again with noise σ_p: a long float32
+/// rollout's rounding error, correlated over the probe, is then noise, not a wrong gradient
+/// or a kink. A kink still standing clear of that noise refuses the direction.
+fn at_probe_scale(walker: &mut Walker, w: &Walked, p: &[f64], r: &Reading) -> AtProbeScale {
+    let run: Vec<Sides> = w
+        .curve
+        .smooth_top
+        .map(|t| {
+            (w.top + t..=w.bottom)
+                .filter_map(|i| w.probes.get(&i))
+                .map(|raw| Sides {
+                    eps: raw.point.eps,
+                    fd: raw.point.fd,
+                    f_plus: raw.f_plus,
+                    f_minus: raw.f_minus,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let kink = sides::kink(&run, r.f0, r.sigma, r.tol, r.claimed);
+    let verdict = judge(r.claimed, r.fd, r.resolution, r.tol);
+    if kink.is_none() && (verdict != Verdict::NotVerified || !r.confirm) {
+        return (verdict, Some(r.resolution), None, None, None);
+    }
+    // Where it matters: at the kink's own probe, else at the best probe.
+    let at = kink.as_ref().map_or((r.eps, r.fd), |k| {
+        run.iter()
+            .find(|s| s.eps == k.eps)
+            .map_or((r.eps, r.fd), |s| (s.eps, s.fd))
+    });
+    let ceiling = run.first().map_or(at.0, |s| s.eps);
+    let mut points = walker.jittered(p, at.0, ceiling);
+    points.push(at);
+    let scatter = sides::scatter(&points);
+    let probe_sigma = scatter.map(|s| std::f64::consts::SQRT_2 * at.0 * s);
+    let sigma = r.sigma.max(probe_sigma.unwrap_or(0.0));
+    let e = r.resolution.max(sigma / (std::f64::consts::SQRT_2 * r.eps));
+    let kink = kink.and_then(|_| sides::kink(&run, r.f0, sigma, r.tol, r.claimed));
+    let verdict = if kink.is_some() {
+        Verdict::Refused
+    } else {
+        judge(r.claimed, r.fd, e, r.tol)
+    };
+    (verdict, Some(e), scatter, probe_sigma, kink)
 }
 
 /// Every probe a direction's walk made, with its error against the claim `claimed` and,
@@ -222,6 +314,7 @@ pub(super) fn overall(
 ) -> (Verdict, String) {
     let smallest = ladder.last().copied().unwrap_or(0.0);
     refused_at_event(reports, opts, smallest)
+        .or_else(|| refused_at_kink(reports))
         .or_else(|| not_verified(reports, opts))
         .or_else(|| refused_not_smooth(reports, smallest))
         .unwrap_or_else(|| verified(reports, noise, opts))
@@ -255,6 +348,27 @@ pub(super) fn refused_at_event(
             r.label
         )
     };
+    Some((Verdict::Refused, why))
+}
+
+/// Then: a direction whose one-sided slopes at x differ beyond noise (a kink exactly at x).
+fn refused_at_kink(reports: &[DirectionReport]) -> Option<(Verdict, String)> {
+    let (r, k) = reports
+        .iter()
+        .find_map(|r| r.kink.as_ref().map(|k| (r, k)))?;
+    let equals = match k.claim_equals.as_str() {
+        "forward" => "the forward slope",
+        "backward" => "the backward slope",
+        "average" => "their average",
+        _ => "neither of them nor their average",
+    };
+    let why = format!(
+        "{}: f has a kink at x: the one-sided slopes differ beyond noise (forward {:.6e}, backward {:.6e}, read at \
+         eps {:.1e}, their difference known to {:.1e}); the claim g·p = {:.6e} equals {equals}. f has no derivative \
+         there, so no claim can be certified (a subgradient is a choice, not the derivative): check at a point off \
+         the kink",
+        r.label, k.forward, k.backward, k.eps, k.noise, r.claimed
+    );
     Some((Verdict::Refused, why))
 }
 
@@ -357,6 +471,15 @@ pub(super) fn verified(
         .collect();
     if let Some(r) = worst(Verdict::VerifiedWithinNoise) {
         let floor_rel = g(r.floor) / g(r.best_fd).abs();
+        let noise_words = match r.probe_noise.filter(|&ps| ps > PROBE_NOISE_FACTOR * noise.sigma) {
+            Some(ps) => format!(
+                "{noise_words}; at the probe scale, read from how the differences scatter, f wanders by σ = {ps:.1e} \
+                 ({:.1e} of |f|): rounding error correlated over the probe, as in a long float32 rollout, which the \
+                 stencils' tiny steps do not see",
+                ps / noise.f_scale
+            ),
+            None => noise_words,
+        };
         return (
             Verdict::VerifiedWithinNoise,
             format!(
@@ -406,4 +529,87 @@ pub(super) fn verified(
         );
     }
     (Verdict::Verified, why)
+}
+
+/// The miss probability a guarantee is stated at.
+pub const GUARANTEE_BETA: f64 = 0.01;
+
+/// P(|u₁| ≤ t) for u uniform on the unit sphere of Rⁿ: u₁² ~ Beta(1/2, (n-1)/2).
+fn within(t: f64, n: usize) -> f64 {
+    if t >= 1.0 {
+        1.0
+    } else if n < 2 {
+        0.0
+    } else {
+        crate::numeric::dist::incomplete_beta(0.5, 0.5 * (n as f64 - 1.0), t * t)
+    }
+}
+
+/// What the random directions guarantee (see [`Guarantee`]): with τ the largest threshold a
+/// random direction's discrepancy had to pass, max(floor, `tol`·|D|), an error e misses every
+/// one of the m directions with probability at most P(|u₁| ≤ τ/|e|)^m. None without random
+/// directions measured smooth or without a gradient norm.
+pub(super) fn guarantee(
+    reports: &[DirectionReport],
+    n: usize,
+    g_norm: f64,
+    coordinates: bool,
+    tol: f64,
+) -> Option<Guarantee> {
+    let thresholds: Vec<f64> = reports
+        .iter()
+        .filter(|r| r.label.starts_with("random"))
+        .filter_map(|r| Some(r.floor?.max(tol * r.best_fd?.abs())))
+        .collect();
+    let m = thresholds.len();
+    if m == 0 || !(g_norm > 0.0) || !g_norm.is_finite() {
+        return None;
+    }
+    let tau = thresholds.iter().copied().fold(0.0, f64::max);
+    // t with P(|u₁| ≤ t)^m = β, by bisection.
+    let q = libm::pow(GUARANTEE_BETA, 1.0 / m as f64);
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if within(mid, n) < q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let delta = if lo > 0.0 {
+        tau / (lo * g_norm)
+    } else {
+        f64::INFINITY
+    };
+    let beta_at_one_percent = libm::pow(within(tau / (0.01 * g_norm), n), m as f64);
+    Some(Guarantee {
+        directions: m,
+        dimension: n,
+        delta,
+        beta: GUARANTEE_BETA,
+        beta_at_one_percent,
+        coordinates,
+    })
+}
+
+/// The guarantee in words, for `why` when only random directions were probed.
+pub(super) fn guarantee_words(g: &Guarantee, opts: &CheckOptions) -> String {
+    let reason = if opts.coordinates {
+        format!(
+            "n = {} is above {COORDINATE_LIMIT} coordinates",
+            g.dimension
+        )
+    } else {
+        "coordinates=False".into()
+    };
+    format!(
+        ". Random directions only ({reason}): a gradient whose error is at least {:.1e} of |g| in norm reads \
+         not-verified with probability at least {:.0}% over the draw of the {} directions (an error of 1% of |g|: \
+         at least {:.4}%)",
+        g.delta,
+        100.0 * (1.0 - g.beta),
+        g.directions,
+        100.0 * (1.0 - g.beta_at_one_percent)
+    )
 }

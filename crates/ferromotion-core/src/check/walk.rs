@@ -88,6 +88,8 @@ pub(super) fn measure_noise(
 pub(super) struct Raw {
     pub(super) point: Point,
     pub(super) f_plus: f64,
+    /// f(x - ε·p), for the one-sided quotients that find a kink at x.
+    pub(super) f_minus: f64,
 }
 
 /// Everything [`check_gradient`] needs to walk one direction.
@@ -120,6 +122,7 @@ impl Walker<'_, '_, '_> {
             }
         }
         let f_plus = fp.as_ref().copied().unwrap_or(f64::NAN);
+        let f_minus = fm.as_ref().copied().unwrap_or(f64::NAN);
         let fd = match (fp, fm) {
             (Ok(a), Ok(b)) => fd::quotient(a, b, eps),
             _ => f64::NAN,
@@ -135,9 +138,44 @@ impl Walker<'_, '_, '_> {
                 events: class,
             },
             f_plus,
+            f_minus,
         }
     }
+
+    /// The central differences at the [`JITTER`] probe sizes within ±30% of `eps`, each
+    /// `(ε, D(ε))` (NaN where an evaluation failed): the scatter of D at the probe scale.
+    /// Probe sizes stay at or below `ceiling` (the largest probe measured smooth): the
+    /// factors are then taken below 1 only.
+    pub(super) fn jittered(&mut self, p: &[f64], eps: f64, ceiling: f64) -> Vec<(f64, f64)> {
+        let factors = if eps * JITTER[JITTER.len() - 1] <= ceiling {
+            JITTER
+        } else {
+            JITTER_BELOW
+        };
+        factors
+            .iter()
+            .map(|j| {
+                let e = eps * j;
+                let (fp, fm) = (
+                    (self.f)(&displaced(self.x, p, e)),
+                    (self.f)(&displaced(self.x, p, -e)),
+                );
+                self.evaluations += 2;
+                match (fp, fm) {
+                    (Ok(a), Ok(b)) => (e, fd::quotient(a, b, e)),
+                    _ => (e, f64::NAN),
+                }
+            })
+            .collect()
+    }
 }
+
+/// Relative probe sizes at which the scatter of D is read around a probe: close enough that
+/// truncation hardly changes (it is fitted out as a·ε² anyway), far enough apart that a
+/// rollout's rounding error, correlated over a fraction of the probe, decorrelates.
+pub(super) const JITTER: [f64; 6] = [0.7, 0.8, 0.9, 1.1, 1.2, 1.3];
+/// The same below the probe, where a larger one would leave the run measured smooth.
+pub(super) const JITTER_BELOW: [f64; 6] = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
 
 /// The index of the ladder (largest first) nearest, in log, to `eps`.
 pub(super) fn nearest(ladder: &[f64], eps: f64) -> usize {
@@ -155,8 +193,9 @@ pub(super) struct Walked {
     pub(super) curve: curve::Curve,
 }
 
-/// Walk one direction (see the module docs): start at ladder index `start`, go down until
-/// the smallest probes see only noise, up while that resolves the derivative better.
+/// Walk one direction (see the module docs): start at ladder index `start` (or from the probes
+/// in `prior`, walked before with another σ), go down until the smallest probes see only
+/// noise, up while that resolves the derivative better.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk(
     walker: &mut Walker,
@@ -167,17 +206,21 @@ pub(super) fn walk(
     tol: f64,
     start: usize,
     stop_early: bool,
+    prior: BTreeMap<usize, Raw>,
 ) -> Walked {
     let m = ladder.len();
-    let mut got: BTreeMap<usize, Raw> = BTreeMap::new();
-    let (mut top, mut bottom) = if m <= SHORT_LADDER || !stop_early {
-        (0, m - 1)
-    } else {
-        let s = start.min(m - 3);
-        (s, s + 2)
+    let mut got = prior;
+    let (mut top, mut bottom) = match (got.keys().next(), got.keys().next_back()) {
+        // Walked before (with another σ): re-read those probes, walking on from them.
+        (Some(&a), Some(&b)) => (a, b.max(a + 2).min(m - 1)),
+        _ if m <= SHORT_LADDER || !stop_early => (0, m - 1),
+        _ => {
+            let s = start.min(m - 3);
+            (s, s + 2)
+        }
     };
     for (i, &eps) in ladder.iter().enumerate().take(bottom + 1).skip(top) {
-        got.insert(i, walker.probe(p, eps));
+        got.entry(i).or_insert_with(|| walker.probe(p, eps));
     }
     loop {
         let run: Vec<Point> = (top..=bottom).map(|i| got[&i].point).collect();
@@ -242,16 +285,38 @@ pub(super) fn walk(
     }
 }
 
-/// The directions probed, labelled: the seeded random ones, then the coordinates if asked,
-/// each in x's units (p = scale ⊙ d).
+/// Above this many coordinates the axes are not probed one by one: random directions only,
+/// with the guarantee they carry (see `rules::guarantee`).
+pub const COORDINATE_LIMIT: usize = 100;
+/// Random directions probed at least, when the axes are skipped because n exceeds
+/// [`COORDINATE_LIMIT`].
+pub const RANDOM_MODE_DIRECTIONS: usize = 8;
+/// Numbers the directions may hold together (directions × n): about 400 MB of float64.
+pub const MAX_DIRECTION_NUMBERS: f64 = 5e7;
+
+/// Whether the coordinate axes are probed (asked for, and n at most [`COORDINATE_LIMIT`]),
+/// and how many random directions.
+pub(super) fn direction_counts(opts: &CheckOptions, n: usize) -> (bool, usize) {
+    if !opts.coordinates {
+        (false, opts.random_directions)
+    } else if n > COORDINATE_LIMIT {
+        (false, opts.random_directions.max(RANDOM_MODE_DIRECTIONS))
+    } else {
+        (true, opts.random_directions)
+    }
+}
+
+/// The directions probed, labelled: the seeded random ones, then the coordinates if asked
+/// (and n is at most [`COORDINATE_LIMIT`]), each in x's units (p = scale ⊙ d).
 pub(super) fn directions(opts: &CheckOptions, scale: &[f64]) -> Vec<(String, Vec<f64>)> {
     let n = scale.len();
-    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, opts.random_directions, opts.seed)
+    let (coordinates, random) = direction_counts(opts, n);
+    let mut dirs: Vec<(String, Vec<f64>)> = random_directions(n, random, opts.seed)
         .into_iter()
         .enumerate()
         .map(|(i, d)| (format!("random {i}"), d))
         .collect();
-    if opts.coordinates {
+    if coordinates {
         for i in 0..n {
             let mut d = vec![0.0; n];
             d[i] = 1.0;
@@ -268,19 +333,9 @@ pub(super) fn directions(opts: &CheckOptions, scale: &[f64]) -> Vec<(String, Vec
 
 /// The rung of the (descending) `ladder` the first direction's walk starts from: the probe
 /// nearest START_FACTOR · cbrt(sigma / reference), the reference the scaled gradient's norm
-/// (or, for a zero gradient, the objective's scale).
-pub(super) fn first_rung(grad: &[f64], scale: &[f64], noise: &Noise, ladder: &[f64]) -> usize {
-    let g_scale = libm::sqrt(
-        grad.iter()
-            .zip(scale)
-            .map(|(g, s)| (g * s) * (g * s))
-            .sum::<f64>(),
-    );
-    let reference = if g_scale > 0.0 {
-        g_scale
-    } else {
-        noise.f_scale
-    };
+/// `g_norm` (or, for a zero or unknown gradient, the objective's scale).
+pub(super) fn first_rung(g_norm: f64, noise: &Noise, ladder: &[f64]) -> usize {
+    let reference = if g_norm > 0.0 { g_norm } else { noise.f_scale };
     if reference > 0.0 {
         nearest(ladder, START_FACTOR * libm::cbrt(noise.sigma / reference))
     } else {
@@ -332,4 +387,14 @@ pub(super) fn taylor_points(
         }
     }
     (hs, rs)
+}
+
+/// |scale ⊙ g|: the gradient's norm in the metric the directions are drawn in.
+pub(super) fn scaled_norm(grad: &[f64], scale: &[f64]) -> f64 {
+    libm::sqrt(
+        grad.iter()
+            .zip(scale)
+            .map(|(g, s)| (g * s) * (g * s))
+            .sum::<f64>(),
+    )
 }
