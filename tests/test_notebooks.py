@@ -27,7 +27,7 @@ TIMEOUT_S = 120
 EXPECTED_TEXT = {
     # A user's simulator checked three ways, and the receipt it writes validated.
     "03_qualify_your_gradient.ipynb": [": verified", ": not-verified", ": refused", "event-crossing",
-                                       "the receipt follows ferromotion.receipt/2"],
+                                       "the receipt follows ferromotion.receipt/3"],
     # The prose reads the uniform-step rows as wrong-signed and the probe table as moving.
     "06_equal_budget.ipynb": ["Euler uniform", "WRONG", "moves by"],
     # The fit's report validates; the fixed-step fit is shown as a misfit beside the baselines; a weak direction.

@@ -21,7 +21,7 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``descent``: :func:`descent`, :class:`Arm`, :class:`Descent` (``experiments/descent.rs``)
 - ``hybrid``: :func:`hybrid_jacobian`, the shipped systems and :class:`StepFunction` (a black-box
   step) (``hybrid.rs``, ``hybrid/black_box.rs``)
-- ``check``: :func:`check_gradient`, :func:`check_fixture`, :class:`Receipt`,
+- ``check``: :func:`check_gradient`, :func:`check_jacobian`, :func:`check_fixture`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (the ``ferromotion-quadruped`` crate)
 - ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
@@ -76,8 +76,8 @@ from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, s
 from . import systems
 from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Piece, SlopeBall, StepFunction,
     WarmStartedDrop, hybrid_jacobian)
-from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
-    check_gradient, conditioning, environment, load_receipt, receipt_schema)
+from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, RECEIPT_SCHEMA_V2, Receipt,
+    check_fixture, check_gradient, check_jacobian, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
     fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
@@ -95,6 +95,7 @@ __all__ = [
     "BouncingDrop",
     "check_fixture",
     "check_gradient",
+    "check_jacobian",
     "CheckDirection",
     "Conditioning",
     "conditioning",
@@ -155,6 +156,7 @@ __all__ = [
     "load_receipt",
     "RECEIPT_SCHEMA",
     "RECEIPT_SCHEMA_V1",
+    "RECEIPT_SCHEMA_V2",
     "Refinement",
     "rk4",
     "Route",

@@ -80,6 +80,7 @@ __all__ = [
     "step_jacobian",
     "check_gradient",
     "check_fixture",
+    "check_jacobian",
     "fixtures",
     "read_fixture",
     "read_fixture_file",
@@ -380,6 +381,17 @@ def check_gradient(
 ) -> Receipt: ...
 def check_fixture(
     name: str, options: Optional[dict[str, Any]] = None, extra: Sequence[tuple[str, str]] = ...
+) -> Receipt: ...
+# Exactly one of jacobian (an (m, n) array), jvp (p -> J p) or vjp (w -> J^T w).
+def check_jacobian(
+    f: Callable[[_F64], Any],
+    x: Any,
+    objective: dict[str, Any],
+    jacobian: Any = None,
+    jvp: Optional[Callable[[_F64], Any]] = None,
+    vjp: Optional[Callable[[_F64], Any]] = None,
+    options: Optional[dict[str, Any]] = None,
+    extra: Sequence[tuple[str, str]] = ...,
 ) -> Receipt: ...
 def conditioning(jacobian: Any, rel: float = 1e-8) -> _Conditioning: ...
 

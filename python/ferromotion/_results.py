@@ -811,6 +811,16 @@ class CheckDirection(Json):
         ``"event-crossing"`` or ``"grazing"``.
     certified : bool
         The direction agrees (verified, within noise, or in absolute terms).
+    kink : dict or None
+        The one-sided slopes at x when they differ beyond noise (a kink exactly at x; the
+        direction is refused): ``eps``, ``forward``, ``backward``, ``noise`` and
+        ``claim_equals`` (``"forward"``, ``"backward"``, ``"average"`` or ``"neither"``);
+        None otherwise (and for receipts before version 3).
+    scatter : float or None
+        The central difference's scatter at the probe scale, when measured.
+    probe_noise : float or None
+        f's noise at the probe scale, when it exceeded the stencils' and the direction was read
+        again with it.
     """
 
     label: str
@@ -833,10 +843,13 @@ class CheckDirection(Json):
     taylor_second_order: bool
     classification: str
     certified: bool
+    kink: Optional[Dict[str, Any]] = None
+    scatter: Optional[float] = None
+    probe_noise: Optional[float] = None
 
     @classmethod
     def _from_core(cls, d: Mapping[str, Any]) -> "CheckDirection":
-        """From one direction of the core's receipt document (schema version 1 or 2)."""
+        """From one direction of the core's receipt document (schema version 1, 2 or 3)."""
         def column(key: str) -> Any:
             return frozen([math.nan if p.get(key) is None else float(p[key]) for p in d["probes"]], "float64")
 
@@ -858,7 +871,8 @@ class CheckDirection(Json):
                    best_abs_error=number("abs_error"), best_resolution=number("resolution"),
                    floor=number("floor"), smooth_below=number("smooth_below"),
                    taylor_slope=number("taylor_slope"), taylor_second_order=bool(d["taylor_second_order"]),
-                   classification=d["classification"], certified=certified)
+                   classification=d["classification"], certified=certified, kink=d.get("kink"),
+                   scatter=number("scatter"), probe_noise=number("probe_noise"))
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain Python types (arrays as lists, NaN as None)."""
@@ -915,6 +929,13 @@ class Receipt(Json):
     environment : dict
         ``core_version``, ``target`` and ``extra`` ([key, value] pairs, see
         :func:`environment`).
+    guarantee : dict or None
+        What the random directions guarantee: ``directions``, ``dimension``, ``delta`` (an
+        error of at least delta |g| in norm reads not-verified with probability at least
+        1 - ``beta``), ``beta``, ``beta_at_one_percent`` and ``coordinates`` (None before
+        version 3, or without random directions).
+    outputs : int or None
+        For a Jacobian check, f's number of outputs m (``gradient`` then holds J row-major).
     """
 
     def __init__(self, document: str, summary: str) -> None:
@@ -934,6 +955,8 @@ class Receipt(Json):
         self.median_error: float = math.nan if report["median_error"] is None else report["median_error"]
         self.max_abs_error: float = math.nan if report.get("max_abs_error") is None else report["max_abs_error"]
         self.noise: Optional[Dict[str, Any]] = report.get("noise")
+        self.guarantee: Optional[Dict[str, Any]] = report.get("guarantee")
+        self.outputs: Optional[int] = d.get("outputs")
         self.evaluations: int = report["evaluations"]
         self.options: Dict[str, Any] = report["options"]
         self.environment: Dict[str, Any] = d["environment"]

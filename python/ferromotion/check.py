@@ -90,7 +90,7 @@ class Receipt(_results.Receipt):
     >>> r.verdict, r.verified, len(r.directions), r.directions[0].error.shape == r.directions[0].eps.shape
     ('verified', True, 6, True)
     >>> r.to_dict()["schema"]
-    'ferromotion.receipt/2'
+    'ferromotion.receipt/3'
     """
 
     def __init__(self, receipt: _core.Receipt) -> None:
@@ -126,12 +126,15 @@ class Receipt(_results.Receipt):
 
 #: The ``schema`` field of version-1 receipts, which :func:`load_receipt` still reads.
 RECEIPT_SCHEMA_V1: str = "ferromotion.receipt/1"
+#: The ``schema`` field of version-2 receipts (before kinks, scatter, guarantee and Jacobians),
+#: which :func:`load_receipt` still reads.
+RECEIPT_SCHEMA_V2: str = "ferromotion.receipt/2"
 
 
-def receipt_schema(version: int = 2) -> Dict[str, Any]:
+def receipt_schema(version: int = 3) -> Dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a receipt document, shipped with the package:
-    ``version=2`` (what this package writes, :data:`RECEIPT_SCHEMA`) or ``version=1`` (the
-    earlier receipts, still read by :func:`load_receipt`).
+    ``version=3`` (what this package writes, :data:`RECEIPT_SCHEMA`), or ``version=2`` or ``1``
+    (earlier receipts, still read by :func:`load_receipt`).
 
     Examples
     --------
@@ -141,9 +144,9 @@ def receipt_schema(version: int = 2) -> Dict[str, Any]:
     >>> fm.receipt_schema(1)["properties"]["schema"]["const"]
     'ferromotion.receipt/1'
     """
-    names = {1: "receipt.v1.schema.json", 2: "receipt.schema.json"}
+    names = {1: "receipt.v1.schema.json", 2: "receipt.v2.schema.json", 3: "receipt.schema.json"}
     if version not in names:
-        raise InvalidParameter(f"invalid parameter `version`: {version!r} (known receipt schema versions: 1, 2)")
+        raise InvalidParameter(f"invalid parameter `version`: {version!r} (known receipt schema versions: 1, 2, 3)")
     text = (Path(__file__).resolve().parent / names[version]).read_text(encoding="utf-8")
     schema: Dict[str, Any] = json.loads(text)
     return schema
@@ -151,8 +154,8 @@ def receipt_schema(version: int = 2) -> Dict[str, Any]:
 
 def load_receipt(source: Union[str, "os.PathLike[str]"]) -> Receipt:
     """A receipt read back from its JSON: a path to a file :meth:`Receipt.write` wrote, or
-    the JSON text itself. Version-1 receipts (``ferromotion.receipt/1``) load too: the fields
-    they lack are NaN or None (see :class:`CheckDirection`).
+    the JSON text itself. Version-1 and version-2 receipts (``ferromotion.receipt/1``, ``/2``)
+    load too: the fields they lack are NaN or None (see :class:`CheckDirection`).
 
     Raises
     ------
@@ -174,9 +177,9 @@ def load_receipt(source: Union[str, "os.PathLike[str]"]) -> Receipt:
     except ValueError as e:
         raise InvalidParameter(f"invalid parameter `source`: not JSON ({e})") from None
     schema = doc.get("schema") if isinstance(doc, dict) else None
-    if schema not in (RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1):
+    if schema not in (RECEIPT_SCHEMA, RECEIPT_SCHEMA_V2, RECEIPT_SCHEMA_V1):
         raise InvalidParameter(f"invalid parameter `source`: schema {schema!r} is not a receipt "
-                               f"({RECEIPT_SCHEMA} or {RECEIPT_SCHEMA_V1})")
+                               f"({RECEIPT_SCHEMA}, {RECEIPT_SCHEMA_V2} or {RECEIPT_SCHEMA_V1})")
     return Receipt._from_document(text, doc)
 
 
@@ -297,14 +300,91 @@ def check_gradient(f: Callable[[np.ndarray], float], grad: ArrayLike, x: ArrayLi
     >>> fm.check_gradient(f32, right, x).verdict
     'verified-within-noise'
     """
-    if objective is None:
-        objective = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
-    info = {"name": objective, "units": units, "description": description, "route": route,
-            "integrator": integrator, "tolerances": [(str(k), float(v)) for k, v in (tolerances or {}).items()]}
+    if callable(grad) and not callable(f):
+        raise InvalidParameter("invalid parameter `f`: f is not callable but grad is: the order is "
+                               "check_gradient(f, grad, x), f first")
+    if callable(grad):
+        raise InvalidParameter("invalid parameter `grad`: got a function; pass grad(x), the gradient's value at x "
+                               "(scipy.optimize.check_grad takes (func, grad_func, x0); here it is "
+                               "fm.check_gradient(f, grad(x), x))")
+    info = _objective_info(f, objective, units, description, route, integrator, tolerances)
     options = _check_options(eps, taylor_h, scale, random_directions=directions, coordinates=coordinates, seed=seed,
                              tol=tol, graze_speed=graze_speed, full_sweep=bool(full_sweep))
     receipt = _core.check_gradient(f, float_array(grad, "grad"), float_array(x, "x"), info, events=events, hvp=hvp,
                                    options=options, extra=_extra())
+    return Receipt(receipt)
+
+
+def _objective_info(f: Any, objective: Optional[str], units: str, description: str, route: str, integrator: str,
+                    tolerances: Optional[Mapping[str, float]]) -> Dict[str, Any]:
+    """The core's ``ObjectiveInfo`` as a dict (``objective`` defaults to f's name)."""
+    if objective is None:
+        objective = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or repr(f)
+    return {"name": objective, "units": units, "description": description, "route": route,
+            "integrator": integrator, "tolerances": [(str(k), float(v)) for k, v in (tolerances or {}).items()]}
+
+
+def check_jacobian(f: Callable[[np.ndarray], Any], J: Any, x: ArrayLike, *, mode: Optional[str] = None,
+                   jvp: Optional[Callable[[np.ndarray], Any]] = None,
+                   vjp: Optional[Callable[[np.ndarray], Any]] = None, eps: Optional[ArrayLike] = None,
+                   directions: int = _CHECK["random_directions"], coordinates: bool = _CHECK["coordinates"],
+                   seed: int = _CHECK["seed"], tol: float = _CHECK["tol"], scale: Optional[ArrayLike] = None,
+                   objective: Optional[str] = None, units: str = "", description: str = "", route: str = "",
+                   integrator: str = "", tolerances: Optional[Mapping[str, float]] = None) -> Receipt:
+    """Is this Jacobian real? The gradient check for f: R^n -> R^m, with the same verdicts,
+    rules and receipt.
+
+    Each output weight w (every output when m <= 8, else seeded random unit weights) makes the
+    scalar objective w . f, whose gradient is claimed to be J^T w; each is checked along the same
+    directions as :func:`check_gradient` (f is evaluated once per point). The directions'
+    labels read ``"output 2, random 0"``; the verdict is the gradient check's rule over all of
+    them (``docs/checking.md``).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x) -> array`` of shape (m,) for x of shape (n,).
+    J : array_like or callable or None
+        The claimed Jacobian at x, shape (m, n) (``J[i, j]`` = d f_i / d x_j); or a callable
+        with ``mode="jvp"`` (``J(p)`` = J p, shape (m,)) or ``mode="vjp"`` (``J(w)`` = J^T w,
+        shape (n,)), as jax's ``check_grads`` modes ``fwd`` and ``rev``; or None with ``jvp=``
+        or ``vjp=``.
+    x : array_like
+        The point, shape (n,).
+    mode : {"jvp", "vjp"}, optional
+        What a callable ``J`` computes.
+    jvp, vjp : callable, optional
+        The same as a callable ``J`` with ``mode``.
+
+    Other parameters are :func:`check_gradient`'s. The receipt's ``gradient`` holds the claimed
+    matrix row-major (empty for a JVP or VJP) and its ``outputs`` m.
+
+    Examples
+    --------
+    >>> import numpy as np, ferromotion as fm
+    >>> f = lambda x: np.array([x[0] ** 2 * x[1], np.sin(x[0]) + 3 * x[1]])
+    >>> x = np.array([0.7, -1.3])
+    >>> J = np.array([[2 * x[0] * x[1], x[0] ** 2], [np.cos(x[0]), 3.0]])
+    >>> fm.check_jacobian(f, J, x).verdict
+    'verified'
+    >>> fm.check_jacobian(f, lambda p: J @ p, x, mode="jvp").verdict
+    'verified'
+    >>> fm.check_jacobian(f, J * [[1, 1.01], [1, 1]], x).verdict
+    'not-verified'
+    """
+    if callable(J):
+        if mode not in ("jvp", "vjp"):
+            raise InvalidParameter(f"invalid parameter `mode`: {mode!r}; a callable J needs mode=\"jvp\" (J(p) = J p) "
+                                   f"or mode=\"vjp\" (J(w) = J^T w)")
+        jvp, vjp, J = (J, None, None) if mode == "jvp" else (None, J, None)
+    elif mode is not None:
+        raise InvalidParameter(f"invalid parameter `mode`: {mode!r} applies only to a callable J")
+    info = _objective_info(f, objective, units, description, route, integrator, tolerances)
+    options = _check_options(eps, None, scale, random_directions=directions, coordinates=coordinates, seed=seed,
+                             tol=tol)
+    jac = None if J is None else float_array(J, "J")
+    receipt = _core.check_jacobian(f, float_array(x, "x"), info, jacobian=jac, jvp=jvp, vjp=vjp, options=options,
+                                   extra=_extra())
     return Receipt(receipt)
 
 

@@ -372,7 +372,7 @@ fn every_fixture_gives_the_verdict_its_physics_implies() {
         let r = check_fixture(name, &CheckOptions::default()).unwrap();
         assert_eq!(r.report.verdict, verdict, "{name}: {}", r.report.why);
         let json: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
-        assert_eq!(json["schema"], "ferromotion.receipt/2");
+        assert_eq!(json["schema"], RECEIPT_SCHEMA);
         assert_eq!(json["report"]["directions"].as_array().unwrap().len(), 6);
     }
     assert!(check_fixture("nope", &CheckOptions::default()).is_err());

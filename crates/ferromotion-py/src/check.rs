@@ -3,8 +3,10 @@
 //! handle (`Receipt`), serialised by the core.
 
 use crate::convert::{document, floats, matrix_from, options, to_json, Options, Raised};
-use crate::errors::py_result;
-use ferromotion_core::check::{self, CheckOptions, EventSignature, ObjectiveInfo, Receipt};
+use crate::errors::{invalid_parameter, py_result};
+use ferromotion_core::check::{
+    self, CheckOptions, EventSignature, JacobianClaim, ObjectiveInfo, Receipt,
+};
 use ferromotion_core::{self as fm, check::fixtures};
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
@@ -57,7 +59,7 @@ fn check_gradient<'py>(
     let opts = self::options(options);
     let raised = Raised::default();
     let arg = |p: &[f64]| PyArray1::from_slice(py, p);
-    let mut f = |p: &[f64]| raised.core(|| f.call1((arg(p),))?.extract::<f64>());
+    let mut f = |p: &[f64]| raised.core(|| scalar(&f.call1((arg(p),))?));
     let mut ev = events.map(|e| |p: &[f64]| raised.core(|| event_signature(&e.call1((arg(p),))?)));
     let mut hv =
         hvp.map(|h| |d: &[f64]| raised.core(|| floats(&h.call1((arg(d),))?, "hvp", &[Some(n)])));
@@ -73,6 +75,80 @@ fn check_gradient<'py>(
     );
     let report = raised.finish(report)?;
     Ok(receipt(Receipt::new(objective.0, x, grad, report), extra))
+}
+
+/// What a scalar objective returned, as a float; an array gets a sentence pointing to
+/// `check_jacobian`.
+fn scalar(v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    v.extract::<f64>().map_err(|e| {
+        let shape = v
+            .getattr("shape")
+            .ok()
+            .and_then(|s| s.extract::<Vec<usize>>().ok())
+            .or_else(|| v.len().ok().map(|n| vec![n]));
+        match shape {
+            Some(shape) => invalid_parameter(
+                v.py(),
+                format!(
+                    "invalid parameter `f`: f returned an array of shape {shape:?}, but check_gradient checks a \
+                     scalar objective f: R^n -> R; for f: R^n -> R^m check its Jacobian with \
+                     fm.check_jacobian(f, J, x)"
+                ),
+            ),
+            None => e,
+        }
+    })
+}
+
+/// Check a Python vector map's claimed Jacobian: `jacobian` an (m, n) array, or a `jvp`
+/// (p -> J p) or `vjp` (w -> J^T w) callable (exactly one). Callbacks as in `check_gradient`.
+#[pyfunction]
+#[pyo3(signature = (f, x, objective, jacobian=None, jvp=None, vjp=None, options=None, extra=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn check_jacobian<'py>(
+    f: &Bound<'py, PyAny>,
+    x: &Bound<'py, PyAny>,
+    objective: Options<ObjectiveInfo>,
+    jacobian: Option<&Bound<'py, PyAny>>,
+    jvp: Option<&Bound<'py, PyAny>>,
+    vjp: Option<&Bound<'py, PyAny>>,
+    options: Option<Options<CheckOptions>>,
+    extra: Vec<(String, String)>,
+) -> PyResult<PyReceipt> {
+    let py = f.py();
+    let x = floats(x, "x", &[None])?;
+    let n = x.len();
+    let opts = self::options(options);
+    let raised = Raised::default();
+    let arg = |p: &[f64]| PyArray1::from_slice(py, p);
+    let mut f = |p: &[f64]| raised.core(|| floats(&f.call1((arg(p),))?, "f(x)", &[None]));
+    let once = &raised;
+    let mut jv =
+        jvp.map(|j| move |p: &[f64]| once.core(|| floats(&j.call1((arg(p),))?, "jvp", &[None])));
+    let mut vj =
+        vjp.map(|j| move |w: &[f64]| once.core(|| floats(&j.call1((arg(w),))?, "vjp", &[Some(n)])));
+    let matrix = jacobian
+        .map(|j| floats(j, "J", &[None, Some(n)]))
+        .transpose()?;
+    let claim = match (&matrix, jv.as_mut(), vj.as_mut()) {
+        (Some(m), None, None) => JacobianClaim::Matrix(m),
+        (None, Some(j), None) => JacobianClaim::Jvp(j),
+        (None, None, Some(j)) => JacobianClaim::Vjp(j),
+        _ => {
+            return Err(invalid_parameter(
+                py,
+                "invalid parameter `J`: pass exactly one of an (m, n) Jacobian array, jvp= (p -> J p) or vjp= \
+                 (w -> J^T w)"
+                    .into(),
+            ))
+        }
+    };
+    let checked = check::check_jacobian(&mut f, claim, &x, &opts);
+    let (report, outputs) = raised.finish(checked)?;
+    Ok(receipt(
+        Receipt::for_jacobian(objective.0, x, matrix.unwrap_or_default(), outputs, report),
+        extra,
+    ))
 }
 
 /// The receipt of one of the core's fixtures (`FIXTURES`), GIL released.
@@ -129,6 +205,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RECEIPT_SCHEMA", check::RECEIPT_SCHEMA)?;
     m.add_function(wrap_pyfunction!(check_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(check_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(check_jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(conditioning, m)?)?;
     m.add_class::<PyReceipt>()
 }
