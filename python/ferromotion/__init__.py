@@ -71,8 +71,8 @@ from .readouts import (Blame, EqualBudget, Fit, Refinement, blame, contact_share
 from .sweep import Sweep, SweepBlame, SweepGrid, SweepRoute, sweep
 from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
-from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, SlopeBall, StepFunction,
-    WarmStartedDrop, hybrid_jacobian)
+from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Interrupted, PartialPass, SlopeBall,
+    StepFunction, WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, Receipt, check_fixture,
     check_gradient, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
@@ -159,6 +159,8 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepFunction",
+    "Interrupted",
+    "PartialPass",
     "StepSizeUnderflow",
     "StepTooSmall",
     "step_stability",

@@ -26,7 +26,10 @@
 //! [`black_box::step_jacobian`], with every derivative measured on the step itself.
 
 pub mod black_box;
-pub use black_box::{step_jacobian, HalfDt, StepOptions, StepSolution, StepSystem};
+pub use black_box::{
+    step_jacobian, step_jacobian_watched, HalfDt, Joint, JointKind, Manifold, PartialPass,
+    StepOptions, StepOutcome, StepPartial, StepProgress, StepSolution, StepSystem, StepWatch,
+};
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
