@@ -74,8 +74,8 @@ from .sweep import Sweep, SweepBlame, SweepGrid, SweepRoute, sweep
 from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
 from . import systems
-from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Piece, SlopeBall, StepFunction,
-    WarmStartedDrop, hybrid_jacobian)
+from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Interrupted, PartialPass, Piece,
+    SlopeBall, StepFunction, WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, RECEIPT_SCHEMA_V2, Receipt,
     check_fixture, check_gradient, check_jacobian, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
@@ -165,6 +165,8 @@ __all__ = [
     "standard_arms",
     "StepDoesNotDivide",
     "StepFunction",
+    "Interrupted",
+    "PartialPass",
     "StepSizeUnderflow",
     "StepTooSmall",
     "step_stability",
@@ -194,7 +196,6 @@ __all__ = [
 from .study import Study, StudyError, study  # noqa: E402  (study.py builds on the names above)
 from .engines import audit_engine  # noqa: E402  (the engines are imported only when an audit runs)
 from .engines.conformance import conformance  # noqa: E402  (fixtures as data; no engine needed)
-from . import systems  # noqa: E402  (fm.systems.*: systems with exact answers)
 
 
 def __getattr__(name: str) -> object:

@@ -10,7 +10,7 @@
 # answer is the package's Route around a RouteAnswer, whose document is made when first read.
 
 import os
-from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, final
+from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -354,17 +354,23 @@ class _StepHybrid(_Hybrid):
     half_dt: Optional[_HalfDt]
 
 # The black-box driver: step(x, dt) -> x, guards g(x) -> float, resets (none, or one callable
-# or None per guard) R(x) -> x; called back with the GIL held.
+# or None per guard) R(x) -> x; batched (batch True or an int): step(X, dt) -> (m, n), g(X) -> (m,),
+# R(X) -> (m, n). The core runs with the GIL released and takes it back for each call.
+# manifold: ("free" | "ball", index) blocks. progress: called with the core's StepProgress
+# document. Ctrl-C: {"stopped": what finished} instead of the answer.
 def step_jacobian(
     step: Callable[[_F64, float], Any],
     x0: Any,
     t0: float,
     t1: float,
-    guards: Sequence[Callable[[_F64], float]] = ...,
+    guards: Sequence[Callable[[_F64], Any]] = ...,
     resets: Sequence[Optional[Callable[[_F64], Any]]] = ...,
     name: Optional[str] = None,
     options: Optional[dict[str, Any]] = None,  # the core's StepOptions
-) -> _StepHybrid: ...
+    batch: Optional[Union[bool, int]] = None,
+    manifold: Sequence[tuple[str, int]] = ...,
+    progress: Optional[Callable[[dict[str, Any]], Any]] = None,
+) -> Any: ...
 
 # objective: the core's ObjectiveInfo {"name", "units", "description", "route", "integrator": str,
 # "tolerances": [(str, float)]}; options: the core's CheckOptions.

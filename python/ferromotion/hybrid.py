@@ -91,6 +91,28 @@ class StepFunction:
         switch from the step's own Jacobian and refuses with :class:`UnguardedSwitch`.
     name : str, optional
         For messages; default the step's ``__name__``.
+    batch : bool or int
+        False (the default): ``step(x, dt)`` takes and returns one state, shape (n,), and
+        each guard ``g(x)`` returns a float. True: the functions are *batched*: ``step(X, dt)``
+        takes and returns an (m, n) float64 array of m states (dt is one float for all
+        rows), each guard takes (m, n) and returns (m,), each reset takes (m, n) and returns
+        (m, n); the driver runs every independent probe (the nominal run, ±eps and ±eps/2
+        per coordinate, all of it again at dt/2) as rows of one batch, each row locating its
+        own events. An int: at most that many rows per call (rows then run in waves, dt's
+        first). Row i of the output must depend on row i of the input alone; a batched step
+        that computes each row as its one-state twin does gives the same Jacobian, bit for
+        bit.
+    manifold : sequence of (str, int)
+        Blocks of x that hold unit quaternions, each ``("free", i)`` (7 coordinates from
+        index i: position x, y, z in the world frame, then a quaternion w, x, y, z; 6 tangent
+        coordinates) or ``("ball", i)`` (a quaternion w, x, y, z; 3 tangent coordinates).
+        Probes are then taken in the tangent space and the Jacobian is reported in tangent
+        coordinates, with MuJoCo's convention (``mj_integratePos`` / ``mj_differentiatePos``):
+        ``x ⊕ δ`` moves a position by δp and turns a quaternion as ``q ⊗ exp(δθ)``, δθ a
+        rotation vector in the body's own frame multiplied on the right;
+        ``J = d(x(t1) ⊖ x̄(t1)) / dδ`` with ``x ⊖ b = log(b⁻¹ ⊗ x)`` on quaternions. A
+        quaternion never leaves the unit sphere: x0 and every state the step returns must be
+        unit to 1e-6 (normalise in your step), and every probe is normalised.
 
     Examples
     --------
@@ -102,16 +124,108 @@ class StepFunction:
     >>> s = fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8)
     >>> bool(np.allclose(s.jacobian, fm.exact(fm.Drop()).jacobian, rtol=1e-6, atol=1e-6)), len(s.events)
     (True, 1)
+
+    The same, batched: one call steps every row.
+
+    >>> def flights(X, dt):                     # X: (m, 2)
+    ...     return np.stack([X[:, 0] + X[:, 1] * dt - 9.81 * dt * dt / 2, X[:, 1] - 9.81 * dt], axis=1)
+    >>> b = fm.hybrid_jacobian(fm.StepFunction(flights, guards=[lambda X: X[:, 0]],
+    ...                                        resets=[lambda X: np.stack([X[:, 0], -e * X[:, 1]], axis=1)],
+    ...                                        batch=True), [1.0, 0.0], 0.0, 0.8)
+    >>> bool(np.array_equal(b.jacobian, s.jacobian)), b.batch_calls < s.step_calls // 10
+    (True, True)
     """
 
     step: Callable[[np.ndarray, float], Any]
-    guards: Sequence[Callable[[np.ndarray], float]] = ()
+    guards: Sequence[Callable[[np.ndarray], Any]] = ()
     resets: Sequence[Optional[Callable[[np.ndarray], Any]]] = ()
     name: Optional[str] = None
+    batch: Union[bool, int] = False
+    manifold: Sequence[Tuple[str, int]] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guards", tuple(self.guards))
         object.__setattr__(self, "resets", tuple(self.resets))
+        object.__setattr__(self, "manifold", tuple((str(k), int(i)) for k, i in self.manifold))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PartialPass:
+    """One step size's rows of an interrupted :class:`StepFunction` answer.
+
+    Attributes
+    ----------
+    dt : float
+        The step, s.
+    x : numpy.ndarray or None
+        x(t1) of the nominal run, None if it did not finish.
+    jacobian : numpy.ndarray
+        J in tangent coordinates with the columns whose ±eps probes finished (and kept the
+        nominal run's events); NaN elsewhere. Not checked against eps/2.
+    columns : tuple of int
+        The columns filled in.
+    unfinished : int
+        Rows of this step size that did not finish.
+    refused : str or None
+        The first refusal among its finished rows.
+    """
+
+    dt: float
+    x: Optional[np.ndarray]
+    jacobian: np.ndarray
+    columns: Tuple[int, ...]
+    unfinished: int
+    refused: Optional[str]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`hybrid_jacobian` on a :class:`StepFunction`; what finished is kept.
+
+    A ``KeyboardInterrupt`` (a script still stops), with the core's account: ``summary``
+    (what finished and what did not), ``rows_done`` and ``rows_total``, ``split_residual``
+    (None if the hidden-state measurement did not finish), ``passes`` (:class:`PartialPass`
+    at dt, then dt/2) and ``wall_time_s``.
+    """
+
+    def __init__(self, doc: Dict[str, Any], wall_time_s: float) -> None:
+        super().__init__(doc["summary"])
+        self.summary: str = doc["summary"]
+        self.rows_done: int = doc["rows_done"]
+        self.rows_total: int = doc["rows_total"]
+        self.split_residual: Optional[float] = doc["split_residual"]
+        self.step_calls: int = doc["step_calls"]
+        self.passes: Tuple[PartialPass, ...] = tuple(
+            PartialPass(dt=p["dt"], x=None if p["x"] is None else frozen(p["x"]), jacobian=frozen(p["jacobian"]),
+                        columns=tuple(p["columns"]), unfinished=p["unfinished"], refused=p["refused"])
+            for p in doc["passes"])
+        self.wall_time_s = wall_time_s
+
+
+# Seconds before a StepFunction's progress line appears (answers that finish sooner print nothing).
+_PROGRESS_AFTER_S = 2.0
+
+
+def _progress_printer() -> Callable[[Dict[str, Any]], None]:
+    """The default progress report: one line on stderr once the answer has run for
+    ``_PROGRESS_AFTER_S``, rewritten in place on a terminal, else at most every 10 s."""
+    import sys
+    tty = sys.stderr.isatty()
+    last = [-1e9]
+
+    def tell(p: Dict[str, Any]) -> None:
+        elapsed = p.get("elapsed_s") or 0.0
+        done = p["rows_done"] == p["rows_total"]
+        if elapsed < _PROGRESS_AFTER_S or (not tty and not done and elapsed - last[0] < 10.0):
+            return
+        last[0] = elapsed
+        left = p.get("remaining_s")
+        eta = "" if left is None or done else f", about {left:.0f} s left"
+        line = (f"hybrid_jacobian: {p['rows_done']}/{p['rows_total']} rows done, {100 * p['fraction']:.0f}% of the "
+                f"work in {elapsed:.0f} s{eta}")
+        sys.stderr.write(("\r" + line + ("\n" if done else "")) if tty else line + "\n")
+        sys.stderr.flush()
+
+    return tell
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,16 +357,19 @@ class HybridSolution(Json):
         together, dt/2 included).
     wall_time_s : float or None
         For a :class:`StepFunction`: wall time of the whole answer, s.
+    batch_calls : int or None
+        For a :class:`StepFunction`: how many times ``step`` was called (``step_calls`` counts
+        the states stepped; the two are equal one state at a time).
     """
 
     __slots__ = ("x", "mode", "_jacobian", "events", "probe_gap", "spectral_radius", "worst_gain",
-                 "split_residual", "half_dt", "step_calls", "wall_time_s", "pieces", "commuted", "enumerated",
+                 "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "pieces", "commuted", "enumerated",
                  "largest_difference", "_refusal", "_handle", "_again")
 
     def __init__(self, x: np.ndarray, mode: int, jacobian: Optional[np.ndarray], events: Tuple[HybridEvent, ...],
                  probe_gap: float, spectral_radius: float = float("nan"), worst_gain: float = float("nan"),
                  split_residual: Optional[float] = None, half_dt: Optional[HalfDt] = None,
-                 step_calls: Optional[int] = None, wall_time_s: Optional[float] = None,
+                 step_calls: Optional[int] = None, wall_time_s: Optional[float] = None, batch_calls: Optional[int] = None,
                  pieces: Optional[Tuple[Piece, ...]] = None, commuted: bool = False, enumerated: bool = True,
                  largest_difference: float = 0.0, refusal: Optional[str] = None, handle: Any = None,
                  again: Optional[Callable[[np.ndarray], Any]] = None) -> None:
@@ -260,7 +377,7 @@ class HybridSolution(Json):
         for k, v in (("x", x), ("mode", mode), ("_jacobian", jacobian), ("events", events),
                      ("probe_gap", probe_gap), ("spectral_radius", spectral_radius), ("worst_gain", worst_gain),
                      ("split_residual", split_residual), ("half_dt", half_dt), ("step_calls", step_calls),
-                     ("wall_time_s", wall_time_s), ("commuted", commuted), ("enumerated", enumerated),
+                     ("wall_time_s", wall_time_s), ("batch_calls", batch_calls), ("commuted", commuted), ("enumerated", enumerated),
                      ("largest_difference", largest_difference), ("_refusal", refusal), ("_handle", handle),
                      ("_again", again)):
             set_(self, k, v)
@@ -307,7 +424,7 @@ class HybridSolution(Json):
                 "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain,
                 "split_residual": self.split_residual,
                 "half_dt": None if self.half_dt is None else self.half_dt.to_dict(),
-                "step_calls": self.step_calls, "wall_time_s": self.wall_time_s}
+                "step_calls": self.step_calls, "wall_time_s": self.wall_time_s, "batch_calls": self.batch_calls}
 
     def __repr__(self) -> str:
         x = ", ".join(f"{v:.6g}" for v in self.x)
@@ -344,7 +461,8 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
                     x0: ArrayLike, t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
                     graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
                     max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None,
-                    halve_dt: Optional[bool] = None) -> HybridSolution:
+                    halve_dt: Optional[bool] = None,
+                    progress: Union[None, bool, Callable[[Dict[str, Any]], Any]] = None) -> HybridSolution:
     """The Jacobian dx(t1)/dx(t0) of a hybrid system through its events, or a typed refusal.
 
     For a declared system the core steps the flow with RK4 at a fixed step, brackets each
@@ -389,6 +507,14 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
     halve_dt : bool, optional
         :class:`StepFunction` only: also answer at dt/2 and report the spread (``half_dt``;
         default True).
+    progress : None, bool or callable, optional
+        :class:`StepFunction` only. The core reports its progress (rows done of all, the
+        fraction of the work, the time elapsed and an estimate of the time left, s) when a
+        row finishes and every 0.5 s between: None (the default) prints one line on stderr
+        once the answer has run 2 s; False prints nothing; a callable is called with the
+        report, a dict with ``rows_done``, ``rows_total``, ``fraction``, ``elapsed_s``,
+        ``remaining_s``. Ctrl-C stops the answer and raises :class:`Interrupted` (a
+        ``KeyboardInterrupt``) holding what finished and saying what did not.
 
     Returns
     -------
@@ -417,6 +543,8 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
         names the guard to declare.
     InvalidParameter, TooManySteps, NonFinite
         NonFinite also when a step function or guard returns NaN or infinity.
+    Interrupted
+        :class:`StepFunction`: Ctrl-C; ``.passes`` hold the columns that finished.
 
     Examples
     --------
@@ -450,10 +578,14 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
         if eps is not None:
             options["eps"] = eps
         options["halve_dt"] = _STEP["halve_dt"] if halve_dt is None else bool(halve_dt)
+        tell = None if progress is False else _progress_printer() if progress in (None, True) else progress
         start = time.perf_counter()
         b = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
-                                resets=list(system.resets), name=system.name, options=options)
+                                resets=list(system.resets), name=system.name, options=options,
+                                batch=system.batch, manifold=list(system.manifold), progress=tell)
         wall = time.perf_counter() - start
+        if "stopped" in b:
+            raise Interrupted(b["stopped"], wall)
         h = b["half_dt"]
         half = None if h is None else HalfDt(x=frozen(h["x"]), jacobian=frozen(h["jacobian"]), events=h["events"],
                                              spread=h["spread"])
@@ -461,10 +593,13 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
                               events=tuple(HybridEvent(**e) for e in b["events"]), probe_gap=b["probe_gap"],
                               spectral_radius=b["spectral_radius"], worst_gain=b["worst_gain"],
                               split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
-                              wall_time_s=wall)
+                              wall_time_s=wall, batch_calls=b["batch_calls"])
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")
+    if progress is not None:
+        raise InvalidParameter("invalid parameter `progress`: only a StepFunction reports progress (a declared "
+                               "system's answer takes milliseconds)")
     if halve_dt is not None:
         raise InvalidParameter("invalid parameter `halve_dt`: only a StepFunction is answered at dt/2 beside dt "
                                "(a declared system is recomputed at dt/2 by its probe_rtol check)")

@@ -1,0 +1,685 @@
+//! One row of the black-box driver: the event-located run from x0 to t1 (and, for the
+//! nominal row, each event's measured saltation and the unguarded-switch check), written
+//! sequentially; every call of the system goes through [`Link`] and is batched with the
+//! other rows' by the scheduler (`rows.rs`). See the module docs of `black_box.rs`.
+
+use super::manifold::Manifold;
+use super::rows::{Caller, Item, Reply};
+use super::system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
+use crate::error::{FerroError, Result};
+use crate::hybrid::HybridEvent;
+use crate::numeric::fd::{quotient, Probe};
+use nalgebra::{DMatrix, DVector};
+
+/// A row's view of the system: its metadata from `sys`, its calls through `caller`, every
+/// answer checked (length, finite, quaternions unit).
+pub(super) struct Link<'a> {
+    pub sys: &'a dyn StepSystem,
+    pub manifold: &'a Manifold,
+    pub caller: Caller,
+}
+
+impl Link<'_> {
+    /// step(x, h) for each (x, h), as one ask.
+    pub async fn steps(
+        &self,
+        calls: Vec<(DVector<f64>, f64)>,
+        t: f64,
+    ) -> Result<Vec<DVector<f64>>> {
+        let items = calls
+            .iter()
+            .map(|(x, h)| Item::Step(x.clone(), *h))
+            .collect();
+        let replies = self.caller.ask(items).await;
+        calls
+            .iter()
+            .zip(replies)
+            .map(|((x, h), r)| match r {
+                Reply::State(y) => self.state(y, "step(x, dt)", x, *h, t),
+                _ => unreachable!("a step is answered with a state"),
+            })
+            .collect()
+    }
+
+    pub async fn step(&self, x: &DVector<f64>, h: f64, t: f64) -> Result<DVector<f64>> {
+        Ok(self.steps(vec![(x.clone(), h)], t).await?.remove(0))
+    }
+
+    /// Every guard at x, checked finite.
+    pub async fn guards(&self, x: &DVector<f64>, t: f64) -> Result<Vec<f64>> {
+        if self.sys.guard_count() == 0 {
+            return Ok(Vec::new());
+        }
+        let r = self.caller.ask(vec![Item::Guards(x.clone())]).await;
+        let Some(Reply::Values(g)) = r.into_iter().next() else {
+            unreachable!("guards are answered with values")
+        };
+        for (i, v) in g.iter().enumerate() {
+            finite_guard(i, *v, x, t)?;
+        }
+        Ok(g)
+    }
+
+    /// Guard i at each x, as one ask.
+    pub async fn guard_at(&self, i: usize, xs: Vec<DVector<f64>>, t: f64) -> Result<Vec<f64>> {
+        let items = xs.iter().map(|x| Item::Guard(i, x.clone())).collect();
+        let replies = self.caller.ask(items).await;
+        xs.iter()
+            .zip(replies)
+            .map(|(x, r)| match r {
+                Reply::Value(g) => finite_guard(i, g, x, t),
+                _ => unreachable!("a guard is answered with a value"),
+            })
+            .collect()
+    }
+
+    pub async fn guard(&self, i: usize, x: &DVector<f64>, t: f64) -> Result<f64> {
+        Ok(self.guard_at(i, vec![x.clone()], t).await?[0])
+    }
+
+    /// Reset i at each x (identity without one: no call), as one ask.
+    pub async fn resets(
+        &self,
+        i: usize,
+        xs: Vec<DVector<f64>>,
+        t: f64,
+    ) -> Result<Vec<DVector<f64>>> {
+        if !self.sys.has_reset(i) {
+            return Ok(xs);
+        }
+        let items = xs.iter().map(|x| Item::Reset(i, x.clone())).collect();
+        let replies = self.caller.ask(items).await;
+        xs.iter()
+            .zip(replies)
+            .map(|(x, r)| match r {
+                Reply::State(y) => self.state(y, "reset", x, f64::NAN, t),
+                _ => unreachable!("a reset is answered with a state"),
+            })
+            .collect()
+    }
+
+    pub async fn reset(&self, i: usize, x: &DVector<f64>, t: f64) -> Result<DVector<f64>> {
+        Ok(self.resets(i, vec![x.clone()], t).await?.remove(0))
+    }
+
+    /// A state the step (`what` = "step(x, dt)") or a reset returned, checked: `dim`
+    /// numbers, every one finite, every quaternion unit.
+    fn state(
+        &self,
+        y: DVector<f64>,
+        what: &'static str,
+        x: &DVector<f64>,
+        h: f64,
+        t: f64,
+    ) -> Result<DVector<f64>> {
+        let name = if what == "reset" { "reset" } else { "step" };
+        let n = self.sys.dim();
+        if y.len() != n {
+            return Err(FerroError::InvalidParameter {
+                name,
+                value: y.len() as f64,
+                limit: format!("{what} must return {n} numbers"),
+            });
+        }
+        if !y.iter().all(|v| v.is_finite()) {
+            let detail = if what == "reset" {
+                format!("a reset returned {:?} at t = {t} s", y.as_slice())
+            } else {
+                format!(
+                    "it returned {:?} for dt = {h:e} s from x = {:?} at t = {t} s",
+                    y.as_slice(),
+                    x.as_slice()
+                )
+            };
+            return Err(FerroError::NonFinite { what, detail });
+        }
+        if let Some((w, norm)) = self.manifold.off_sphere(&y) {
+            return Err(FerroError::InvalidParameter {
+                name,
+                value: norm,
+                limit: format!(
+                    "{what} returned the quaternion x[{w}..{}] with norm {norm}: a declared free or ball \
+                     block must stay on the unit sphere (within {:e}; normalise it in the step)",
+                    w + 4,
+                    super::manifold::UNIT_TOL
+                ),
+            });
+        }
+        Ok(y)
+    }
+
+    /// The probe points x ⊕ (±size_j e_j) for every tangent coordinate j, in the order
+    /// (+, -) per coordinate, with the sizes.
+    pub fn probes(&self, x: &DVector<f64>, eps: f64) -> (Vec<DVector<f64>>, Vec<f64>) {
+        probes(self.manifold, x, eps)
+    }
+}
+
+/// The probe points x ⊕ (±size_j e_j), (+, -) per tangent coordinate j, and the sizes
+/// `eps·max(|x_j|, 1)` (the core's one probe rule, `numeric/fd.rs`; 0 stands for x_j on a
+/// rotation, whose chart is centred at x).
+pub(super) fn probes(m: &Manifold, x: &DVector<f64>, eps: f64) -> (Vec<DVector<f64>>, Vec<f64>) {
+    let probe = Probe::Relative {
+        factor: eps,
+        floor: 1.0,
+    };
+    let mut points = Vec::with_capacity(2 * m.tangent_dim());
+    let mut sizes = Vec::with_capacity(m.tangent_dim());
+    for j in 0..m.tangent_dim() {
+        let size = probe.size(m.probe_scale(x, j));
+        points.push(m.nudge(x, j, size));
+        points.push(m.nudge(x, j, -size));
+        sizes.push(size);
+    }
+    (points, sizes)
+}
+
+/// The central-difference column (chart(plus) - chart(minus)) / (2·size), charts at `base`.
+pub(super) fn column(
+    m: &Manifold,
+    base: &DVector<f64>,
+    plus: &DVector<f64>,
+    minus: &DVector<f64>,
+    size: f64,
+) -> DVector<f64> {
+    m.chart(base, plus)
+        .zip_map(&m.chart(base, minus), |a, b| quotient(a, b, size))
+}
+
+fn finite_guard(i: usize, g: f64, x: &DVector<f64>, t: f64) -> Result<f64> {
+    if g.is_finite() {
+        Ok(g)
+    } else {
+        Err(FerroError::NonFinite {
+            what: "guard",
+            detail: format!(
+                "guard {i} returned {g} at x = {:?}, t = {t} s",
+                x.as_slice()
+            ),
+        })
+    }
+}
+
+pub(super) fn amax(m: &DMatrix<f64>) -> f64 {
+    m.iter().fold(0.0_f64, |a, v| a.max(v.abs()))
+}
+
+/// Hidden state, measured (see the module docs of `black_box.rs`): the split residual at h.
+pub(super) async fn measure_hidden_state(
+    link: &Link<'_>,
+    x0: &DVector<f64>,
+    h: f64,
+    t0: f64,
+) -> Result<f64> {
+    let scale = x0.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+    let split = |h: f64| async move {
+        let whole = link.step(x0, 2.0 * h, t0).await?;
+        let half = link.step(x0, h, t0).await?;
+        let two = link.step(&half, h, t0 + h).await?;
+        Ok::<_, FerroError>(((&whole - &two).amax() / scale, whole))
+    };
+    let hidden = |what: String| FerroError::HiddenState {
+        system: link.sys.name(),
+        what,
+    };
+    let (gap, first) = split(h).await?;
+    // The same call again, after other calls: a memoryless step gives the same bits.
+    let again = link.step(x0, 2.0 * h, t0).await?;
+    if first
+        .iter()
+        .zip(again.iter())
+        .any(|(a, b)| a.to_bits() != b.to_bits())
+    {
+        return Err(hidden(format!(
+            "measured: step(x0, {:e}) called twice, with other calls between, returned different numbers \
+             (max difference {:.3e}); a step that depends on (x, dt) alone repeats bit for bit",
+            2.0 * h,
+            (&first - &again).amax()
+        )));
+    }
+    if gap > SPLIT_RTOL {
+        let (gap_half, _) = split(0.5 * h).await?;
+        if gap_half * SPLIT_FALL > gap {
+            return Err(hidden(format!(
+                "measured: step(x0, 2h) and step(step(x0, h), h) differ by {gap:.3e} at h = {h:e} s and by \
+                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {SPLIT_RTOL:e} and not falling \
+                 {SPLIT_FALL}x as an integrator's local error of order >= 1 does"
+            )));
+        }
+    }
+    Ok(gap)
+}
+
+/// What the forward pass leaves for one event: enough to estimate Xi.
+struct Located {
+    /// The step's start, and the sub-step length to the event.
+    x: DVector<f64>,
+    tau: f64,
+    guard: usize,
+    /// x- (the event) and x+ (after the reset).
+    minus: DVector<f64>,
+    plus: DVector<f64>,
+    t: f64,
+}
+
+/// Xi at the event (tangent coordinates) with x-probe `eps` and time probe `delta`; also the
+/// guard speed.
+async fn saltation(
+    link: &Link<'_>,
+    ev: &Located,
+    eps: f64,
+    delta: f64,
+) -> Result<(DMatrix<f64>, f64)> {
+    let m = link.manifold;
+    let n = m.tangent_dim();
+    let t = ev.t;
+    // f-: d step(x, s)/ds at s = tau, from the side before the event (second order); f+:
+    // d step(x+, s)/ds at s = 0+, forward (second order). Charts at x- and x+.
+    let early = ev.tau < 2.0 * delta;
+    let (s1, s2) = if early {
+        (0.5 * ev.tau, 0.0)
+    } else {
+        (ev.tau - delta, ev.tau - 2.0 * delta)
+    };
+    let mut calls = vec![(ev.x.clone(), s1)];
+    if !early {
+        calls.push((ev.x.clone(), s2));
+    }
+    calls.push((ev.plus.clone(), delta));
+    calls.push((ev.plus.clone(), 2.0 * delta));
+    let mut got = link.steps(calls, t).await?.into_iter();
+    let cm = |x: &DVector<f64>| m.chart(&ev.minus, x);
+    let cp = |x: &DVector<f64>| m.chart(&ev.plus, x);
+    let f_minus = if early {
+        // The event is at the step's very start: the same stencil on [0, tau], step(x, 0) = x.
+        let d = 0.5 * ev.tau;
+        let a = got.next().expect("asked");
+        (3.0 * cm(&ev.minus) - 4.0 * cm(&a) + cm(&ev.x)) / (2.0 * d)
+    } else {
+        let a = got.next().expect("asked");
+        let b = got.next().expect("asked");
+        (3.0 * cm(&ev.minus) - 4.0 * cm(&a) + cm(&b)) / (2.0 * delta)
+    };
+    let a = got.next().expect("asked");
+    let b = got.next().expect("asked");
+    let f_plus = (4.0 * cp(&a) - cp(&b) - 3.0 * cp(&ev.plus)) / (2.0 * delta);
+    let (points, sizes) = link.probes(&ev.minus, eps);
+    let g = link.guard_at(ev.guard, points.clone(), t).await?;
+    let grad = DVector::from_iterator(
+        n,
+        (0..n).map(|j| quotient(g[2 * j], g[2 * j + 1], sizes[j])),
+    );
+    let dr = if link.sys.has_reset(ev.guard) {
+        let r = link.resets(ev.guard, points, t).await?;
+        let mut d = DMatrix::zeros(n, n);
+        for j in 0..n {
+            d.set_column(j, &column(m, &ev.plus, &r[2 * j], &r[2 * j + 1], sizes[j]));
+        }
+        d
+    } else {
+        DMatrix::identity(n, n)
+    };
+    let speed = grad.dot(&f_minus);
+    let xi = &dr + (&f_plus - &dr * &f_minus) * grad.transpose() / speed;
+    Ok((xi, speed))
+}
+
+/// A step of length h from t inside a segment that began at an event without a reset:
+/// what the unguarded-switch check differentiates.
+pub(super) struct SoftStep {
+    x: DVector<f64>,
+    h: f64,
+    t: f64,
+}
+
+/// One event-located run from x0 to t1.
+pub(super) struct Run {
+    pub x: DVector<f64>,
+    /// The guards that fired, in order (a probe must keep this sequence).
+    pub fired: Vec<usize>,
+    /// Nominal runs only: the events, and the steps of every segment that began at an
+    /// event without a reset, with the guard of that event.
+    pub events: Vec<HybridEvent>,
+    soft: Vec<(usize, Vec<SoftStep>)>,
+}
+
+/// The cell of the grid t0 + k·dt that holds time t (two events in one cell are two events
+/// in one step; in cells k and k+1, events in adjacent steps).
+fn grid_cell(t: f64, t0: f64, dt: f64) -> i64 {
+    libm::floor((t - t0) / dt) as i64
+}
+
+/// A row's run: the event-located run, and for the nominal row the unguarded-switch check
+/// of its segments.
+pub(super) async fn row_run(
+    link: Link<'_>,
+    x0: DVector<f64>,
+    t0: f64,
+    t1: f64,
+    opts: StepOptions,
+    nominal: bool,
+) -> Result<Run> {
+    let run = run(&link, &x0, t0, t1, &opts, nominal).await?;
+    if nominal {
+        unguarded_switch(&link, &run, &opts).await?;
+    }
+    Ok(run)
+}
+
+/// The event-located run (see the module docs of `black_box.rs`): steps of `dt` from t0;
+/// an event located inside its step, taken there (strictly on the guard's far side when the
+/// step's own law changes), reset if the guard has a reset, and the grid restarted at it.
+/// `nominal` runs also estimate each event's saltation matrix (for its guard speed, the
+/// grazing refusal and the report) and keep the steps the unguarded-switch check needs.
+async fn run(
+    link: &Link<'_>,
+    x0: &DVector<f64>,
+    t0: f64,
+    t1: f64,
+    opts: &StepOptions,
+    nominal: bool,
+) -> Result<Run> {
+    let delta = opts.time_eps * opts.dt;
+    let mut out = Run {
+        x: x0.clone(),
+        fired: Vec::new(),
+        events: Vec::new(),
+        soft: Vec::new(),
+    };
+    let mut x = x0.clone();
+    let mut t = t0;
+    // The grid restarts at every event: step k after the anchor ends at anchor + k·dt.
+    let (mut anchor, mut count) = (t0, 0u64);
+    let mut last: Option<(usize, i64, f64)> = None;
+    let mut fresh: Option<usize> = None;
+    let mut recording = false;
+    let mut g_x: Option<Vec<f64>> = None;
+    let mut steps = 0u64;
+    while t < t1 {
+        steps += 1;
+        crate::hybrid::step_cap(
+            "hybrid_jacobian (step function)",
+            steps,
+            opts.max_steps,
+            t,
+            t1,
+        )?;
+        link.caller.reached((t - t0) / (t1 - t0));
+        let (h, next_t) = if t1 - t <= opts.dt {
+            (t1 - t, t1)
+        } else {
+            count += 1;
+            (opts.dt, anchor + count as f64 * opts.dt)
+        };
+        let y = link.step(&x, h, t).await?;
+        // The guards at the step's start are those at the previous step's end (one guard
+        // call per guard and step).
+        let gx = match g_x.take() {
+            Some(g) => g,
+            None => link.guards(&x, t).await?,
+        };
+        let gy = link.guards(&y, t + h).await?;
+        let crossed = crossed_guards(link, &x, t, h, (&gx, &gy), fresh, delta).await?;
+        fresh = None;
+        let Some(i) = crate::hybrid::one_crossing(&crossed, t, h)? else {
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.push(SoftStep { x: x.clone(), h, t });
+            }
+            x = y;
+            t = next_t;
+            g_x = Some(gy);
+            continue;
+        };
+        let (tau, minus) = locate(link, i, &x, t, h, (gx[i], gy[i]), delta).await?;
+        let t_event = t + tau;
+        let cell = grid_cell(t_event, t0, opts.dt);
+        spaced(last, (i, cell, t_event), t0, opts.dt)?;
+        let plus = link.reset(i, &minus, t_event).await?;
+        if nominal {
+            let ev = Located {
+                x: x.clone(),
+                tau,
+                guard: i,
+                minus,
+                plus: plus.clone(),
+                t: t_event,
+            };
+            out.events
+                .push(measured_event(link, &ev, opts, delta).await?);
+            // The step before this one ends where the event's step starts, possibly within a
+            // probe of the switch: left out of the check, as the event's own step is.
+            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+                seg.pop();
+            }
+            recording = !link.sys.has_reset(i);
+            if recording {
+                out.soft.push((i, Vec::new()));
+            }
+        }
+        out.fired.push(i);
+        last = Some((i, cell, t_event));
+        fresh = Some(i);
+        x = plus;
+        t = t_event;
+        (anchor, count) = (t_event, 0);
+    }
+    out.x = x;
+    Ok(out)
+}
+
+/// The guards a step from (x, t) of length h crosses: from above zero at its start (`gx`)
+/// to at or below at its end (`gy`). The guard of the event this step starts from
+/// (`fresh`) sits at its zero: it fires again only if it first rises (and the step is long
+/// enough to tell).
+async fn crossed_guards(
+    link: &Link<'_>,
+    x: &DVector<f64>,
+    t: f64,
+    h: f64,
+    (gx, gy): (&[f64], &[f64]),
+    fresh: Option<usize>,
+    delta: f64,
+) -> Result<Vec<usize>> {
+    let mut crossed = Vec::new();
+    for i in 0..gx.len() {
+        let armed = gx[i] > 0.0
+            || (fresh == Some(i)
+                && h > 2.0 * delta
+                && link
+                    .guard(i, &link.step(x, delta, t).await?, t + delta)
+                    .await?
+                    > gx[i]);
+        if armed && gy[i] <= 0.0 {
+            crossed.push(i);
+        }
+    }
+    Ok(crossed)
+}
+
+/// Where guard `i` crosses zero inside the step from (x, t) of length h, its values at the
+/// step's ends `(g0, g_end)`: the sub-step length tau and the state reached there. Secant and
+/// bisection in turn on tau in (lo, h]; without a reset, tau is then nudged strictly past the
+/// zero.
+async fn locate(
+    link: &Link<'_>,
+    i: usize,
+    x: &DVector<f64>,
+    t: f64,
+    h: f64,
+    (g0, g_end): (f64, f64),
+    delta: f64,
+) -> Result<(f64, DVector<f64>)> {
+    let g_at = |s: f64| async move { link.guard(i, &link.step(x, s, t).await?, t + s).await };
+    let (mut lo, mut g_lo) = if g0 > 0.0 {
+        (0.0, g0)
+    } else {
+        (delta, g_at(delta).await?)
+    };
+    if g_lo <= 0.0 {
+        // Armed by rising, but not above zero by `delta`: two events this close are one
+        // step's worth of unresolved motion.
+        return Err(FerroError::TwoEventsInOneStep {
+            t,
+            dt: h,
+            first: i,
+            second: i,
+        });
+    }
+    let (mut hi, mut g_hi) = (h, g_end);
+    for round in 0..400 {
+        // Even rounds try the secant, odd ones bisect: the bracket keeps shrinking even
+        // when the secant sticks to one end.
+        let mid = 0.5 * (lo + hi);
+        let secant = lo - g_lo * (hi - lo) / (g_hi - g_lo);
+        let s = if round % 2 == 0 && secant > lo && secant < hi {
+            secant
+        } else {
+            mid
+        };
+        let g = g_at(s).await?;
+        if g > 0.0 {
+            (lo, g_lo) = (s, g);
+        } else {
+            (hi, g_hi) = (s, g);
+        }
+        if hi - lo <= 1e-15 * h.max(t.abs()) || g_hi == 0.0 {
+            break;
+        }
+    }
+    let mut tau = hi;
+    let mut minus = link.step(x, tau, t).await?;
+    if !link.sys.has_reset(i) {
+        // The step's own law changes here and the next step decides it from its start:
+        // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
+        // then agree), a few ulps of s on.
+        let mut ulp = tau * f64::EPSILON;
+        while link.guard(i, &minus, t + tau).await? == 0.0 && tau < h {
+            tau = (tau + ulp).min(h);
+            ulp *= 2.0;
+            minus = link.step(x, tau, t).await?;
+        }
+    }
+    Ok((tau, minus))
+}
+
+/// Refuses an event `(guard, cell, t)` in the same grid cell as the previous one `last`
+/// (two events in one step) or in the next cell (events in adjacent steps).
+fn spaced(
+    last: Option<(usize, i64, f64)>,
+    (i, cell, t_event): (usize, i64, f64),
+    t0: f64,
+    dt: f64,
+) -> Result<()> {
+    let Some((j, prev_cell, prev_t)) = last else {
+        return Ok(());
+    };
+    if cell == prev_cell {
+        return Err(FerroError::TwoEventsInOneStep {
+            t: t0 + cell as f64 * dt,
+            dt,
+            first: j,
+            second: i,
+        });
+    }
+    if cell == prev_cell + 1 {
+        return Err(FerroError::EventsInAdjacentSteps {
+            first: prev_t,
+            second: t_event,
+            dt,
+        });
+    }
+    Ok(())
+}
+
+/// A located event as the report lists it: its saltation matrix estimated for the guard
+/// speed and the largest term; a grazing event (guard speed below `graze_speed`) refused.
+async fn measured_event(
+    link: &Link<'_>,
+    ev: &Located,
+    opts: &StepOptions,
+    delta: f64,
+) -> Result<HybridEvent> {
+    let (xi, speed) = saltation(link, ev, opts.eps, delta).await?;
+    if !(speed.abs() >= opts.graze_speed) {
+        return Err(FerroError::Grazing {
+            t: ev.t,
+            speed: speed.abs(),
+            threshold: opts.graze_speed,
+            term: amax(&xi),
+        });
+    }
+    Ok(HybridEvent {
+        t: ev.t,
+        mode_before: 0,
+        guard: ev.guard,
+        mode_after: 0,
+        guard_speed: speed,
+        saltation_max: amax(&xi),
+    })
+}
+
+/// The unguarded-switch check (see [`SWITCH_FLOOR`]): in every segment that began at
+/// an event without a reset (the step's own law changed there), the step Jacobians D_k of
+/// successive full steps (central differences in tangent coordinates, probe `eps`; all of
+/// them asked as one batch) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
+/// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law
+/// changed again inside that step with no guard to locate it (a penalty contact's
+/// release): the answer would then hold the fixed grid's error across that switch, and is
+/// refused. Steps that hold an event, the step before one and the first step after one
+/// start within a probe of a switch and are left out (the run records only the others).
+async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Result<()> {
+    let m = link.manifold;
+    let n = m.tangent_dim();
+    // The first step of a segment starts at the switch itself, where probes straddle it.
+    let segs: Vec<(usize, Vec<&SoftStep>)> = run
+        .soft
+        .iter()
+        .map(|(after, seg)| {
+            (
+                *after,
+                seg.iter().skip(1).filter(|s| s.h == opts.dt).collect(),
+            )
+        })
+        .collect();
+    let mut calls = Vec::new();
+    let mut sizes = Vec::new();
+    for s in segs.iter().flat_map(|(_, seg)| seg) {
+        let (points, size) = link.probes(&s.x, opts.eps);
+        calls.extend(points.into_iter().map(|p| (p, s.h)));
+        sizes.push(size);
+    }
+    let t = segs
+        .iter()
+        .flat_map(|(_, seg)| seg)
+        .next()
+        .map_or(0.0, |s| s.t);
+    let ys = link.steps(calls, t).await?;
+    let mut k = 0;
+    for (after, in_seg) in &segs {
+        let mut d = Vec::with_capacity(in_seg.len());
+        for _ in in_seg {
+            let at = |c: usize| &ys[2 * n * k + c];
+            let mut dk = DMatrix::zeros(n, n);
+            for (j, &size) in sizes[k].iter().enumerate() {
+                dk.set_column(j, &column(m, at(0), at(2 * j), at(2 * j + 1), size));
+            }
+            d.push(dk);
+            k += 1;
+        }
+        let jumps: Vec<f64> = d.windows(2).map(|w| amax(&(&w[1] - &w[0]))).collect();
+        for (i, &jump) in jumps.iter().enumerate() {
+            let scale = amax(&d[i]).max(1.0);
+            let before = if i > 0 { jumps[i - 1] } else { f64::INFINITY };
+            let after_ = jumps.get(i + 1).copied().unwrap_or(f64::INFINITY);
+            if jump > SWITCH_FLOOR * scale && jump > SWITCH_RATIO * before.min(after_) {
+                return Err(FerroError::UnguardedSwitch {
+                    t: in_seg[i].t,
+                    dt: in_seg[i].h,
+                    jump,
+                    after: *after,
+                });
+            }
+        }
+    }
+    Ok(())
+}
