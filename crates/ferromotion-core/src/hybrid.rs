@@ -45,12 +45,12 @@
 pub mod black_box;
 pub mod exact;
 pub mod pieces;
-pub use exact::{exact_events, ClosedForm};
-pub use pieces::{Piece, Pieces, MAX_ENUMERATED};
 pub use black_box::{
     step_jacobian, step_jacobian_watched, HalfDt, Joint, JointKind, Manifold, PartialPass,
     StepOptions, StepOutcome, StepPartial, StepProgress, StepSolution, StepSystem, StepWatch,
 };
+pub use exact::{exact_events, ClosedForm};
+pub use pieces::{Piece, Pieces, MAX_ENUMERATED};
 
 use crate::error::{positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
