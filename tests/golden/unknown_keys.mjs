@@ -67,7 +67,7 @@ const CALLS = [
 const NO_OBJECT = [
   "Workbench.config", "Workbench.setLog10K", "Workbench.setK", "Workbench.setDtDivisor", "Workbench.setDt",
   "Workbench.setTolerance", "Workbench.readout", "Workbench.hybridDrop", "Workbench.free",
-  "descent", "maxSteps", "grazeSpeed", "limitRestitution", "version", "scriptDefaults", "logGrid",
+  "descent", "maxSteps", "grazeSpeed", "limitRestitution", "version", "scriptDefaults", "logGrid", "fitDemo",
 ];
 
 function withBench(f) {
