@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from labkit import (  # noqa: F401  (fixtures are used by name)
+from labkit import (
     PHONE,
     SCREENSHOTS,
     axe_violations,
-    browser,
     click_and_wait,
     commit_prediction,
     dt_button,
     item_done,
-    lab,
     new_page,
     numbers,
     open_lab,
-    page,
-    phone,
     press,
     readout,
     slide_to,

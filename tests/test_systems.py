@@ -111,7 +111,7 @@ def test_fixtures_export_writes_the_v2_fixtures_and_the_schema_validates_every_o
     import json
 
     import jsonschema
-    from conftest import run_cli
+    from support import run_cli
 
     p = run_cli("fixtures", "export", str(tmp_path))
     assert p.returncode == 0, p.stderr
