@@ -94,6 +94,7 @@ __all__ = [
     "RouteAnswer",
     "QuadrupedRun",
     "FIT_SCHEMA",
+    "FIT_DEMO",
     "fit",
     "fit_predict",
     "FitReport",
@@ -105,6 +106,7 @@ DEFAULTS: dict[str, Any]
 FIXTURES: list[str]  # the core's fixtures::FIXTURES
 RECEIPT_SCHEMA: str  # "ferromotion.receipt/2"
 FIT_SCHEMA: str  # "ferromotion.fit/1"
+FIT_DEMO: dict[str, Any]  # the core's FitDemo: the fit demo's truth and settings
 MODE_NAMES: list[str]  # contact-mode names by code (0 separated, 1 sticking, 2/3 sliding forward/backward)
 FOOT_NAMES: list[str]  # FL, FR, HL, HR
 
@@ -274,6 +276,7 @@ class _HybridEvent(TypedDict):
     guard_speed: float
     saltation_max: float
 
+@final
 class PiecesHandle:
     def jvp(self, d: Any) -> _F64: ...
     def piece_for(self, d: Any) -> int: ...
