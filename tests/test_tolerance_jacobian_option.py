@@ -152,7 +152,7 @@ def test_the_cli_refuses_forward_without_events_with_the_cores_message() -> None
     p = run_cli("audit", "--k-min", "1e6", "--k-max", "1e6", "--jacobian", "forward")
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert p.stdout == ""
-    assert p.stderr.startswith("ferromotion: error: invalid parameter `events`")
+    assert p.stderr.startswith("ferromotion: error: --events")
     assert "forward sensitivities need events" in p.stderr and "Traceback" not in p.stderr
     bad = run_cli("audit", "--jacobian", "fwd")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

@@ -362,6 +362,26 @@ class HybridSolution(Json):
         the states stepped; the two are equal one state at a time).
     """
 
+    x: np.ndarray
+    mode: int
+    _jacobian: Optional[np.ndarray]
+    events: Tuple[HybridEvent, ...]
+    probe_gap: float
+    spectral_radius: float
+    worst_gain: float
+    split_residual: Optional[float]
+    half_dt: Optional[HalfDt]
+    step_calls: Optional[int]
+    wall_time_s: Optional[float]
+    batch_calls: Optional[int]
+    pieces: Tuple[Piece, ...]
+    commuted: bool
+    enumerated: bool
+    largest_difference: float
+    _refusal: Optional[str]
+    _handle: Any
+    _again: Optional[Callable[[np.ndarray], Any]]
+
     __slots__ = ("x", "mode", "_jacobian", "events", "probe_gap", "spectral_radius", "worst_gain",
                  "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "pieces", "commuted", "enumerated",
                  "largest_difference", "_refusal", "_handle", "_again")
