@@ -464,7 +464,7 @@ class HybridSolution(Json):
                 f"{extra})")
 
 
-def _solution(d: Dict[str, Any], again: Optional[Callable[[np.ndarray], Any]] = None) -> HybridSolution:
+def _solution(d: Any, again: Optional[Callable[[np.ndarray], Any]] = None) -> HybridSolution:
     """The core's dict as a :class:`HybridSolution`."""
     pieces = tuple(Piece(orders=tuple(tuple(o) for o in p["orders"]), cone=frozen(p["cone"]),
                          matrix=frozen(p["matrix"])) for p in d["pieces"])
@@ -598,7 +598,8 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
         if eps is not None:
             options["eps"] = eps
         options["halve_dt"] = _STEP["halve_dt"] if halve_dt is None else bool(halve_dt)
-        tell = None if progress is False else _progress_printer() if progress in (None, True) else progress
+        tell: Optional[Callable[[Dict[str, Any]], Any]] = (
+            None if progress is False else _progress_printer() if progress is None or progress is True else progress)
         start = time.perf_counter()
         b = _core.step_jacobian(system.step, float_array(x0, "x0"), t0, t1, guards=list(system.guards),
                                 resets=list(system.resets), name=system.name, options=options,

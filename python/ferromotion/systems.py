@@ -22,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from . import _core
 from ._common import ArrayLike, Json, float_array
 
