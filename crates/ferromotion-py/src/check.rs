@@ -81,6 +81,10 @@ fn check_gradient<'py>(
 /// `check_jacobian`.
 fn scalar(v: &Bound<'_, PyAny>) -> PyResult<f64> {
     v.extract::<f64>().map_err(|e| {
+        // Text is not an array of numbers: its own type error stands.
+        if v.is_instance_of::<pyo3::types::PyString>() || v.is_instance_of::<pyo3::types::PyBytes>() {
+            return e;
+        }
         let shape = v
             .getattr("shape")
             .ok()
