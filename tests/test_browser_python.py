@@ -46,7 +46,7 @@ def printed(page: Page, expr: str) -> object:
 # Signatures and fields the browser package must share with the native one.
 FUNCTIONS = ["exact", "fixed", "corrected", "flow", "tolerance", "rk4", "blame", "divergence_exponent",
              "time_of_impact_term", "sweep", "check_gradient", "equal_budget"]
-DATACLASSES = ["Drop", "Route", "Fit", "Blame"]
+DATACLASSES = ["Drop", "Route", "ExponentFit", "Blame"]
 SIGNATURES = (
     "import inspect, dataclasses, ferromotion as fm\n"
     f"print(repr({{n: [(p.name, str(p.kind), repr(p.default)) for p in inspect.signature(getattr(fm, n)).parameters.values()] for n in {FUNCTIONS!r}}}))\n"
