@@ -149,6 +149,17 @@ CASES = [
         "grazing impact",
     ),
     (
+        "hybrid: two events in one step (a step function)",
+        # Guards at the heights the drop passes at 0.3192 s and 0.3197 s: both inside the 1 ms
+        # step [0.319, 0.320]; a step function's events are located on its own grid only.
+        lambda: fm.hybrid_jacobian(
+            fm.StepFunction(lambda x, dt: [x[0] + x[1] * dt - 4.905 * dt * dt, x[1] - 9.81 * dt],
+                            guards=[lambda x: x[0] - (1 - 4.905 * 0.3192**2), lambda x: x[0] - (1 - 4.905 * 0.3197**2)]),
+            [1.0, 0.0], 0.0, 0.4),
+        fm.TwoEventsInOneStep,
+        "two events in one step",
+    ),
+    (
         "hybrid: events in adjacent steps (a step function)",
         # Guards at the heights the drop passes at 0.3195 s and 0.3205 s: adjacent 1 ms steps.
         lambda: fm.hybrid_jacobian(
