@@ -126,20 +126,36 @@ def height_at(t: float) -> float:
     return 1.0 - 0.5 * G * t * t
 
 
-def test_events_in_adjacent_steps_are_refused() -> None:
-    # Guards at the heights passed at 0.3195 s and 0.3205 s: the steps [0.319, 0.320] and
-    # [0.320, 0.321] at dt = 1 ms. No resets: the step's own law is taken to change there.
-    a, b = height_at(0.3195), height_at(0.3205)
-    with pytest.raises(fm.EventsInAdjacentSteps, match="adjacent steps at t = 0.319"):
-        fm.hybrid_jacobian(fm.StepFunction(flight, [lambda x: x[0] - a, lambda x: x[0] - b]),
-                           [1.0, 0.0], 0.0, 0.4)
+def weak_bounce(e: float) -> fm.StepFunction:
+    """Free flight over the ground with the bounce (y, -e v): a small e brings the ball back
+    within one or two 10 ms steps."""
+    return fm.StepFunction(flight, [ground], [lambda x: [x[0], -e * x[1]]])
 
 
-def test_two_events_in_one_step_are_refused() -> None:
-    a, b = height_at(0.3192), height_at(0.3197)
-    with pytest.raises(fm.TwoEventsInOneStep):
-        fm.hybrid_jacobian(fm.StepFunction(flight, [lambda x: x[0] - a, lambda x: x[0] - b]),
-                           [1.0, 0.0], 0.0, 0.4)
+def test_one_guard_twice_in_adjacent_steps_is_refused() -> None:
+    # From 1 m the ball lands at 0.4515 s at 4.43 m/s; with e = 0.01 it is back 9.0 ms later,
+    # at 0.4605 s: the steps [0.45, 0.46] and [0.46, 0.47] at dt = 10 ms (a chattering contact).
+    with pytest.raises(fm.EventsInAdjacentSteps, match="adjacent steps at t = 0.45"):
+        fm.hybrid_jacobian(weak_bounce(0.01), [1.0, 0.0], 0.0, 0.5, dt=1e-2)
+
+
+def test_one_guard_twice_in_one_step_is_refused() -> None:
+    # With e = 0.001 it is back 0.9 ms later, inside the same 10 ms step.
+    with pytest.raises(fm.TwoEventsInOneStep, match="guard 0 crossed twice"):
+        fm.hybrid_jacobian(weak_bounce(0.001), [1.0, 0.0], 0.0, 0.5, dt=1e-2)
+
+
+def test_two_guards_in_one_step_are_located_in_order() -> None:
+    # Guards at the heights passed at 0.3192 s and 0.3197 s, both inside the 1 ms step
+    # [0.319, 0.320], and at 0.3195 s and 0.3205 s (adjacent steps): each is located on its
+    # own. Without resets the step's law is unchanged, so J is free flight's exactly.
+    for ta, tb in [(0.3192, 0.3197), (0.3195, 0.3205)]:
+        a, b = height_at(ta), height_at(tb)
+        s = fm.hybrid_jacobian(fm.StepFunction(flight, [lambda x: x[0] - a, lambda x: x[0] - b]),
+                               [1.0, 0.0], 0.0, 0.4)
+        assert [e.guard for e in s.events] == [0, 1]
+        assert [e.t for e in s.events] == pytest.approx([ta, tb], abs=1e-12)
+        np.testing.assert_allclose(s.jacobian, [[1.0, 0.4], [0.0, 1.0]], atol=1e-6)
 
 
 def test_grazing_and_too_many_steps() -> None:

@@ -464,8 +464,8 @@ class HybridSolution(Json):
                 f"{extra})")
 
 
-def _solution(d: Any, again: Optional[Callable[[np.ndarray], Any]] = None) -> HybridSolution:
-    """The core's dict as a :class:`HybridSolution`."""
+def _solution(d: Any, again: Optional[Callable[[np.ndarray], Any]] = None, **extra: Any) -> HybridSolution:
+    """The core's dict as a :class:`HybridSolution` (``extra``: the black-box driver's own entries)."""
     pieces = tuple(Piece(orders=tuple(tuple(o) for o in p["orders"]), cone=frozen(p["cone"]),
                          matrix=frozen(p["matrix"])) for p in d["pieces"])
     j = d["jacobian"]
@@ -474,7 +474,7 @@ def _solution(d: Any, again: Optional[Callable[[np.ndarray], Any]] = None) -> Hy
                           spectral_radius=d["spectral_radius"], worst_gain=d["worst_gain"], pieces=pieces,
                           commuted=d["commuted"], enumerated=d["enumerated"],
                           largest_difference=d["largest_difference"], refusal=d.get("not_differentiable"),
-                          handle=d["handle"], again=again)
+                          handle=d["handle"], again=again, **extra)
 
 
 def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
@@ -610,11 +610,8 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
         h = b["half_dt"]
         half = None if h is None else HalfDt(x=frozen(h["x"]), jacobian=frozen(h["jacobian"]), events=h["events"],
                                              spread=h["spread"])
-        return HybridSolution(x=frozen(b["x"]), mode=b["mode"], jacobian=frozen(b["jacobian"]),
-                              events=tuple(HybridEvent(**e) for e in b["events"]), probe_gap=b["probe_gap"],
-                              spectral_radius=b["spectral_radius"], worst_gain=b["worst_gain"],
-                              split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
-                              wall_time_s=wall, batch_calls=b["batch_calls"])
+        return _solution(b, split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
+                         wall_time_s=wall, batch_calls=b["batch_calls"])
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")

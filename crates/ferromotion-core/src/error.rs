@@ -107,7 +107,7 @@ pub enum FerroError {
         what: String,
     },
     /// Two events inside one step: the step cannot be split at one switch.
-    #[error("two events in one step at t = {t} s (step {dt:e} s): guards {first} and {second}; take a smaller step")]
+    #[error("two events in one step at t = {} s (step {} s): {}; take a smaller step", Num(*.t), Num(*.dt), if .first == .second { format!("guard {first} crossed twice") } else { format!("guards {first} and {second}") })]
     TwoEventsInOneStep {
         /// Start of the step, s.
         t: f64,
@@ -119,7 +119,7 @@ pub enum FerroError {
         second: usize,
     },
     /// Events in two adjacent steps: the step does not resolve them apart.
-    #[error("events in adjacent steps at t = {first} s and t = {second} s (step {dt:e} s): the step does not resolve them apart (a chattering contact; a pair of crossings between two step ends could hide there); take a smaller step")]
+    #[error("events in adjacent steps at t = {} s and t = {} s (step {} s): the step does not resolve them apart (a chattering contact; a pair of crossings between two step ends could hide there); take a smaller step", Num(*.first), Num(*.second), Num(*.dt))]
     EventsInAdjacentSteps {
         /// Time of the earlier event, s.
         first: f64,
@@ -130,7 +130,7 @@ pub enum FerroError {
     },
     /// The flow is continuous but its derivative is piecewise linear in the perturbation (the
     /// orders of simultaneous events give different matrices): no single Jacobian exists.
-    #[error("no Jacobian: the derivative has {pieces} linear pieces (orders {orders}) that differ by up to {largest_difference:e}, above the tolerance {tolerance:e}; the directional derivative jvp(d) and the pieces (each with its cone of perturbations) remain")]
+    #[error("no Jacobian: the derivative has {pieces} linear pieces (orders {orders}) that differ by up to {}, above the tolerance {}; the directional derivative jvp(d) and the pieces (each with its cone of perturbations) remain", Num(*.largest_difference), Num(*.tolerance))]
     NotDifferentiable {
         /// How many pieces.
         pieces: usize,
@@ -145,7 +145,7 @@ pub enum FerroError {
     },
     /// The orders of simultaneous events give different states: the outcome itself depends on
     /// the perturbation's direction, and no derivative exists.
-    #[error("set-valued outcome at t = {t} s: the orders of the simultaneous events give different states {at} (spread {spread:e}): {}; no derivative exists", said_outcomes(.orders, .outcomes))]
+    #[error("set-valued outcome at t = {} s: the orders of the simultaneous events give different states {at} (spread {}): {}; no derivative exists", Num(*.t), Num(*.spread), said_outcomes(.orders, .outcomes))]
     SetValued {
         /// Time of the simultaneous events, s.
         t: f64,
@@ -159,7 +159,7 @@ pub enum FerroError {
         at: String,
     },
     /// Recomputing with another probe size moved the answer beyond tolerance.
-    #[error("probe-dependent answer: recomputing with {probe} moved the Jacobian by {gap:e}, above the tolerance {tolerance:e}")]
+    #[error("probe-dependent answer: recomputing with {probe} moved the Jacobian by {}, above the tolerance {}", Num(*.gap), Num(*.tolerance))]
     ProbeDependent {
         /// What was changed (e.g. "dt/2").
         probe: String,

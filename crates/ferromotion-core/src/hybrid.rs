@@ -188,6 +188,10 @@ fn rk4(
     )
 }
 
+/// A guard within this much of zero (relative to max(1, max|x|)) sits at its zero: where
+/// an event just left it, up to the round-off of locating it.
+const AT_ZERO: f64 = 1e-9;
+
 /// Guards that cross from > 0 to <= 0 between x and y in `mode`. A guard that starts at
 /// or just below zero while moving up (right after its own reset) counts as positive.
 fn crossings(
@@ -199,8 +203,12 @@ fn crossings(
     (0..sys.guard_count(mode))
         .filter(|&i| {
             let g0 = sys.guard(mode, i, x);
+            // A guard left at its zero by the event just fired (within round-off of it) and
+            // leaving it counts as above zero; one well below zero (a penalty contact's end
+            // still below ground after its release, rising) has not crossed anything.
+            let at_zero = g0.abs() <= AT_ZERO * x.amax().max(1.0);
             let leaving = || sys.guard_gradient(mode, i, x).dot(&sys.rhs(mode, x)) > 0.0;
-            (g0 > 0.0 || leaving()) && sys.guard(mode, i, y) <= 0.0
+            (g0 > 0.0 || (at_zero && leaving())) && sys.guard(mode, i, y) <= 0.0
         })
         .collect()
 }
@@ -216,21 +224,6 @@ fn step_cap(route: &'static str, steps: u64, max_steps: u64, t: f64, t1: f64) ->
         });
     }
     Ok(())
-}
-
-/// The guard a step from t of length h crossed, if any; two in one step are refused
-/// (`TwoEventsInOneStep`): the analytic and the black-box drivers share it.
-fn one_crossing(crossed: &[usize], t: f64, h: f64) -> Result<Option<usize>> {
-    match crossed {
-        [] => Ok(None),
-        [i] => Ok(Some(*i)),
-        [first, second, ..] => Err(FerroError::TwoEventsInOneStep {
-            t,
-            dt: h,
-            first: *first,
-            second: *second,
-        }),
-    }
 }
 
 /// Where guard `i` crosses zero inside the step from (x, phi) of length h that ends at `y`:

@@ -85,6 +85,7 @@
 //! does, and the number of step-function calls it took.
 
 mod manifold;
+mod measured;
 mod rows;
 mod run;
 mod system;
@@ -93,7 +94,7 @@ pub use manifold::{Joint, JointKind, Manifold, UNIT_TOL};
 pub use rows::{Observer, StepProgress, StepWatch, REPORT_EVERY};
 pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
 
-use super::HybridSolution;
+use super::{HybridSolution, Piece};
 use crate::error::{finite, positive, FerroError, Result};
 use nalgebra::{DMatrix, DVector};
 use rows::{Caller, Cost, Row};
@@ -201,12 +202,30 @@ enum Verdict<'r> {
     Answered(Vec<Answer<'r>>),
 }
 
-/// One step size's answer: the nominal run and J by central differences of the
-/// event-located map with probes eps and eps/2.
+/// One step size's answer: the nominal run and the derivative's pieces (one, J by central
+/// differences of the event-located map, when no events were simultaneous) with probes eps
+/// and eps/2.
 struct Answer<'r> {
     run: &'r Run,
-    jacobian: DMatrix<f64>,
+    dt: f64,
+    pieces: super::Pieces,
+    /// Pieces no coordinate probe reached, with their cones (measured next by
+    /// [`fill_missing`]).
+    missing: Vec<(Vec<Vec<usize>>, Vec<DVector<f64>>)>,
     probe_gap: f64,
+}
+
+impl Answer<'_> {
+    /// J where the pieces agree; NaN otherwise.
+    fn jacobian(&self) -> DMatrix<f64> {
+        match self.pieces.jacobian() {
+            Ok(j) => j.clone(),
+            Err(_) => {
+                let n = self.pieces.list.first().map_or(0, |p| p.matrix.ncols());
+                DMatrix::from_element(n, n, f64::NAN)
+            }
+        }
+    }
 }
 
 /// The problem the rows answer, for reading them.
@@ -229,26 +248,26 @@ fn row(outs: &Outs, i: usize) -> Result<Option<&Run>> {
     }
 }
 
-/// J at probe `eps` from the rows from `first` on, in order (+, - per column); Ok(None)
-/// when a row is unfinished before any refusal. A probe that changes the events' sequence
-/// is refused as probe-dependent.
-fn probed(
-    outs: &Outs,
+/// The probe runs at `eps` from the rows from `first` on, in order (+, - per tangent
+/// coordinate), with the probe sizes; Ok(None) when a row is unfinished before any refusal.
+/// A probe that changes which events happen (beyond their order inside a simultaneous
+/// group of the nominal run) is refused as probe-dependent.
+fn probed<'r>(
+    outs: &'r Outs,
     s: &Setup,
-    nominal: &Run,
+    nominal: &'r Run,
     first: usize,
     eps: f64,
-) -> Result<Option<DMatrix<f64>>> {
+) -> Result<Option<Vec<([&'r Run; 2], f64)>>> {
     let (_, sizes) = probes(s.manifold, s.x0, eps);
-    let n = sizes.len();
-    let mut jac = DMatrix::zeros(n, n);
+    let mut out = Vec::with_capacity(sizes.len());
     for (j, &size) in sizes.iter().enumerate() {
-        let mut ends = [None, None];
+        let mut ends = [nominal, nominal];
         for (k, end) in ends.iter_mut().enumerate() {
             let Some(r) = row(outs, first + 2 * j + k)? else {
                 return Ok(None);
             };
-            if r.fired != nominal.fired {
+            if !measured::same_events(nominal, r) {
                 return Err(FerroError::ProbeDependent {
                     probe: format!(
                         "probe eps = {eps:e} (relative): it changed the guards fired from {:?} to {:?}",
@@ -258,14 +277,21 @@ fn probed(
                     tolerance: s.opts.probe_rtol,
                 });
             }
-            *end = Some(&r.x);
+            *end = r;
         }
-        let [Some(p), Some(m)] = ends else {
-            unreachable!("both ends read")
-        };
-        jac.set_column(j, &column(s.manifold, &nominal.x, p, m, size));
+        out.push((ends, size));
     }
-    Ok(Some(jac))
+    Ok(Some(out))
+}
+
+/// J by central differences of the probe runs (tangent coordinates at the nominal x(t1)).
+fn central(s: &Setup, nominal: &Run, ends: &[([&Run; 2], f64)]) -> DMatrix<f64> {
+    let n = ends.len();
+    let mut jac = DMatrix::zeros(n, n);
+    for (j, ([p, m], size)) in ends.iter().enumerate() {
+        jac.set_column(j, &column(s.manifold, &nominal.x, &p.x, &m.x, *size));
+    }
+    jac
 }
 
 /// One step size's answer from its rows, in the order the sequential driver met them.
@@ -278,30 +304,50 @@ fn pass_answer<'r>(outs: &'r Outs, s: &Setup, p: &PassLayout) -> Result<Option<A
         return Ok(None);
     };
     let n = s.manifold.tangent_dim();
-    let Some(jacobian) = probed(outs, s, nominal, p.start + 1, opts.eps)? else {
+    let Some(at_eps) = probed(outs, s, nominal, p.start + 1, opts.eps)? else {
         return Ok(None);
     };
-    let mut probe_gap = 0.0;
-    if p.halves {
-        let Some(half) = probed(outs, s, nominal, p.start + 1 + 2 * n, 0.5 * opts.eps)? else {
+    let half = if p.halves {
+        let Some(h) = probed(outs, s, nominal, p.start + 1 + 2 * n, 0.5 * opts.eps)? else {
             return Ok(None);
         };
-        probe_gap = amax(&(&jacobian - &half)) / amax(&jacobian).max(1.0);
-        if probe_gap > opts.probe_rtol {
-            return Err(FerroError::ProbeDependent {
-                probe: format!(
-                    "eps/2 on the event-located map from t = {} s to {} s at dt = {:e} s ({} events)",
-                    s.t0,
-                    s.t1,
-                    opts.dt,
-                    nominal.fired.len()
-                ),
-                gap: probe_gap,
-                tolerance: opts.probe_rtol,
-            });
-        }
+        Some(h)
+    } else {
+        None
+    };
+    let (pieces, missing, gap) = if nominal.groups.is_empty() {
+        let jacobian = central(s, nominal, &at_eps);
+        let gap = half
+            .as_ref()
+            .map_or(0.0, |h| amax(&(&jacobian - central(s, nominal, h))));
+        (super::Pieces::one(&jacobian), Vec::new(), gap)
+    } else {
+        let m = simultaneous(s, nominal, &at_eps, half.as_deref(), &opts)?;
+        (m.pieces, m.missing, m.gap)
+    };
+    let scale = pieces
+        .list
+        .iter()
+        .fold(1.0_f64, |m, q| m.max(amax(&q.matrix)));
+    let probe_gap = gap / scale;
+    if p.halves && probe_gap > opts.probe_rtol {
+        return Err(FerroError::ProbeDependent {
+            probe: format!(
+                "eps/2 on the event-located map from t = {} s to {} s at dt = {:e} s ({} events)",
+                s.t0,
+                s.t1,
+                opts.dt,
+                nominal.fired.len()
+            ),
+            gap: probe_gap,
+            tolerance: opts.probe_rtol,
+        });
     }
-    if !jacobian.iter().all(|v| v.is_finite()) {
+    if !pieces
+        .list
+        .iter()
+        .all(|q| q.matrix.iter().all(|v| v.is_finite()))
+    {
         return Err(FerroError::NonFinite {
             what: "hybrid_jacobian (step function)",
             detail: format!("the Jacobian at t1 = {} s", s.t1),
@@ -309,9 +355,172 @@ fn pass_answer<'r>(outs: &'r Outs, s: &Setup, p: &PassLayout) -> Result<Option<A
     }
     Ok(Some(Answer {
         run: nominal,
-        jacobian,
+        dt: p.dt,
+        pieces,
+        missing,
         probe_gap,
     }))
+}
+
+/// The pieces of a derivative whose nominal run met simultaneous events, measured from the
+/// probes (`black_box/measured.rs`); a probe whose order at eps/2 is not its order at eps is
+/// refused as probe-dependent. Returns the pieces and the central columns' gap.
+fn simultaneous(
+    s: &Setup,
+    nominal: &Run,
+    at_eps: &[([&Run; 2], f64)],
+    half: Option<&[([&Run; 2], f64)]>,
+    opts: &StepOptions,
+) -> Result<measured::Measured> {
+    let coords: Vec<measured::Coordinate> = at_eps
+        .iter()
+        .enumerate()
+        .map(|(j, (ends, size))| measured::Coordinate {
+            size: *size,
+            eps: *ends,
+            half: half.map(|h| h[j].0),
+        })
+        .collect();
+    for (j, c) in coords.iter().enumerate() {
+        if let Some(h) = c.half {
+            if !(measured::same_order(nominal, c.eps[0], h[0])
+                && measured::same_order(nominal, c.eps[1], h[1]))
+            {
+                return Err(FerroError::ProbeDependent {
+                    probe: format!(
+                        "eps/2 along coordinate {j}: it crossed the simultaneous events in another order than eps"
+                    ),
+                    gap: f64::INFINITY,
+                    tolerance: opts.probe_rtol,
+                });
+            }
+        }
+    }
+    measured::measure(s.manifold, nominal, &coords, opts.probe_rtol)
+}
+
+/// One piece to measure along directions inside its cone: which answer, its orders and
+/// cone, the directions, and where its rows start (x0 ⊕ δ_k, then x0 ⊕ δ_k/2, per k).
+struct Planned {
+    answer: usize,
+    orders: Vec<Vec<usize>>,
+    cone: Vec<DVector<f64>>,
+    deltas: Vec<DVector<f64>>,
+    start: usize,
+}
+
+/// The pieces no coordinate probe reached (three or more orders' worth of simultaneous
+/// events: a landing whose touchdowns and lift-offs are both simultaneous), measured along
+/// directions inside each one's cone (`black_box/measured.rs`): n + 1 directions, each
+/// probed at δ and δ/2 (a second-order one-sided difference), as one more batch of rows. A
+/// cone empty to first order holds no piece. Ok(None) when every piece is measured; the
+/// cause when the rows were stopped.
+fn fill_missing(
+    sys: &dyn StepSystem,
+    s: &Setup,
+    answers: &mut [Answer],
+    watch: &mut StepWatch<'_>,
+    cost: &mut Cost,
+) -> Result<Option<FerroError>> {
+    let (_, sizes) = probes(s.manifold, s.x0, s.opts.eps);
+    let mut plan = Vec::new();
+    let mut rows = Vec::new();
+    for (a, answer) in answers.iter_mut().enumerate() {
+        for (orders, cone) in std::mem::take(&mut answer.missing) {
+            let Some(deltas) = measured::inside(&cone, &sizes) else {
+                continue;
+            };
+            let o = StepOptions {
+                dt: answer.dt,
+                ..*s.opts
+            };
+            plan.push(Planned {
+                answer: a,
+                orders,
+                cone,
+                deltas: deltas.clone(),
+                start: rows.len(),
+            });
+            for d in &deltas {
+                for x in [
+                    s.manifold.retract(s.x0, d),
+                    s.manifold.retract(s.x0, &(0.5 * d)),
+                ] {
+                    let caller = Caller::default();
+                    let link = Link {
+                        sys,
+                        manifold: s.manifold,
+                        caller: caller.clone(),
+                    };
+                    rows.push(Row {
+                        fut: Box::pin(run::row_run(link, x, s.t0, s.t1, o, false)),
+                        caller,
+                        weight: (s.t1 - s.t0) / o.dt,
+                    });
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        for a in answers.iter_mut() {
+            a.pieces.enumerated = true;
+        }
+        return Ok(None);
+    }
+    let ran = rows::drive(sys, rows, sys.batch_rows(), watch, cost, |outs| {
+        outs.iter().any(|o| matches!(o, Some(Err(_))))
+    });
+    if let Some(cause) = ran.stopped {
+        return Ok(Some(cause));
+    }
+    let mut added: Vec<Vec<Piece>> = answers.iter().map(|_| Vec::new()).collect();
+    let mut whole = vec![true; answers.len()];
+    for p in plan {
+        let nominal = answers[p.answer].run;
+        let base = s.manifold.chart(&nominal.x, &nominal.x);
+        let mut ys = Vec::with_capacity(p.deltas.len());
+        for k in 0..p.deltas.len() {
+            let mut at = [nominal, nominal];
+            for (h, end) in at.iter_mut().enumerate() {
+                let Some(r) = row(&ran.outs, p.start + 2 * k + h)? else {
+                    unreachable!("every row finished")
+                };
+                if !(measured::same_events(nominal, r) && measured::in_piece(nominal, &p.orders, r))
+                {
+                    return Err(FerroError::ProbeDependent {
+                        probe: format!(
+                            "a probe inside the cone of the orders {:?} crossed the events as {:?}",
+                            p.orders, r.fired
+                        ),
+                        gap: f64::INFINITY,
+                        tolerance: s.opts.probe_rtol,
+                    });
+                }
+                *end = r;
+            }
+            let c = |r: &Run| s.manifold.chart(&nominal.x, &r.x) - &base;
+            ys.push(4.0 * c(at[1]) - c(at[0]));
+        }
+        let Some(matrix) = measured::from_directions(&p.deltas, &ys) else {
+            whole[p.answer] = false;
+            continue;
+        };
+        added[p.answer].push(Piece {
+            orders: p.orders,
+            cone: p.cone,
+            matrix,
+        });
+    }
+    for ((a, more), whole) in answers.iter_mut().zip(added).zip(whole) {
+        if a.run.groups.is_empty() {
+            continue;
+        }
+        let mut list = std::mem::take(&mut a.pieces.list);
+        list.extend(more);
+        list.sort_by(|p, q| p.orders.cmp(&q.orders));
+        a.pieces = super::Pieces::measured(list, a.pieces.largest_group, whole, s.opts.probe_rtol);
+    }
+    Ok(None)
 }
 
 fn judge<'r>(outs: &'r Outs, s: &Setup, passes: &[PassLayout]) -> Verdict<'r> {
@@ -450,11 +659,20 @@ pub fn step_jacobian_watched(
         part.summary = summary(&part);
         return Ok(StepOutcome::Stopped(part));
     }
-    let answers = match judge(&ran.outs, &setup, &layout) {
+    let mut answers = match judge(&ran.outs, &setup, &layout) {
         Verdict::Answered(a) => a,
         Verdict::Refused(e) => return Err(e),
         Verdict::Pending => unreachable!("every row finished"),
     };
+    if let Some(cause) = fill_missing(sys, &setup, &mut answers, &mut watch, &mut cost)? {
+        let passes: Vec<PartialPass> = layout
+            .iter()
+            .map(|p| partial_pass(&ran.outs, &setup, p, manifold.tangent_dim()))
+            .collect();
+        let mut part = partial(cause, Some(split_residual), &passes, &ran.outs, &cost);
+        part.summary = summary(&part);
+        return Ok(StepOutcome::Stopped(part));
+    }
     Ok(StepOutcome::Answered(solution(
         answers,
         split_residual,
@@ -517,21 +735,24 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
     let at = answers.next().expect("the answer at dt");
     let half_dt = answers.next().map(|h| HalfDt {
         x: h.run.x.clone(),
-        spread: amax(&(&at.jacobian - &h.jacobian)) / amax(&at.jacobian).max(1.0),
-        jacobian: h.jacobian,
+        spread: spread(&at.pieces, &h.pieces),
+        jacobian: h.jacobian(),
         events: h.run.events.len(),
     });
-    let jac = at.jacobian;
-    let spectral_radius = jac
-        .complex_eigenvalues()
-        .iter()
-        .fold(0.0_f64, |m, l| m.max(l.norm()));
-    let worst_gain = jac.singular_values().max();
+    let jac = at.jacobian();
+    let (mut spectral_radius, mut worst_gain) = (f64::NAN, f64::NAN);
+    if at.pieces.agree() {
+        spectral_radius = jac
+            .complex_eigenvalues()
+            .iter()
+            .fold(0.0_f64, |m, l| m.max(l.norm()));
+        worst_gain = jac.singular_values().max();
+    }
     StepSolution {
         solution: HybridSolution {
             x: at.run.x.clone(),
             mode: 0,
-            pieces: super::Pieces::one(&jac),
+            pieces: at.pieces,
             jacobian: jac,
             events: at.run.events.clone(),
             probe_gap: at.probe_gap,
@@ -544,6 +765,22 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
         batch_calls: cost.calls,
         rows,
     }
+}
+
+/// max|M(dt) - M(dt/2)| over the pieces of the same orders, relative to max(1, max|M(dt)|)
+/// (infinite when dt/2 met other pieces).
+fn spread(at: &super::Pieces, half: &super::Pieces) -> f64 {
+    let scale = at.list.iter().fold(1.0_f64, |m, p| m.max(amax(&p.matrix)));
+    at.list
+        .iter()
+        .map(|p| {
+            half.list
+                .iter()
+                .find(|q| q.orders == p.orders)
+                .map_or(f64::INFINITY, |q| amax(&(&p.matrix - &q.matrix)))
+        })
+        .fold(0.0_f64, f64::max)
+        / scale
 }
 
 /// One step size's finished rows: x(t1) and the columns whose ±eps probes finished.
@@ -563,7 +800,7 @@ fn partial_pass(outs: &Outs, s: &Setup, p: &PassLayout, n: usize) -> PartialPass
                 mine[1 + 2 * j + k]
                     .as_ref()
                     .and_then(|r| r.as_ref().ok())
-                    .filter(|r| r.fired == nominal.fired)
+                    .filter(|r| r.fired == nominal.fired && nominal.groups.is_empty())
             };
             if let (Some(a), Some(b)) = (end(0), end(1)) {
                 jacobian.set_column(j, &column(s.manifold, &nominal.x, &a.x, &b.x, size));

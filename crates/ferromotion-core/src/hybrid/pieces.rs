@@ -223,7 +223,7 @@ pub(super) struct Fired {
 }
 
 /// Every order of `group` (all permutations, in lexicographic order of positions).
-fn permutations(group: &[usize]) -> Vec<Vec<usize>> {
+pub(crate) fn permutations(group: &[usize]) -> Vec<Vec<usize>> {
     if group.len() <= 1 {
         return vec![group.to_vec()];
     }

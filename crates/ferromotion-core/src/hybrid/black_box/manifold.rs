@@ -183,6 +183,28 @@ impl Manifold {
         y
     }
 
+    /// `x ⊕ δ` for a whole tangent vector δ: flat coordinates moved by theirs, each
+    /// quaternion turned by its rotation vector (body frame, on the right) and normalised.
+    pub fn retract(&self, x: &DVector<f64>, delta: &DVector<f64>) -> DVector<f64> {
+        let mut y = x.clone();
+        let mut j = 0;
+        while j < self.axes.len() {
+            match self.axes[j] {
+                Axis::Flat(c) => {
+                    y[c] += delta[j];
+                    j += 1;
+                }
+                Axis::Turn(w, _) => {
+                    let v = [delta[j], delta[j + 1], delta[j + 2]];
+                    let q = normalise(mul(quat(x, w), exp(v)));
+                    y.rows_mut(w, 4).copy_from_slice(&q);
+                    j += 3;
+                }
+            }
+        }
+        y
+    }
+
     /// The chart of x at `base`: flat coordinates as they are (not shifted, so that their
     /// differences keep the bits of plain differences), a quaternion as `log(b⁻¹ ⊗ q)`.
     /// Differences of charts at one base are tangent differences.

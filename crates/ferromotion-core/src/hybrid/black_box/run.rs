@@ -10,6 +10,7 @@ use crate::error::{FerroError, Result};
 use crate::hybrid::HybridEvent;
 use crate::numeric::fd::{quotient, Probe};
 use nalgebra::{DMatrix, DVector};
+use std::collections::BTreeMap;
 
 /// A row's view of the system: its metadata from `sys`, its calls through `caller`, every
 /// answer checked (length, finite, quaternions unit).
@@ -332,11 +333,25 @@ pub(super) struct SoftStep {
     t: f64,
 }
 
+/// Events of different guards located within this many seconds of each other in one step
+/// are one simultaneous group (as the declared driver's default,
+/// [`crate::hybrid::DEFAULT_SIMULTANEOUS`]).
+pub(super) const SIMULTANEOUS: f64 = crate::hybrid::DEFAULT_SIMULTANEOUS;
+
+/// A simultaneous group fired: τ, and per guard in the order fired (guard, τ, x-, x+).
+type Fired = (f64, Vec<(usize, f64, DVector<f64>, DVector<f64>)>);
+
 /// One event-located run from x0 to t1.
 pub(super) struct Run {
     pub x: DVector<f64>,
-    /// The guards that fired, in order (a probe must keep this sequence).
+    /// The guards that fired, in order (a probe must keep this sequence, up to the order
+    /// inside the nominal run's simultaneous groups).
     pub fired: Vec<usize>,
+    /// The time of each event in `fired`, s (as located: in a simultaneous group each
+    /// guard's own zero).
+    pub times: Vec<f64>,
+    /// The simultaneous groups met: (first index in `fired`, events in the group).
+    pub groups: Vec<(usize, usize)>,
     /// Nominal runs only: the events, and the steps of every segment that began at an
     /// event without a reset, with the guard of that event.
     pub events: Vec<HybridEvent>,
@@ -383,6 +398,8 @@ async fn run(
     let mut out = Run {
         x: x0.clone(),
         fired: Vec::new(),
+        times: Vec::new(),
+        groups: Vec::new(),
         events: Vec::new(),
         soft: Vec::new(),
     };
@@ -390,8 +407,9 @@ async fn run(
     let mut t = t0;
     // The grid restarts at every event: step k after the anchor ends at anchor + k·dt.
     let (mut anchor, mut count) = (t0, 0u64);
-    let mut last: Option<(usize, i64, f64)> = None;
-    let mut fresh: Option<usize> = None;
+    // Per guard, the grid cell and time of its last event.
+    let mut last: BTreeMap<usize, (i64, f64)> = BTreeMap::new();
+    let mut fresh: Vec<usize> = Vec::new();
     let mut recording = false;
     let mut g_x: Option<Vec<f64>> = None;
     let mut steps = 0u64;
@@ -419,9 +437,9 @@ async fn run(
             None => link.guards(&x, t).await?,
         };
         let gy = link.guards(&y, t + h).await?;
-        let crossed = crossed_guards(link, &x, t, h, (&gx, &gy), fresh, delta).await?;
-        fresh = None;
-        let Some(i) = crate::hybrid::one_crossing(&crossed, t, h)? else {
+        let crossed = crossed_guards(link, &x, t, h, (&gx, &gy), &fresh, delta).await?;
+        fresh.clear();
+        if crossed.is_empty() {
             if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
                 seg.push(SoftStep { x: x.clone(), h, t });
             }
@@ -429,37 +447,69 @@ async fn run(
             t = next_t;
             g_x = Some(gy);
             continue;
+        }
+        // Every guard crossed in this step, located on its own; the earliest fires, with
+        // every other one within `SIMULTANEOUS` s of it (a simultaneous group). The others
+        // are met again by the steps from the event.
+        let mut located = Vec::with_capacity(crossed.len());
+        for &i in &crossed {
+            let (tau, minus) = locate(link, i, &x, t, h, (gx[i], gy[i]), delta).await?;
+            located.push((tau, i, minus));
+        }
+        located.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let first = located[0].0;
+        located.retain(|(tau, _, _)| *tau <= first + SIMULTANEOUS);
+        for (tau, i, _) in &located {
+            spaced(
+                &last,
+                (*i, grid_cell(t + tau, t0, opts.dt), t + tau),
+                t0,
+                opts.dt,
+            )?;
+        }
+        let (tau, mut group) = if located.len() == 1 {
+            let (tau, i, minus) = located.pop().expect("one located");
+            let plus = link.reset(i, &minus, t + tau).await?;
+            (tau, vec![(i, tau, minus, plus)])
+        } else {
+            fire_group(link, &x, t, located, opts.probe_rtol, nominal).await?
         };
-        let (tau, minus) = locate(link, i, &x, t, h, (gx[i], gy[i]), delta).await?;
         let t_event = t + tau;
-        let cell = grid_cell(t_event, t0, opts.dt);
-        spaced(last, (i, cell, t_event), t0, opts.dt)?;
-        let plus = link.reset(i, &minus, t_event).await?;
         if nominal {
-            let ev = Located {
-                x: x.clone(),
-                tau,
-                guard: i,
-                minus,
-                plus: plus.clone(),
-                t: t_event,
-            };
-            out.events
-                .push(measured_event(link, &ev, opts, delta).await?);
+            for (i, tau_i, minus, plus) in &group {
+                let ev = Located {
+                    x: x.clone(),
+                    tau: *tau_i,
+                    guard: *i,
+                    minus: minus.clone(),
+                    plus: plus.clone(),
+                    t: t + tau_i,
+                };
+                out.events
+                    .push(measured_event(link, &ev, opts, delta).await?);
+            }
             // The step before this one ends where the event's step starts, possibly within a
             // probe of the switch: left out of the check, as the event's own step is.
             if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
                 seg.pop();
             }
-            recording = !link.sys.has_reset(i);
+            let last_guard = group.last().expect("a group").0;
+            recording = group.iter().all(|(i, ..)| !link.sys.has_reset(*i));
             if recording {
-                out.soft.push((i, Vec::new()));
+                out.soft.push((last_guard, Vec::new()));
             }
         }
-        out.fired.push(i);
-        last = Some((i, cell, t_event));
-        fresh = Some(i);
-        x = plus;
+        if group.len() > 1 {
+            out.groups.push((out.fired.len(), group.len()));
+        }
+        fresh.clear();
+        for (i, tau_i, _, _) in &group {
+            out.fired.push(*i);
+            out.times.push(t + tau_i);
+            last.insert(*i, (grid_cell(t + tau_i, t0, opts.dt), t + tau_i));
+            fresh.push(*i);
+        }
+        x = group.pop().expect("a group").3;
         t = t_event;
         (anchor, count) = (t_event, 0);
     }
@@ -468,8 +518,8 @@ async fn run(
 }
 
 /// The guards a step from (x, t) of length h crosses: from above zero at its start (`gx`)
-/// to at or below at its end (`gy`). The guard of the event this step starts from
-/// (`fresh`) sits at its zero: it fires again only if it first rises (and the step is long
+/// to at or below at its end (`gy`). The guards of the events this step starts from
+/// (`fresh`) sit at their zero: it fires again only if it first rises (and the step is long
 /// enough to tell).
 async fn crossed_guards(
     link: &Link<'_>,
@@ -477,13 +527,13 @@ async fn crossed_guards(
     t: f64,
     h: f64,
     (gx, gy): (&[f64], &[f64]),
-    fresh: Option<usize>,
+    fresh: &[usize],
     delta: f64,
 ) -> Result<Vec<usize>> {
     let mut crossed = Vec::new();
     for i in 0..gx.len() {
         let armed = gx[i] > 0.0
-            || (fresh == Some(i)
+            || (fresh.contains(&i)
                 && h > 2.0 * delta
                 && link
                     .guard(i, &link.step(x, delta, t).await?, t + delta)
@@ -562,22 +612,25 @@ async fn locate(
     Ok((tau, minus))
 }
 
-/// Refuses an event `(guard, cell, t)` in the same grid cell as the previous one `last`
-/// (two events in one step) or in the next cell (events in adjacent steps).
+/// Refuses an event `(guard, cell, t)` of a guard whose previous event (`last`, per guard:
+/// its grid cell and time) was in the same cell of the grid t0 + k·dt (two events of one
+/// guard in one step: a chattering contact the step does not resolve, where a pair of
+/// crossings between two step ends could hide) or in the next cell (events in adjacent
+/// steps). Events of different guards close together are located, each on its own.
 fn spaced(
-    last: Option<(usize, i64, f64)>,
+    last: &BTreeMap<usize, (i64, f64)>,
     (i, cell, t_event): (usize, i64, f64),
     t0: f64,
     dt: f64,
 ) -> Result<()> {
-    let Some((j, prev_cell, prev_t)) = last else {
+    let Some(&(prev_cell, prev_t)) = last.get(&i) else {
         return Ok(());
     };
     if cell == prev_cell {
         return Err(FerroError::TwoEventsInOneStep {
             t: t0 + cell as f64 * dt,
             dt,
-            first: j,
+            first: i,
             second: i,
         });
     }
@@ -589,6 +642,69 @@ fn spaced(
         });
     }
     Ok(())
+}
+
+/// Fires a simultaneous group `located` ((τ, guard, x-) per guard, by τ, every τ within
+/// [`SIMULTANEOUS`] s of the first) met in the step from (x, t): the state is taken at the
+/// last τ (past every guard's zero), the resets are applied in the order listed (each at
+/// the state the previous one left). On the nominal run every other order is applied too:
+/// if the orders give states further apart than `rtol·max(1, max|x|)`, no derivative exists
+/// and the answer is refused as [`FerroError::SetValued`]. Returns τ and per guard (guard,
+/// its τ, x-, x+).
+async fn fire_group(
+    link: &Link<'_>,
+    x: &DVector<f64>,
+    t: f64,
+    located: Vec<(f64, usize, DVector<f64>)>,
+    rtol: f64,
+    nominal: bool,
+) -> Result<Fired> {
+    let tau = located.last().expect("a group").0;
+    let at = link.step(x, tau, t).await?;
+    let guards: Vec<usize> = located.iter().map(|l| l.1).collect();
+    let apply = |order: Vec<usize>| {
+        let at = at.clone();
+        async move {
+            let mut states = Vec::with_capacity(order.len());
+            let mut y = at;
+            for &i in &order {
+                let plus = link.reset(i, &y, t + tau).await?;
+                states.push((y, plus.clone()));
+                y = plus;
+            }
+            Ok::<_, FerroError>(states)
+        }
+    };
+    let first = apply(guards.clone()).await?;
+    if nominal && guards.iter().any(|&i| link.sys.has_reset(i)) {
+        let orders = crate::hybrid::pieces::permutations(&guards);
+        let mut outcomes = Vec::with_capacity(orders.len());
+        for o in &orders {
+            outcomes.push(apply(o.clone()).await?.pop().expect("a state").1);
+        }
+        let spread = outcomes
+            .iter()
+            .map(|y| (y - &outcomes[0]).amax())
+            .fold(0.0_f64, f64::max);
+        if !(spread <= rtol.max(f64::EPSILON) * outcomes[0].amax().max(1.0)) {
+            return Err(FerroError::SetValued {
+                t: t + tau,
+                orders,
+                outcomes: outcomes
+                    .iter()
+                    .map(|y| y.iter().copied().collect())
+                    .collect(),
+                spread,
+                at: "just after the simultaneous events".into(),
+            });
+        }
+    }
+    let group = located
+        .into_iter()
+        .zip(first)
+        .map(|((tau_i, i, _), (minus, plus))| (i, tau_i, minus, plus))
+        .collect();
+    Ok((tau, group))
 }
 
 /// A located event as the report lists it: its saltation matrix estimated for the guard
