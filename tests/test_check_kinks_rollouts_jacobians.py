@@ -69,8 +69,6 @@ def _ball(v0: np.ndarray, dtype: type) -> float:
     return float(d @ d)
 
 
-@pytest.mark.xfail(strict=True, reason="unfinished: the x1.05 claim on this rollout still reads a kink at x "
-                   "(refused, not a pass) where it should read not-verified; see docs/checking.md item 7")
 def test_a_right_float32_rollout_gradient_reads_within_noise_and_scaled_ones_do_not() -> None:
     """A long float32 rollout's rounding error is correlated over the probe scale: the 1e-6 noise
     stencils see ~6e-7, the differences at the probes wander as if f's noise were ~2e-5."""
