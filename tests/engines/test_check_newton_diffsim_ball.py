@@ -3,9 +3,11 @@ example_diffsim_ball.py): its ``wp.Tape`` gradient of the loss with respect to t
 velocity, run on CPU in float32. Never a mock: the installed Newton computes f and the gradient.
 
 A long float32 rollout's rounding error is correlated over the probe scale, so the noise the
-1e-6 stencils measure under-states how far the differences wander at the probes; the checker
-reads the noise again at the probe scale. The right tape gradient must then read
-``verified-within-noise``, and the same gradient scaled by 1.05 and 1.01 ``not-verified``.
+1e-6 stencils measure under-states how far the differences wander at the probes, and f(x)'s own
+rounding error, shared by every probe, must not read as a kink at x. The right tape gradient
+must read ``verified-within-noise``, and the same gradient scaled by 1.05 and 1.01
+``not-verified`` (measured 2026-12-02 on this 2-core machine under load: 159, 145 and 179
+evaluations, 25 to 31 s each at 0.15 s per rollout).
 """
 
 from __future__ import annotations
@@ -48,9 +50,6 @@ def ball() -> Tuple[Callable[[np.ndarray], float], np.ndarray, np.ndarray]:
     return f, g, x0
 
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue: float32 rollouts): on the float32 surrogate the x1.05 "
-                   "claim still reads `refused` (a false kink at eps ~ 3e-5, the correlated rounding not yet seen "
-                   "by the probe-scale noise); this Newton case has not been run against the current checker")
 def test_the_tape_gradient_reads_within_noise_and_scaled_copies_do_not(ball: Any) -> None:
     f, g, x0 = ball
     right = fm.check_gradient(f, g, x0, objective="Newton diffsim_ball loss, d/d initial velocity")

@@ -38,8 +38,11 @@ const PAIR_RATIO: f64 = 2.0;
 /// A pair of probes ε₁ > ε₂ (ε₂ ≤ ε₁/2) shows a kink when a(ε₂) stands clear of its noise
 /// `√6·σ/ε₂`, has a(ε₁)'s sign, and has fallen by less than √(ε₂/ε₁) from it after
 /// both are given their noise in the direction that favours smoothness (C¹: a falls like ε or
-/// faster; a kink: a stays), and the slope jump `c` the pair implies under `a = c + k·ε` exceeds
-/// `tol`·|D|. The smallest such ε₂ is reported.
+/// faster; a kink: a stays), while `S = a·ε` has fallen by more than √(ε₂/ε₁) (a kink: S falls
+/// like ε; an error in f(x) alone, common to every probe: S stays), the slope jump `c` the
+/// pair implies under `a = c + k·ε` exceeds `tol`·|D|, and a third probe confirms it: through
+/// the three, `S = b + c·ε + k·ε²` with f(x)'s error b left free still shows c clear of noise,
+/// with its sign. The smallest such ε₂ is reported.
 pub fn kink(probes: &[Sides], f0: f64, sigma: f64, tol: f64, claimed: f64) -> Option<Kink> {
     let usable: Vec<(Sides, f64, f64)> = probes
         .iter()
@@ -53,18 +56,35 @@ pub fn kink(probes: &[Sides], f0: f64, sigma: f64, tol: f64, claimed: f64) -> Op
     for j in (0..usable.len()).rev() {
         let (s2, a2, n2) = usable[j];
         // The nearest larger probe at least PAIR_RATIO times larger.
-        let Some(&(s1, a1, n1)) = usable[..j]
-            .iter()
+        let Some(i) = (0..j)
             .rev()
-            .find(|(s1, _, _)| s1.eps >= PAIR_RATIO * s2.eps)
+            .find(|&i| usable[i].0.eps >= PAIR_RATIO * s2.eps)
         else {
             continue;
         };
+        let (s1, a1, n1) = usable[i];
         let r = s2.eps / s1.eps;
         let clear = a2.abs() > KINK_MARGIN * n2 && a1.signum() == a2.signum();
         let stays = a2.abs() - KINK_MARGIN * n2 > libm::sqrt(r) * (a1.abs() + KINK_MARGIN * n1);
+        // The sum S(ε) = a·ε = f(x + ε·p) + f(x - ε·p) - 2 f(x) must fall with ε as a kink's
+        // c·ε does; an error b in f(x) itself is the same at every ε (S stays at b, a grows as
+        // b/ε and 'stays' holds trivially), as in a long float32 rollout whose rounding error
+        // is correlated over the probes: such an S is not a kink.
+        let s_noise = KINK_MARGIN * libm::sqrt(6.0) * sigma;
+        let falls = a2.abs() * s2.eps + s_noise < libm::sqrt(r) * (a1.abs() * s1.eps - s_noise);
         let c = (a2 * s1.eps - a1 * s2.eps) / (s1.eps - s2.eps);
-        if clear && stays && c.abs() > tol * s2.fd.abs() {
+        // A third probe, the next one up (or down) at least PAIR_RATIO apart: through the three,
+        // S = b + c·ε + k·ε² with f(x)'s error b and the curvature k left free must still show c.
+        let third = (0..i)
+            .rev()
+            .find(|&h| usable[h].0.eps >= PAIR_RATIO * s1.eps)
+            .or_else(|| (j + 1..usable.len()).find(|&l| PAIR_RATIO * usable[l].0.eps <= s2.eps));
+        let confirmed = third.is_none_or(|t| {
+            let at = |k: usize| (usable[k].0.eps, usable[k].1 * usable[k].0.eps);
+            let (c3, noise3) = jump_of_three([at(t), at(i), at(j)], sigma);
+            c3.abs() > KINK_MARGIN * noise3 && c3.signum() == c.signum()
+        });
+        if clear && stays && falls && confirmed && c.abs() > tol * s2.fd.abs() {
             let noise = libm::hypot(s1.eps * n2, s2.eps * n1) / (s1.eps - s2.eps);
             let (forward, backward) = (s2.fd + 0.5 * c, s2.fd - 0.5 * c);
             return Some(Kink {
@@ -77,6 +97,21 @@ pub fn kink(probes: &[Sides], f0: f64, sigma: f64, tol: f64, claimed: f64) -> Op
         }
     }
     None
+}
+
+/// The slope jump c of `S(ε) = b + c·ε + k·ε²` through three probes `(ε, S)` (b, an error of
+/// f(x) shared by every probe, and the curvature k left free: c is the linear coefficient of
+/// the interpolating quadratic), and its noise when f's noise is `sigma` (√6·σ per S).
+fn jump_of_three(t: [(f64, f64); 3], sigma: f64) -> (f64, f64) {
+    let (mut c, mut w2) = (0.0, 0.0);
+    for i in 0..3 {
+        let (ei, si) = t[i];
+        let (ej, ek) = (t[(i + 1) % 3].0, t[(i + 2) % 3].0);
+        let w = -(ej + ek) / ((ei - ej) * (ei - ek));
+        c += w * si;
+        w2 += w * w;
+    }
+    (c, libm::sqrt(6.0 * w2) * sigma)
 }
 
 /// Which one-sided slope (or their average) `claimed` equals: the nearest, when it is within
@@ -166,6 +201,23 @@ mod tests {
         .unwrap();
         assert!(
             (k.forward - 1.0).abs() < 1e-6 && (k.backward + 1.0).abs() < 1e-6,
+            "{k:?}"
+        );
+    }
+
+    #[test]
+    fn an_error_in_f_at_x_alone_is_no_kink_and_a_kink_beside_it_still_is() {
+        // f(x) read low by b while f(x ± ε·p) are exact: S(ε) = b + f''·ε² stays at b, so
+        // a = S/ε grows like b/ε at every smaller probe (what a float32 rollout's rounding
+        // error, correlated over the probes, does to the one-sided quotients).
+        let b = 1e-7;
+        let smooth = |t: f64| 2.0 * t + 1.5 * t * t;
+        assert!(kink(&sides(smooth, &LADDER), -b, 1e-9, 1e-6, 2.0).is_none());
+        // The same offset beside a true kink (slopes 1 and 3): S = 2·ε + b still falls with ε.
+        let kinked = |t: f64| if t < 0.0 { t } else { 3.0 * t };
+        let k = kink(&sides(kinked, &LADDER), -b, 1e-9, 1e-6, 2.0).unwrap();
+        assert!(
+            (k.forward - 3.0).abs() < 1e-2 && (k.backward - 1.0).abs() < 1e-2,
             "{k:?}"
         );
     }
