@@ -35,6 +35,7 @@ def main() -> int:
         for tc, dt in STIFFNESS:
             if engine == "mujoco":
                 got = _cube.mujoco_rows(cube, X0, tc, dt, driver_dt=DRIVER_DT if tc >= 0.002 else None)
+                got += _cube.mujoco_rows(cube, X0, tc, dt, h=1e-3)  # MuJoCo Warp's probe, for comparison
             elif engine == "mujoco_warp":
                 got = _cube.warp_rows(cube, X0, tc, dt)
             elif engine == "mjx":

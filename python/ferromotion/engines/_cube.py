@@ -97,7 +97,7 @@ def _log(r: np.ndarray) -> np.ndarray:
     return w
 
 
-def to_mujoco(x: Sequence[float]) -> Tuple[np.ndarray, np.ndarray]:
+def to_mujoco(x: Any) -> Tuple[np.ndarray, np.ndarray]:
     """The cube's x = (c, θ, v, ω_world) as MuJoCo's (qpos (7), qvel (6): ω in the body frame)."""
     import mujoco
 
@@ -108,14 +108,14 @@ def to_mujoco(x: Sequence[float]) -> Tuple[np.ndarray, np.ndarray]:
     return np.concatenate([x[:3], q]), np.concatenate([x[6:9], r.T @ x[9:12]])
 
 
-def from_mujoco(qpos: Sequence[float], qvel: Sequence[float]) -> np.ndarray:
+def from_mujoco(qpos: Any, qvel: Any) -> np.ndarray:
     """MuJoCo's free-joint (qpos, qvel) as the cube's x = (c, θ, v, ω_world)."""
     import mujoco
 
-    r = np.zeros(9)
+    flat = np.zeros(9)
     q = np.asarray(qpos[3:7], dtype=float)
-    mujoco.mju_quat2Mat(r, q / np.linalg.norm(q))
-    r = r.reshape(3, 3)
+    mujoco.mju_quat2Mat(flat, q / np.linalg.norm(q))
+    r = flat.reshape(3, 3)
     return np.concatenate([qpos[:3], _log(r), qvel[:3], r @ np.asarray(qvel[3:6], dtype=float)])
 
 
@@ -137,7 +137,7 @@ def to_cube_tangent(jacobian: Any, x0: Any, x_end: Any) -> np.ndarray:
         _chart(np.asarray(x0, dtype=float)))
 
 
-def probe_starts(x0: Sequence[float], h: float) -> np.ndarray:
+def probe_starts(x0: Any, h: float) -> np.ndarray:
     """(25, 12): x0, then for each tangent coordinate j the starts x0 ⊕ (+h e_j) and x0 ⊕ (−h e_j)
     (an orientation probe is Exp(±h e)·R0, written back as a rotation vector)."""
     x0 = np.asarray(x0, dtype=float)
@@ -278,10 +278,12 @@ def refused(engine: str, route: str, timeconst: float, dt: float, doc: Dict[str,
 
 
 def mujoco_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
-                horizons: Sequence[float] = HORIZONS, driver_dt: Optional[float] = None) -> List[CubeRow]:
-    """MuJoCo (C) on the cube: central differences of its own map (h = 1e-6: what
-    ``mjd_transitionFD`` chained over the steps gives) and, with ``driver_dt``, the black-box
-    driver through ``mj_step`` at that step."""
+                horizons: Sequence[float] = HORIZONS, driver_dt: Optional[float] = None,
+                h: float = 1e-6) -> List[CubeRow]:
+    """MuJoCo (C) on the cube: central differences of its own map (probe h; 1e-6: what
+    ``mjd_transitionFD`` chained over the steps gives; 1e-3: MuJoCo Warp's probe, a secant
+    across the contact) and, with ``driver_dt``, the black-box driver through ``mj_step`` at
+    that step."""
     import mujoco
 
     from .. import FerroError, hybrid_jacobian
@@ -290,15 +292,15 @@ def mujoco_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
     model = mujoco.MjModel.from_xml_string(cube_mjcf(cube, timeconst, dt))
     docs = {t: horizon_fixture(cube, x0, t) for t in horizons}
     start = time.perf_counter()
-    runs = [mujoco_rollout(model, x, horizons) for x in probe_starts(x0, 1e-6)]
+    runs = [mujoco_rollout(model, x, horizons) for x in probe_starts(x0, h)]
     wall = (time.perf_counter() - start) / len(horizons)
     out = []
     for t_final in horizons:
-        x, jac = jacobian_from([r[t_final] for r in runs], 1e-6)
-        out.append(judge("mujoco", "own map, central differences", timeconst, dt, docs[t_final], x, jac, wall))
+        x, jac = jacobian_from([r[t_final] for r in runs], h)
+        out.append(judge("mujoco", f"own map, differences h = {h:g}", timeconst, dt, docs[t_final], x, jac, wall))
         if driver_dt is not None:
             qpos, qvel = to_mujoco(x0)
-            sys, box = mujoco_step_function(cube_mjcf(cube, timeconst, driver_dt), qpos=qpos)
+            sys, box = mujoco_step_function(cube_mjcf(cube, timeconst, driver_dt), qpos=qpos.tolist())
             start = time.perf_counter()
             try:
                 s = hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, t_final, dt=driver_dt, halve_dt=False,
@@ -330,7 +332,8 @@ def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
     out = []
     for t_final in horizons:
         x, jac = jacobian_from(ends[t_final], h)
-        out.append(judge("mujoco_warp", "own float32 map, differences", timeconst, dt, docs[t_final], x, jac, wall))
+        out.append(judge("mujoco_warp", f"own f32 map, differences h = {h:g}", timeconst, dt, docs[t_final], x, jac,
+                         wall))
     return out
 
 

@@ -65,7 +65,7 @@ def _warp() -> Tuple[Any, Any]:
 
     wp.config.quiet = True
     wp.init()
-    import mujoco_warp as mjw
+    import mujoco_warp as mjw  # type: ignore[import-not-found]
 
     return wp, mjw
 
