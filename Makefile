@@ -77,6 +77,9 @@ mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD
 engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
+cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp; minutes; docs/engines.md) in .venv-engines
+	@.venv-engines/bin/python scripts/cube_engines.py
+
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean
 	rm -rf web/pkg dist python/ferromotion/lab .pytest_cache

@@ -70,6 +70,7 @@ __all__ = [
     "FOOT_NAMES",
     "hybrid_jacobian",
     "tumbling_cube",
+    "tumbling_cube_hybrid",
     "hybrid_jvp",
     "system_exact",
     "systems_catalogue",
@@ -336,6 +337,7 @@ def systems_catalogue() -> list[dict[str, Any]]: ...
 def system_check(system: dict[str, Any]) -> dict[str, Any]: ...
 
 def tumbling_cube(cube: Any, x0: Any, t_final: float) -> dict[str, Any]: ...
+def tumbling_cube_hybrid(cube: Any, x0: Any, t0: float, t1: float) -> dict[str, Any]: ...
 
 # Conformance fixtures (core: conformance.rs): (name, JSON text) of each shipped
 # fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.

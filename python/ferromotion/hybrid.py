@@ -477,7 +477,7 @@ def _solution(d: Any, again: Optional[Callable[[np.ndarray], Any]] = None, **ext
                           handle=d["handle"], again=again, **extra)
 
 
-def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
+def hybrid_jacobian(system: Union[systems.System, systems.TumblingCube, HybridSystem, StepFunction],
                     x0: ArrayLike, t0: float, t1: float, *, mode: int = 0, dt: float = _HYBRID["dt"],
                     graze_speed: float = _HYBRID["graze_speed"], probe_rtol: float = _HYBRID["probe_rtol"],
                     max_steps: int = _HYBRID["max_steps"], eps: Optional[float] = None,
@@ -500,8 +500,10 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
 
     Parameters
     ----------
-    system : BouncingDrop, SlopeBall, WarmStartedDrop, HybridSystem or StepFunction
-        A shipped system (run with the GIL released), a Python object with the methods
+    system : BouncingDrop, SlopeBall, WarmStartedDrop, TumblingCube, HybridSystem or StepFunction
+        A shipped system (run with the GIL released; the :class:`~ferromotion.systems.TumblingCube`
+        by its exact route, J in its tangent coordinates, each corner strike an event whose
+        ``guard`` is the corner), a Python object with the methods
         of :class:`HybridSystem`, or a :class:`StepFunction` (called back from the core;
         an exception a callback raises is re-raised here unchanged).
     x0 : array_like
@@ -621,8 +623,12 @@ def hybrid_jacobian(system: Union[systems.System, HybridSystem, StepFunction],
     if halve_dt is not None:
         raise InvalidParameter("invalid parameter `halve_dt`: only a StepFunction is answered at dt/2 beside dt "
                                "(a declared system is recomputed at dt/2 by its probe_rtol check)")
-    arg = system.to_dict() if isinstance(system, systems.System) else system  # type: ignore[union-attr]
     x = float_array(x0, "x0")
+    if isinstance(system, systems.TumblingCube):  # its own exact route (orientation on SO(3))
+        if mode != 0:
+            raise InvalidParameter(f"invalid parameter `mode` = {mode}: the TumblingCube has one mode, 0")
+        return _solution(_core.tumbling_cube_hybrid(system.to_dict(), x, float(t0), float(t1)))
+    arg = system.to_dict() if isinstance(system, systems.System) else system  # type: ignore[union-attr]
 
     def again(d: np.ndarray) -> Any:
         return _core.hybrid_jvp(arg, x, t0, t1, d, mode=mode, options=options)

@@ -28,6 +28,7 @@ use crate::lab::readout::{Sign, FAR_OFF};
 use crate::physics::contact::penalty::limit_restitution;
 use crate::physics::contact::rigid::{exact_with_impacts, ExactOptions};
 use crate::physics::model::Drop;
+use crate::systems::tumbling_cube::{tumbling_cube, TumblingCube, CUBE_STATE_NAMES, CUBE_UNITS};
 use crate::systems::{slope_exact, SlopeBall};
 
 /// The fixture format's first version: the drop and the slope are written in it.
@@ -489,7 +490,103 @@ pub fn fixtures() -> Result<Vec<Fixture>> {
     for case in &cases() {
         all.push(case_fixture(case)?);
     }
+    all.push(cube_fixture(
+        &TumblingCube::default(),
+        &CUBE_X0,
+        CUBE_T_FINAL,
+    )?);
     Ok(all)
+}
+
+/// The tumbling cube fixture's system kind (a v2 `system.kind`; the cube is not in
+/// [`crate::systems::REGISTRY`]: its orientation lives on SO(3), its route is its own).
+pub const CUBE_KIND: &str = "tumbling_cube";
+/// The tumbling cube fixture's x(0) = (c, θ, v, ω): two corner strikes (corners 1 and 4)
+/// before [`CUBE_T_FINAL`].
+pub const CUBE_X0: [f64; 12] = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0];
+/// Its horizon, s.
+pub const CUBE_T_FINAL: f64 = 0.45;
+
+/// The tumbling cube as a v2 fixture: [`TumblingCube`] from `x0` to `t_final`, its exact
+/// x(T), J in tangent coordinates (an orientation perturbation is a world-frame rotation
+/// vector left-multiplied, R' = Exp(δ)·R, at t = 0 and at T) and its strike times. The key
+/// entry is dv_z(T)/dc_z(0), the drop's dv(T)/dy0 seen through two off-centre strikes.
+pub fn cube_fixture(cube: &TumblingCube, x0: &[f64; 12], t_final: f64) -> Result<Fixture> {
+    let sol = tumbling_cube(cube, x0, t_final)?;
+    let parameters = [
+        ("half_side", cube.half_side),
+        ("mass", cube.mass),
+        ("restitution", cube.restitution),
+        ("gravity", cube.gravity),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), vec![v]))
+    .collect();
+    Ok(Fixture {
+        schema: SCHEMA_V2.into(),
+        name: CUBE_KIND.into(),
+        description: format!(
+            "a cube of half side {} m and mass {} kg (isotropic inertia 2/3 m a^2) tumbling onto the frictionless plane z = 0, gravity {} m/s^2 along -z, from x0 = {:?}, run to T = {} s: {} corner strikes, each off-centre, so the lever arm r x n couples linear and angular motion. x = (c, theta, v, omega): centre, orientation as a world-frame rotation vector (R = Exp(theta)), velocity, world-frame angular velocity. J is in tangent coordinates: rows and columns 3..5 are a world-frame rotation vector delta left-multiplied (R' = Exp(delta) R), at t = 0 and at T; the other blocks are plain derivatives",
+            cube.half_side, cube.mass, cube.gravity, x0, t_final, sol.impacts.len()
+        ),
+        contact_law: "frictionless rigid impact of one corner at a time: at a corner's zero height, Newton restitution e on the contact point's normal velocity u = v_z + omega.(r x z), impulse lambda = -(1+e) u / (1/m + |r x z|^2 / I) along +z (r the corner's offset from the centre, I = 2/3 m a^2)".into(),
+        state_names: CUBE_STATE_NAMES.iter().map(|s| s.to_string()).collect(),
+        units: CUBE_UNITS.iter().map(|s| s.to_string()).collect(),
+        parameters: None,
+        system: Some(SystemDoc {
+            kind: CUBE_KIND.into(),
+            parameters,
+        }),
+        initial_state: x0.to_vec(),
+        t_final,
+        exact: Answer {
+            state: sol.state.to_vec(),
+            jacobian: rows(&sol.jacobian),
+            impacts: sol.impacts.iter().map(|i| i.t).collect(),
+            outcome: Some(Outcome::Differentiable),
+            pieces: Vec::new(),
+            outcomes: Vec::new(),
+        },
+        key_entry: [8, 2],
+        tolerances: tolerances(),
+        verdicts: verdict_meanings(),
+        suggested: suggested(),
+    })
+}
+
+/// The cube's `system.parameters` read into a [`TumblingCube`] (unknown names refused).
+fn cube_of(p: &BTreeMap<String, Vec<f64>>) -> Result<TumblingCube> {
+    let mut cube = TumblingCube::default();
+    for (k, v) in p {
+        let slot = match k.as_str() {
+            "half_side" => &mut cube.half_side,
+            "mass" => &mut cube.mass,
+            "restitution" => &mut cube.restitution,
+            "gravity" => &mut cube.gravity,
+            _ => {
+                return Err(bad(
+                    &format!("system.parameters.{k}"),
+                    "unknown parameter of the tumbling cube: it has half_side, mass, restitution, gravity",
+                ))
+            }
+        };
+        match v[..] {
+            [x] => *slot = x,
+            _ => {
+                return Err(bad(
+                    &format!("system.parameters.{k}"),
+                    format!("{} numbers; a scalar is one", v.len()),
+                ))
+            }
+        }
+    }
+    cube.validate().map_err(|e| match e {
+        FerroError::InvalidParameter { name, .. } => {
+            bad(&format!("system.parameters.{name}"), e.to_string())
+        }
+        other => bad("system.parameters", other.to_string()),
+    })?;
+    Ok(cube)
 }
 
 /// A v2 fixture as data: a system of [`crate::systems`] at these parameters, from x0 to T;
@@ -1010,6 +1107,16 @@ fn validate_parameters(p: &Parameters) -> Result<()> {
 /// A v2 fixture's system: a kind [`crate::systems`] defines, its parameters accepted by the
 /// system's own checks (refusals naming `system.parameters.NAME`), its x of length `n`.
 fn validate_system(sys: &SystemDoc, n: usize) -> Result<()> {
+    if sys.kind == CUBE_KIND {
+        cube_of(&sys.parameters)?;
+        if n != 12 {
+            return Err(bad(
+                "initial_state",
+                format!("{n} entries; a TumblingCube has 12"),
+            ));
+        }
+        return Ok(());
+    }
     let built = crate::systems::build(&sys.kind, &sys.parameters).map_err(|e| match e {
         FerroError::InvalidParameter { name, .. } => {
             bad(&format!("system.parameters.{name}"), e.to_string())

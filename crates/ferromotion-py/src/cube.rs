@@ -29,6 +29,24 @@ fn tumbling_cube<'py>(
     Ok(out)
 }
 
+/// The cube from x(t0) to t1 as `hybrid_jacobian`'s dict (the core's `cube_hybrid`: the
+/// exact route, J in tangent coordinates, the strikes as events).
+#[pyfunction]
+fn tumbling_cube_hybrid<'py>(
+    py: Python<'py>,
+    cube: Options<TumblingCube>,
+    x0: &Bound<'py, PyAny>,
+    t0: f64,
+    t1: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let x = floats(x0, "x0", &[Some(12)])?;
+    let mut x0 = [0.0; 12];
+    x0.copy_from_slice(&x);
+    let r = py.detach(|| core_cube::cube_hybrid(&cube.0, &x0, t0, t1));
+    crate::hybrid::solution(py, &crate::errors::py_result(r)?)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(tumbling_cube_hybrid, m)?)?;
     m.add_function(wrap_pyfunction!(tumbling_cube, m)?)
 }

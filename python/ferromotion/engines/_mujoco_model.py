@@ -20,9 +20,10 @@ joint's block (the manifold declaration the driver will read; until then it is h
 geom pair its ``contype``/``conaffinity`` filters allow between two bodies that are not welded
 together, not parent and child unless ``filterparent`` is off, and not excluded): the entry is
 the signed distance ``mj_geomDistance`` minus the pair's margin (MuJoCo's own "in contact" is
-``dist < margin``); the release is the pair's normal force from ``mj_forward`` and
-``mj_contactForce`` while MuJoCo holds the contact, and minus the distance otherwise (positive
-while the contact pushes). Both with reset None: MuJoCo's law changes there and it decides the
+``dist < margin``); the release is, while MuJoCo holds the contact, the argument of the pair's
+normal force before MuJoCo clamps it at zero (``-efc_b = aref - J qacc_smooth`` of the normal
+row after ``mj_forward``; the least over the pair's contacts), and minus the distance otherwise
+(positive while the contact pushes). Both with reset None: MuJoCo's law changes there and it decides the
 law at each step's start.
 
 Each call clears what an earlier call leaves behind (the solver's warm start, the clock, the
@@ -227,18 +228,28 @@ class MuJoCoModelStep:
             return self._memo[1]
         d = self._set(np.asarray(x, dtype=float))
         self._mj.mj_forward(self.model, d)
-        f6 = np.zeros(6)
+        pyramidal = self.model.opt.cone == self._mj.mjtCone.mjCONE_PYRAMIDAL
         forces: Dict[Tuple[int, int], float] = {}
         for c in range(d.ncon):
+            adr, dim = int(d.contact.efc_address[c]), int(d.contact.dim[c])
+            if adr < 0:
+                continue
             g = (int(d.contact.geom1[c]), int(d.contact.geom2[c]))
-            self._mj.mj_contactForce(self.model, d, c, f6)
+            # The normal force's argument before MuJoCo clamps it at zero: -efc_b = aref - J qacc_smooth
+            # of the normal row (a pyramidal cone's rows share the normal: their mean).
+            rows = range(adr, adr + 2 * (dim - 1)) if pyramidal and dim > 1 else (adr,)
+            push = -float(np.mean([d.efc_b[r] for r in rows]))
             for k in (g, g[::-1]):
-                forces[k] = forces.get(k, 0.0) + float(f6[0])
+                forces[k] = min(forces.get(k, np.inf), push)
         self._memo = (key, forces)
         return forces
 
     def release(self, i: int, x: Any) -> float:
-        """Pair i's normal force while MuJoCo holds the contact, minus its distance otherwise."""
+        """While MuJoCo holds pair i's contact, the argument of its normal force before the clamp
+        at zero (``aref - J qacc_smooth`` of the normal row, ``-efc_b``; the least over the pair's
+        contacts), positive while it pushes; minus the distance otherwise. The clamped force
+        itself stays at zero once released while the bodies still overlap, a guard that grazes
+        its zero (measured: the drop refused ``Grazing`` at its release)."""
         g1, g2, _ = self.pairs[i]
         forces = self._forces(x)
         if (g1, g2) in forces:

@@ -20,12 +20,23 @@
 //! saltation matrix per impact, Ξ = DR + (f⁺ − DR·f⁻)·∇gᵀ / (∇g·f⁻).
 
 use crate::error::{finite, positive, FerroError, Result};
+use crate::hybrid::{HybridEvent, HybridSolution, Pieces};
 use crate::numeric::so3;
 use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
 use serde::Serialize;
 
 /// 12 × 12, the state's Jacobian in tangent coordinates.
 type Mat12 = SMatrix<f64, 12, 12>;
+
+/// The state's names, in order (x = (c, θ, v, ω)).
+pub const CUBE_STATE_NAMES: [&str; 12] = [
+    "c_x", "c_y", "c_z", "theta_x", "theta_y", "theta_z", "v_x", "v_y", "v_z", "omega_x",
+    "omega_y", "omega_z",
+];
+/// Their units.
+pub const CUBE_UNITS: [&str; 12] = [
+    "m", "m", "m", "rad", "rad", "rad", "m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s",
+];
 
 /// Impacts slower than this (m/s, the contact point's normal speed) are refused as grazing.
 pub const CUBE_GRAZE_SPEED: f64 = 1e-6;
@@ -69,6 +80,8 @@ pub struct CubeImpact {
     pub normal_speed: f64,
     /// The normal impulse λ, N·s.
     pub impulse: f64,
+    /// Largest |entry| of the strike's saltation matrix (tangent coordinates).
+    pub saltation_max: f64,
 }
 
 /// x(T), its Jacobian in tangent coordinates and the strikes met.
@@ -359,6 +372,7 @@ pub fn tumbling_cube(cube: &TumblingCube, x0: &[f64; 12], t_final: f64) -> Resul
             corner: k,
             normal_speed: u,
             impulse: lam,
+            saltation_max: salt.amax(),
         });
     }
     jac = flight_jacobian(&b, t_final - t) * jac;
@@ -375,5 +389,54 @@ pub fn tumbling_cube(cube: &TumblingCube, x0: &[f64; 12], t_final: f64) -> Resul
         state,
         jacobian: DMatrix::from_iterator(12, 12, jac.iter().copied()),
         impacts,
+    })
+}
+
+/// The tumbling cube from x(t0) = `x0` to `t1` as [`crate::hybrid::hybrid_jacobian`] answers
+/// a declared system: x(t1), one piece (no two corners strike together: that is refused), the
+/// strikes as events (guard = the corner, 0..8; guard speed = the contact point's normal
+/// velocity), the spectral radius and worst gain of J. The route is [`tumbling_cube`]'s, exact
+/// (the flight is autonomous: t0 only shifts the event times); J in tangent coordinates.
+pub fn cube_hybrid(
+    cube: &TumblingCube,
+    x0: &[f64; 12],
+    t0: f64,
+    t1: f64,
+) -> Result<HybridSolution> {
+    finite("t0", t0)?;
+    finite("t1", t1)?;
+    if !(t1 > t0) {
+        return Err(FerroError::InvalidParameter {
+            name: "t1",
+            value: t1,
+            limit: format!("must be > t0 = {t0}"),
+        });
+    }
+    let sol = tumbling_cube(cube, x0, t1 - t0)?;
+    let events = sol
+        .impacts
+        .iter()
+        .map(|i| HybridEvent {
+            t: t0 + i.t,
+            mode_before: 0,
+            guard: i.corner,
+            mode_after: 0,
+            guard_speed: i.normal_speed,
+            saltation_max: i.saltation_max,
+        })
+        .collect();
+    let j = sol.jacobian;
+    Ok(HybridSolution {
+        x: nalgebra::DVector::from_column_slice(&sol.state),
+        mode: 0,
+        pieces: Pieces::one(&j),
+        events,
+        probe_gap: 0.0,
+        spectral_radius: j
+            .complex_eigenvalues()
+            .iter()
+            .fold(0.0_f64, |m, l| m.max(l.norm())),
+        worst_gain: j.singular_values().max(),
+        jacobian: j,
     })
 }

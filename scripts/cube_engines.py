@@ -1,0 +1,55 @@
+"""The tumbling cube's engines table (docs/engines.md, "The tumbling cube in the engines"):
+per strike (horizons after the first and after both), each engine's x(T) and J judged against the
+exact ones by the core. Run in .venv-engines: `make cube-engines` (minutes: MuJoCo Warp steps
+4,500 times per horizon at ~25 ms a step on a loaded 2-core machine).
+
+    .venv-engines/bin/python scripts/cube_engines.py [--engines mujoco,mujoco_warp,mjx] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import ferromotion as fm
+from ferromotion.engines import _cube
+
+X0 = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0]
+#: (timeconst s, dt s): soft to stiff; MuJoCo needs timeconst >= 2 dt.
+STIFFNESS = ((0.01, 1e-4), (0.002, 1e-4), (0.0005, 1e-4))
+#: The black-box driver's step through mj_step (dt = 1e-4 s met two events in one step).
+DRIVER_DT = 5e-5
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--engines", default="mujoco,mujoco_warp,mjx")
+    p.add_argument("--json", help="write the rows as JSON here")
+    args = p.parse_args()
+    cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
+    rows = []
+    start = time.perf_counter()
+    for engine in args.engines.split(","):
+        for tc, dt in STIFFNESS:
+            if engine == "mujoco":
+                got = _cube.mujoco_rows(cube, X0, tc, dt, driver_dt=DRIVER_DT if tc >= 0.002 else None)
+                got += _cube.mujoco_rows(cube, X0, tc, dt, h=1e-3)  # MuJoCo Warp's probe, for comparison
+            elif engine == "mujoco_warp":
+                got = _cube.warp_rows(cube, X0, tc, dt)
+            elif engine == "mjx":
+                got = _cube.mjx_rows(cube, X0, tc, dt)
+            else:
+                raise SystemExit(f"unknown engine {engine!r}: mujoco, mujoco_warp or mjx")
+            rows.extend(got)
+            print(_cube.table(got), flush=True)
+    print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([r.to_dict() for r in rows], f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
