@@ -394,16 +394,17 @@ impl HybridSystem for PenaltyRod {
     fn guard(&self, mode: usize, i: usize, x: &DVector<f64>) -> f64 {
         match (Self::touching(mode, i), end(i, 0.5 * self.length, x)) {
             (true, _) => self.push(i, x).0,
-            (false, (g, ..)) if g >= 0.0 => g,
-            // Released below the ground (the damper let go first): the force resumes when its
-            // argument rises back through 0, not when the end reaches the ground.
+            (false, (g, rate, ..)) if g >= 0.0 || rate <= 0.0 => g,
+            // Released below the ground and rising (the damper let go first): the force resumes
+            // when its argument rises back through 0, not when the end reaches the ground. (A
+            // descending end is met by its gap: a touchdown located just below 0 keeps it.)
             (false, _) => -self.push(i, x).0,
         }
     }
     fn guard_gradient(&self, mode: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
         match (Self::touching(mode, i), end(i, 0.5 * self.length, x)) {
             (true, _) => self.push(i, x).1,
-            (false, (g, _, grad, _)) if g >= 0.0 => grad,
+            (false, (g, rate, grad, _)) if g >= 0.0 || rate <= 0.0 => grad,
             (false, _) => -self.push(i, x).1,
         }
     }
