@@ -18,6 +18,8 @@
 //! engine without this crate: initial state, parameters, horizon, exact x(T) and J, the
 //! tolerances and what each verdict means. [`conformance`] is the verdict this crate gives.
 
+mod nearest;
+
 use std::collections::BTreeMap;
 
 use nalgebra::DMatrix;
@@ -30,6 +32,8 @@ use crate::physics::contact::rigid::{exact_with_impacts, ExactOptions};
 use crate::physics::model::Drop;
 use crate::systems::tumbling_cube::{tumbling_cube, TumblingCube, CUBE_STATE_NAMES, CUBE_UNITS};
 use crate::systems::{slope_exact, SlopeBall};
+
+pub use nearest::{Nearest, AVERAGE_MARGIN};
 
 /// The fixture format's first version: the drop and the slope are written in it.
 pub const SCHEMA: &str = "ferromotion.fixture/1";
@@ -761,9 +765,17 @@ pub fn case_fixture(case: &Case) -> Result<Fixture> {
         exact,
         key_entry: case.key_entry,
         tolerances: tolerances(),
-        verdicts: verdict_meanings(),
+        verdicts: v2_verdicts(),
         suggested: suggested(),
     })
+}
+
+/// A v2 fixture's verdicts: the four of v1, `not_differentiable` and `set_valued`.
+fn v2_verdicts() -> BTreeMap<String, String> {
+    let extra = V2_MEANINGS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+    verdict_meanings().into_iter().chain(extra).collect()
 }
 
 /// Event times with the simultaneous ones (equal to round-off) said once.
@@ -1134,53 +1146,6 @@ fn validate_system(sys: &SystemDoc, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// A fixture whose exact answer has no Jacobian cannot judge one: refused as the exact answer
-/// is ([`FerroError::SetValued`], [`FerroError::NotDifferentiable`]).
-fn no_jacobian(fixture: &Fixture) -> Result<()> {
-    let e = &fixture.exact;
-    match e.outcome {
-        Some(Outcome::SetValued) => Err(FerroError::SetValued {
-            t: e.impacts.first().copied().unwrap_or(f64::NAN),
-            orders: e.outcomes.iter().map(|o| o.order.clone()).collect(),
-            outcomes: e.outcomes.iter().map(|o| o.state.clone()).collect(),
-            spread: e
-                .outcomes
-                .iter()
-                .flat_map(|o| {
-                    o.state
-                        .iter()
-                        .zip(&e.outcomes[0].state)
-                        .map(|(a, b)| (a - b).abs())
-                })
-                .fold(0.0_f64, f64::max),
-            at: format!("at T = {} s (fixture {})", fixture.t_final, fixture.name),
-        }),
-        Some(Outcome::NotDifferentiable) => Err(FerroError::NotDifferentiable {
-            pieces: e.pieces.len(),
-            orders: e
-                .pieces
-                .iter()
-                .map(|p| format!("{:?}", p.orders))
-                .collect::<Vec<_>>()
-                .join(" | "),
-            largest_difference: e
-                .pieces
-                .iter()
-                .flat_map(|p| {
-                    p.jacobian
-                        .iter()
-                        .flatten()
-                        .zip(e.pieces[0].jacobian.iter().flatten())
-                        .map(|(a, b)| (a - b).abs())
-                })
-                .fold(0.0_f64, f64::max),
-            tolerance: 0.0,
-            enumerated: true,
-        }),
-        _ => Ok(()),
-    }
-}
-
 /// An engine's x(T) and J judged against a fixture.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conformance {
@@ -1194,18 +1159,35 @@ pub struct Conformance {
     pub key: f64,
     /// The exact key entry.
     pub key_exact: f64,
-    /// The key entry's sign line (`right`, `wrong`, `right_far_off`).
-    pub sign: Sign,
-    /// `conforms`, `right`, `right_far_off` or `wrong`.
+    /// The key entry's sign line (`right`, `wrong`, `right_far_off`); None for a set-valued
+    /// fixture (no derivative, so no sign to have).
+    pub sign: Option<Sign>,
+    /// `conforms`, `right`, `right_far_off` or `wrong`; for a fixture without a Jacobian
+    /// `not_differentiable` (judged against the nearest piece) or `set_valued`.
     pub verdict: String,
     /// The fixture's meaning of that verdict.
     pub meaning: String,
+    /// v2: what kind of derivative the exact answer has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Not differentiable: which piece the engine's J is nearest, or whether it averages them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pieces: Option<Nearest>,
+    /// Set-valued: which order's outcome the engine's x(T) is nearest (the one its
+    /// tie-breaking picked), or whether it lands between them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Nearest>,
 }
+
+/// What `not_differentiable` and `set_valued` mean (a v2 fixture's document says it too).
+const V2_MEANINGS: [(&str, &str); 2] = [
+    ("not_differentiable", "the exact flow has no Jacobian here, only pieces (one per order of the simultaneous events): the gradient error and the key's sign are taken against the piece the engine's J is nearest, or the pieces' average when it is nearer; no single gradient is right for every direction"),
+    ("set_valued", "the exact outcome depends on the order of the simultaneous events: no derivative exists; the state error is taken against the outcome the engine's x(T) is nearest (the one its tie-breaking picked), or their average when it lands between them, and any gradient the engine returns is an artefact"),
+];
 
 /// Judge an engine's `state` = x(T) and `jacobian` = J against `fixture`.
 pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> Result<Conformance> {
     fixture.validate()?;
-    no_jacobian(fixture)?;
     let n = fixture.initial_state.len();
     if state.len() != n {
         return Err(FerroError::InvalidParameter {
@@ -1228,24 +1210,42 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
             limit: format!("J must have {n} rows (a {n}x{n} Jacobian)"),
         });
     }
-    let max_abs = |v: &mut dyn Iterator<Item = f64>| {
-        v.fold(
-            0.0_f64,
-            |m, x| if x.is_nan() { f64::NAN } else { m.max(x.abs()) },
-        )
-    };
+    match fixture.exact.outcome {
+        Some(Outcome::SetValued) => Ok(judge_set_valued(fixture, state, jacobian)),
+        Some(Outcome::NotDifferentiable) => Ok(judge_pieces(fixture, state, jacobian)),
+        _ => Ok(judge(fixture, state, jacobian, &fixture.exact.jacobian)),
+    }
+}
+
+/// max|a - b| / max|b| over the entries (NaN in a or b gives NaN).
+fn rel(a: &mut dyn Iterator<Item = f64>, b: &mut dyn Iterator<Item = f64>) -> f64 {
+    let (mut diff, mut scale) = (0.0_f64, 0.0_f64);
+    for (x, y) in a.zip(b) {
+        let d = (x - y).abs();
+        if d.is_nan() {
+            return f64::NAN;
+        }
+        diff = diff.max(d);
+        scale = scale.max(y.abs());
+    }
+    diff / scale
+}
+
+/// The verdict against one exact J (`exact`): the fixture's own, or a piece's.
+fn judge(
+    fixture: &Fixture,
+    state: &[f64],
+    jacobian: &[Vec<f64>],
+    exact: &[Vec<f64>],
+) -> Conformance {
     let ex = &fixture.exact;
-    let state_error = max_abs(&mut state.iter().zip(&ex.state).map(|(a, b)| a - b))
-        / max_abs(&mut ex.state.iter().copied());
-    let gradient_error = max_abs(
-        &mut jacobian
-            .iter()
-            .flatten()
-            .zip(ex.jacobian.iter().flatten())
-            .map(|(a, b)| a - b),
-    ) / max_abs(&mut ex.jacobian.iter().flatten().copied());
+    let state_error = rel(&mut state.iter().copied(), &mut ex.state.iter().copied());
+    let gradient_error = rel(
+        &mut jacobian.iter().flatten().copied(),
+        &mut exact.iter().flatten().copied(),
+    );
     let [r, c] = fixture.key_entry;
-    let (key, key_exact) = (jacobian[r][c], ex.jacobian[r][c]);
+    let (key, key_exact) = (jacobian[r][c], exact[r][c]);
     let t = &fixture.tolerances;
     let sign = Sign::of(key, key_exact, gradient_error);
     let verdict = if sign == Sign::Right
@@ -1254,22 +1254,92 @@ pub fn conformance(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> R
     {
         "conforms"
     } else {
-        match sign {
-            Sign::Right => "right",
-            Sign::Wrong => "wrong",
-            Sign::RightFarOff => "right_far_off",
-        }
+        sign.as_str()
     };
-    Ok(Conformance {
+    Conformance {
         fixture: fixture.name.clone(),
         state_error,
         gradient_error,
         key,
         key_exact,
-        sign,
+        sign: Some(sign),
         verdict: verdict.into(),
-        meaning: fixture.verdicts.get(verdict).cloned().unwrap_or_default(),
-    })
+        meaning: meaning(fixture, verdict),
+        outcome: ex.outcome,
+        pieces: None,
+        outcomes: None,
+    }
+}
+
+fn meaning(fixture: &Fixture, verdict: &str) -> String {
+    fixture
+        .verdicts
+        .get(verdict)
+        .cloned()
+        .or_else(|| {
+            V2_MEANINGS
+                .iter()
+                .find(|(k, _)| *k == verdict)
+                .map(|(_, m)| m.to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// No Jacobian, only pieces: judged against the nearest piece (or the pieces' average).
+fn judge_pieces(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> Conformance {
+    let pieces = &fixture.exact.pieces;
+    let flat: Vec<Vec<f64>> = pieces
+        .iter()
+        .map(|p| p.jacobian.iter().flatten().copied().collect())
+        .collect();
+    let labels: Vec<String> = pieces
+        .iter()
+        .map(|p| format!("orders {:?}", p.orders))
+        .collect();
+    let got: Vec<f64> = jacobian.iter().flatten().copied().collect();
+    let near = nearest::nearest("pieces", &got, &flat, &labels);
+    // Judged against the named piece; equidistant, against the first of the nearest.
+    let closest = (0..flat.len()).min_by(|&a, &b| near.distances[a].total_cmp(&near.distances[b]));
+    let named = match (near.decision, closest) {
+        ("average", _) | (_, None) => nearest::mean(&flat),
+        (_, Some(i)) => flat[i].clone(),
+    };
+    let n = fixture.initial_state.len();
+    let as_rows: Vec<Vec<f64>> = named.chunks(n).map(<[f64]>::to_vec).collect();
+    let mut out = judge(fixture, state, jacobian, &as_rows);
+    out.verdict = "not_differentiable".into();
+    out.meaning = meaning(fixture, "not_differentiable");
+    out.pieces = Some(near);
+    out
+}
+
+/// No derivative: x(T) placed among the orders' outcomes; no gradient error, no sign.
+fn judge_set_valued(fixture: &Fixture, state: &[f64], jacobian: &[Vec<f64>]) -> Conformance {
+    let outcomes = &fixture.exact.outcomes;
+    let states: Vec<Vec<f64>> = outcomes.iter().map(|o| o.state.clone()).collect();
+    let labels: Vec<String> = outcomes
+        .iter()
+        .map(|o| format!("order {:?}", o.order))
+        .collect();
+    let near = nearest::nearest("outcomes", state, &states, &labels);
+    let state_error = match near.nearest {
+        Some(i) => near.distances[i],
+        None => near.to_mean,
+    };
+    let [r, c] = fixture.key_entry;
+    Conformance {
+        fixture: fixture.name.clone(),
+        state_error,
+        gradient_error: f64::NAN,
+        key: jacobian[r][c],
+        key_exact: f64::NAN,
+        sign: None,
+        verdict: "set_valued".into(),
+        meaning: meaning(fixture, "set_valued"),
+        outcome: Some(Outcome::SetValued),
+        pieces: None,
+        outcomes: Some(near),
+    }
 }
 
 /// An engine's x(T) and J of `drop` judged against the exact rigid answer: [`conformance`]

@@ -364,12 +364,33 @@ fn the_v2_fixtures_round_trip_and_say_what_kind_of_derivative_they_have() {
     let sw = by("switched_field");
     assert_eq!(sw.exact.outcome, Some(Outcome::NotDifferentiable));
     assert!(sw.exact.jacobian.is_empty() && sw.exact.pieces.len() == 2);
-    // No Jacobian to judge against: the verdict is the exact answer's refusal.
-    let j = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
-    assert!(matches!(
-        conformance(sw, &sw.exact.state, &j),
-        Err(FerroError::NotDifferentiable { pieces: 2, .. })
-    ));
+    // No Jacobian to judge against: the verdict names the piece a J is nearest, or says it
+    // averages them; the error and the sign are the named one's.
+    for (i, p) in sw.exact.pieces.iter().enumerate() {
+        let c = conformance(sw, &sw.exact.state, &p.jacobian).unwrap();
+        assert_eq!(c.verdict, "not_differentiable");
+        let near = c.pieces.unwrap();
+        assert_eq!(near.nearest, Some(i), "{}", near.says);
+        assert_eq!((c.gradient_error, c.key_exact), (0.0, p.jacobian[0][0]));
+    }
+    let (a, b) = (&sw.exact.pieces[0].jacobian, &sw.exact.pieces[1].jacobian);
+    let avg: Vec<Vec<f64>> = a
+        .iter()
+        .zip(b)
+        .map(|(r, s)| r.iter().zip(s).map(|(x, y)| 0.5 * (x + y)).collect())
+        .collect();
+    let c = conformance(sw, &sw.exact.state, &avg).unwrap();
+    assert_eq!(c.pieces.as_ref().unwrap().nearest, None);
+    assert!(c.pieces.unwrap().says.contains("average"));
+    assert_eq!(c.gradient_error, 0.0);
+    // Set-valued: the outcome x(T) is nearest is named; no sign, no gradient error.
+    let j = vec![vec![0.0; 4]; 4];
+    for (i, o) in g100.exact.outcomes.iter().enumerate() {
+        let c = conformance(g100, &o.state, &j).unwrap();
+        assert_eq!((c.verdict.as_str(), c.sign), ("set_valued", None));
+        assert!(c.gradient_error.is_nan() && c.state_error == 0.0);
+        assert_eq!(c.outcomes.unwrap().nearest, Some(i));
+    }
     let c = by("cylinder");
     assert_eq!(
         conformance(c, &c.exact.state, &c.exact.jacobian)

@@ -64,6 +64,11 @@ def add_parser(sub: Any) -> None:
                             "installed, e.g. scripts/engines_env.sh): its own gradient against finite differences "
                             "of its own map, the sign table beside ours, the exponent, dt refinement and a receipt")
     audit.add_argument("--receipt", type=Path, metavar="FILE", help="with --engine: write the check's receipt to FILE")
+    audit.add_argument("--fixture", default=None, metavar="NAME|FILE",
+                       help="with --engine: run the engine on this conformance fixture instead of the drop (e.g. "
+                            "v_groove_90, v_groove_100, v_groove_off_axis, cylinder; see ferromotion fixtures) at "
+                            "k = 1e4 and 1e6 N/m (or --k-min/--k-max) and print the core's verdicts, with the "
+                            "piece or outcome the engine's answer is nearest")
     audit.set_defaults(func=_audit)
 
 
@@ -200,11 +205,34 @@ def _audit_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _audit_fixture(args: argparse.Namespace) -> int:
+    """``--engine E --fixture NAME``: the engine on one conformance fixture, the core's verdicts."""
+    from ..engines.conformance import FixtureError, conformance_engine
+
+    ks = (1e4, 1e6) if args.k_min is None and args.k_max is None else \
+        fm.log_grid(math.log10(args.k_min or 1e3), math.log10(args.k_max or 1e7), args.per_decade)
+    try:
+        run = conformance_engine(args.engine, names=[args.fixture], stiffness=[float(k) for k in ks])
+    except FixtureError as e:
+        print(f"ferromotion audit: error: {e}", file=sys.stderr)
+        return 1
+    except ImportError as e:
+        print(f"ferromotion audit: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(run.to_dict(), indent=2) if args.json else run.table())
+    return 0
+
+
 def _audit(args: argparse.Namespace) -> int:
     if args.engine is not None and args.budget is not None:  # it would be dropped without a word
         print("ferromotion audit: error: --budget tables this project's routes, not an engine's; "
               "run it without --engine", file=sys.stderr)
         return 2
+    if args.fixture is not None and args.engine is None:
+        print("ferromotion audit: error: --fixture runs an engine on a fixture: give --engine too", file=sys.stderr)
+        return 2
+    if args.fixture is not None:
+        return _audit_fixture(args)
     if args.engine is not None:
         return _audit_engine(args)
     if args.csv and args.budget is not None:  # a text table after the CSV rows would break the CSV

@@ -238,3 +238,89 @@ class Drake(AdapterBase):
         x0 = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
         material = self.dissipation(k, p["zeta"], p["mass"], p["restitution"], self.slope_speed(fixture))
         return self.run(material, p["mass"], p["gravity"], dt, fixture["t_final"], x0, normal, jac)
+
+    # -- the 2-D contact fixtures (V-groove, cylinder; ferromotion.engines._planar) ----------------
+    def _planar_diagram(self, material: Dict[str, float], fixture: Dict[str, Any], dt: float) -> Any:
+        """The ball on a planar joint in the world's x-z plane (as the slope's) against the groove's
+        two half-spaces or the cylinder (a Drake ``Cylinder`` along the world's y)."""
+        from . import _planar
+
+        key = ("planar", tuple(sorted(material.items())), fixture["name"], dt)
+        if key in self._cache:
+            return self._cache[key]
+        from pydrake.geometry import AddContactMaterial, Cylinder, HalfSpace, ProximityProperties, Sphere
+        from pydrake.math import RigidTransform, RotationMatrix
+        from pydrake.multibody.plant import AddMultibodyPlant, CoulombFriction, MultibodyPlantConfig
+        from pydrake.multibody.tree import FixedOffsetFrame, PlanarJoint, SpatialInertia
+        from pydrake.systems.framework import DiagramBuilder
+
+        lw = _planar.law(fixture)
+        builder = DiagramBuilder()
+        plant, _ = AddMultibodyPlant(MultibodyPlantConfig(
+            time_step=dt, contact_model="point", discrete_contact_approximation=self.approximation), builder)
+        plant.mutable_gravity_field().set_gravity_vector([0.0, 0.0, -lw["gravity"]])
+        ball = plant.AddRigidBody("ball", SpatialInertia.SolidSphereWithMass(lw["mass"], _planar.RADIUS))
+        frame = plant.AddFrame(FixedOffsetFrame("xz", plant.world_frame(),
+                                                RigidTransform(RotationMatrix.MakeXRotation(math.pi / 2))))
+        plant.AddJoint(PlanarJoint("xz", frame, ball.body_frame(), [0.0, 0.0, 0.0]))
+
+        def props(relaxation: Optional[float]) -> Any:
+            p = ProximityProperties()
+            AddContactMaterial(dissipation=material["hunt_crossley"], point_stiffness=material["point_stiffness"],
+                               friction=CoulombFriction(0.0, 0.0), properties=p)
+            if relaxation is not None:
+                p.AddProperty("material", "relaxation_time", relaxation)
+            return p
+
+        tau = material.get("relaxation_time")
+        world = None if tau is None else 0.0
+        plant.RegisterCollisionGeometry(ball, RigidTransform(), Sphere(_planar.RADIUS), "ball", props(tau))
+        if _planar.kind(fixture) == "v_groove":
+            for i, (nx, ny) in enumerate(_planar.walls(fixture)):
+                n3 = np.array([nx, 0.0, ny])
+                plant.RegisterCollisionGeometry(plant.world_body(), HalfSpace.MakePose(n3, -_planar.RADIUS * n3),
+                                                HalfSpace(), f"wall{i}", props(world))
+        else:
+            radius = _planar.system(fixture)[1]["radius"] - _planar.RADIUS
+            plant.RegisterCollisionGeometry(plant.world_body(), RigidTransform(RotationMatrix.MakeXRotation(math.pi / 2)),
+                                            Cylinder(radius, 10.0), "cylinder", props(world))
+        plant.Finalize()
+        diagram = builder.Build()
+        diagram_ad = diagram.ToAutoDiffXd()
+        built = (diagram, plant, diagram_ad, diagram_ad.GetSubsystemByName(plant.get_name()))
+        self._cache = {key: built}
+        return built
+
+    def _planar(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
+                jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of a V-groove or cylinder fixture: the joint's (x, z, theta) are the fixture's
+        (p_x, p_y, 0); J by ``Simulator_[AutoDiffXd]`` (4x4, the rotation dropped: no torque acts)."""
+        from pydrake.autodiffutils import ExtractGradient, ExtractValue, InitializeAutoDiff
+        from pydrake.systems.analysis import Simulator, Simulator_
+
+        from . import _planar
+
+        _planar.steps(fixture, dt)
+        lw = _planar.law(fixture)
+        material = self.dissipation(k, lw["zeta"], lw["mass"], lw["restitution"], _planar.first_speed(fixture))
+        diagram, plant, diagram_ad, plant_ad = self._planar_diagram(material, fixture, dt)
+        x = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
+        qv0 = np.array([x[0], x[1], 0.0, x[2], x[3], 0.0])
+        idx = [0, 1, 3, 4]
+        if not jac:
+            sim = Simulator(diagram)
+            pc = plant.GetMyMutableContextFromRoot(sim.get_mutable_context())
+            plant.SetPositionsAndVelocities(pc, qv0)
+            sim.AdvanceTo(float(fixture["t_final"]))
+            return np.asarray(plant.GetPositionsAndVelocities(pc))[idx], None
+        ctx = diagram_ad.CreateDefaultContext()
+        pc = plant_ad.GetMyMutableContextFromRoot(ctx)
+        plant_ad.SetPositionsAndVelocities(pc, InitializeAutoDiff(qv0))
+        sim = Simulator_[self._ad](diagram_ad, ctx)
+        sim.AdvanceTo(float(fixture["t_final"]))
+        out = plant_ad.GetPositionsAndVelocities(pc)
+        val = np.asarray(ExtractValue(out)).ravel()
+        grad = np.asarray(ExtractGradient(out))
+        return val[idx], grad[np.ix_(idx, idx)]
+
+    fixture_v_groove_90 = fixture_v_groove_100 = fixture_v_groove_off_axis = fixture_cylinder = _planar

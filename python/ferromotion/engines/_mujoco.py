@@ -208,6 +208,31 @@ class MuJoCo(AdapterBase):
         return slope_x(fixture, np.concatenate([d.qpos, d.qvel])), (j if jac else None)
 
 
+    # -- the 2-D contact fixtures (V-groove, cylinder; ferromotion.engines._planar) ----------------
+    def _planar(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of a V-groove or cylinder fixture, J from ``mjd_transitionFD`` chained (4x4):
+        the joints' (q_x, q_z, v_x, v_z) are the fixture's (p_x, p_y, v_x, v_y)."""
+        from . import _planar
+
+        lw = _planar.law(fixture)
+        xml = _planar.mjcf(fixture, dt, solref_for(k, lw["zeta"], lw["mass"]),
+                           (IMPEDANCE, IMPEDANCE, 0.001, 0.5, 2.0))
+        m = self._mj.MjModel.from_xml_string(xml)
+        d = self._mj.MjData(m)
+        qv = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
+        d.qpos[:], d.qvel[:] = qv[:2], qv[2:]
+        a = np.zeros((4, 4))
+        j = np.eye(4)
+        for _ in range(_planar.steps(fixture, dt)):
+            if jac:
+                self._mj.mjd_transitionFD(m, d, 1e-6, True, a, None, None, None)
+                j = a @ j
+            self._mj.mj_step(m, d)
+        return np.concatenate([d.qpos, d.qvel]), (j if jac else None)
+
+    fixture_v_groove_90 = fixture_v_groove_100 = fixture_v_groove_off_axis = fixture_cylinder = _planar
+
+
 class MJX(AdapterBase):
     """MJX: ``mjx.step`` in a JAX loop, x64; its gradient is ``jax.jacfwd`` through the loop.
 
@@ -285,6 +310,27 @@ class MJX(AdapterBase):
         out, j = self._run_and_jac(mx, d0, qv, n)
         # x = p - r*n(angle) is a shift: J in contact-point coordinates is J in the joints'.
         return slope_x(fixture, np.asarray(out)), np.asarray(j)
+
+    def _planar(self, fixture: Any, k: float, dt: float, x0: Any = None, jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of a V-groove or cylinder fixture by ``jax.jacfwd`` (4x4); the same MJCF as MuJoCo's."""
+        from . import _planar
+
+        key = ("planar", fixture["name"], float(k), float(dt))
+        if key not in self._models:
+            lw = _planar.law(fixture)
+            xml = _planar.mjcf(fixture, dt, solref_for(k, lw["zeta"], lw["mass"]),
+                               (IMPEDANCE, IMPEDANCE, 0.001, 0.5, 2.0))
+            mx = self._mjx.put_model(self._mj.MjModel.from_xml_string(xml))
+            self._models = {key: (mx, self._mjx.make_data(mx))}
+        mx, d0 = self._models[key]
+        qv = self._jnp.asarray(np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float))
+        n = _planar.steps(fixture, dt)
+        if not jac:
+            return np.asarray(self._run(mx, d0, qv, n)), None
+        out, j = self._run_and_jac(mx, d0, qv, n)
+        return np.asarray(out), np.asarray(j)
+
+    fixture_v_groove_90 = fixture_v_groove_100 = fixture_v_groove_off_axis = fixture_cylinder = _planar
 
     def state(self, drop: Any, k: float, dt: float, x0: Any) -> np.ndarray:
         mx, d0 = self._model(drop, k, dt)

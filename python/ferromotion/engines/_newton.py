@@ -311,3 +311,89 @@ class Newton(AdapterBase):
         x0 = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
         n = round(fixture["t_final"] / dt)
         return self._run(k, p["zeta"], p["mass"], p["gravity"], (-math.sin(a), math.cos(a)), x0, n, dt, jac)
+
+    # -- the 2-D contact fixtures (ferromotion.engines._planar) -----------------------------------
+    # The V-groove: the particle against the two walls as planes through the origin, collided once
+    # (a plane's contact point and normal never change, so the one-shot contact is exact). Its
+    # centre's free space is the groove raised by RADIUS/sin(angle/2): p = centre - (0, that).
+    # The cylinder is not run: Newton's soft contacts are collided once and keep the contact point
+    # and normal found then, a tangent plane fixed at the initial configuration, not the curved
+    # surface the fixture is about (re-colliding every step would leave the tape's derivative
+    # without the normal's turning, the term the fixture measures).
+    def _planar_model(self, fixture: Dict[str, Any], k: float) -> Any:
+        from . import _planar
+
+        key = ("planar", fixture["name"], float(k))
+        if key in self._models:
+            return self._models[key]
+        wp, newton = self._wp, self._newton
+        lw = _planar.law(fixture)
+        # Newton's law leaves the way out undamped: the zeta whose stiff limit is the fixture's e.
+        zeta = _invert(newton_restitution, lw["restitution"])
+        c = 2.0 * zeta * math.sqrt(k * lw["mass"])
+        b = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -lw["gravity"]))
+        b.add_particle(pos=wp.vec3(0.0, 0.0, 10.0), vel=wp.vec3(0.0, 0.0, 0.0), mass=lw["mass"], radius=RADIUS)
+        cfg = newton.ModelBuilder.ShapeConfig(ke=float(k), kd=float(c), kf=0.0, mu=0.0)
+        for nx, ny in _planar.walls(fixture):
+            b.add_shape_plane(plane=(nx, 0.0, ny, 0.0), width=0.0, length=0.0, cfg=cfg)
+        model = b.finalize(device="cpu", requires_grad=True)
+        model.soft_contact_ke, model.soft_contact_kd = float(k), float(c)
+        model.soft_contact_kf = model.soft_contact_mu = model.particle_adhesion = 0.0
+        model.particle_grid = None
+        solver = newton.solvers.SolverSemiImplicit(model)
+        pipeline = newton.CollisionPipeline(model, broad_phase="explicit", soft_contact_gap=100.0, requires_grad=True)
+        contacts = pipeline.contacts()
+        pipeline.collide(model.state(), contacts)
+        self._models = {key: (model, solver, contacts)}
+        return self._models[key]
+
+    def _v_groove(self, fixture: Dict[str, Any], k: float, dt: float, x0: Any = None,
+                  jac: bool = True) -> Tuple[np.ndarray, Any]:
+        """(x(T), J) of a V-groove fixture, J by ``wp.Tape`` (4 reverse passes, float32)."""
+        from . import _planar
+
+        _planar.kind(fixture)
+        if _planar.system(fixture)[0] != "v_groove":
+            raise ValueError("Newton's adapter runs the V-groove fixtures only (see ferromotion.engines._newton)")
+        wp = self._wp
+        built = self._planar_model(fixture, k)
+        lift = RADIUS / math.sin(0.5 * _planar.system(fixture)[1]["angle"])
+        x = np.asarray(fixture["initial_state"] if x0 is None else x0, dtype=float)
+        n = _planar.steps(fixture, dt)
+        states = self._initial(built, np.array([x[0], 0.0, x[1] + lift]), np.array([x[2], 0.0, x[3]]), n, grad=jac)
+
+        def point(state: Any) -> np.ndarray:
+            p = state.particle_q.numpy()[0].astype(float)
+            v = state.particle_qd.numpy()[0].astype(float)
+            return np.array([p[0], p[2] - lift, v[0], v[2]])
+
+        if not jac:
+            return point(self._rollout(built, states, dt, n)), None
+        tape = self._tape()
+        with tape:
+            self._rollout(built, states, dt, n)
+        out = []
+        for comp, arr in ((0, "q"), (2, "q"), (0, "qd"), (2, "qd")):
+            seeds = {"q": np.zeros((1, 3), dtype=np.float32), "qd": np.zeros((1, 3), dtype=np.float32)}
+            seeds[arr][0, comp] = 1.0
+            tape.backward(grads={states[-1].particle_q: wp.array(seeds["q"], dtype=wp.vec3),
+                                 states[-1].particle_qd: wp.array(seeds["qd"], dtype=wp.vec3)})
+            gq = states[0].particle_q.grad.numpy()[0].astype(float)
+            gv = states[0].particle_qd.grad.numpy()[0].astype(float)
+            out.append([gq[0], gq[2], gv[0], gv[2]])
+            tape.zero()
+        return point(states[-1]), np.array(out)
+
+    fixture_v_groove_90 = fixture_v_groove_100 = fixture_v_groove_off_axis = _v_groove
+
+
+def _invert(f: Any, target: float) -> float:
+    """The zeta in [0, 0.999] with f(zeta) = target, f falling (bisection)."""
+    lo, hi = 0.0, 0.999
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)

@@ -12,9 +12,13 @@ times from a quadratic, saltation matrices), checked against central differences
 * :func:`export_fixtures` (``ferromotion fixtures export DIR``) writes them and the schema;
 * :func:`load_fixture` reads one back, refusing a bad file with its path and the field at fault;
 * :func:`conformance` (``fm.conformance``) judges an engine's x(T) and J against one;
-* :func:`conformance_engine` (``ferromotion conformance --engine NAME``) runs a real engine on
-  the fixtures (``drop`` in every engine; ``slope`` where the adapter can express it:
-  MuJoCo, MJX, Newton, Drake) at the fixture's suggested dt and a few stiffnesses.
+* :func:`conformance_engine` (``ferromotion conformance --engine NAME``, ``ferromotion audit
+  --engine NAME --fixture NAME``) runs a real engine on the fixtures (``drop`` in every engine;
+  ``slope``, the V-groove's three and the ``cylinder`` where the adapter can express them:
+  MuJoCo, MJX, Newton (not the cylinder), Drake; docs/engines.md) at the fixture's suggested dt
+  and a few stiffnesses. Where the exact answer has no Jacobian (``ferromotion.fixture/2``'s
+  ``not_differentiable`` and ``set_valued``) the core's verdict names the piece or the outcome
+  the engine's answer is nearest, or says it averages them or picks neither.
 """
 
 from __future__ import annotations
@@ -86,22 +90,42 @@ class Conformance:
         max|x - x*| / max|x*| and max|J - J*| / max|J*|.
     key, key_exact : float
         The engine's and the exact value of the fixture's key entry of J.
-    sign : str
-        ``right``, ``wrong`` or ``right_far_off`` (the sign line of the key entry).
+    sign : str or None
+        ``right``, ``wrong`` or ``right_far_off`` (the sign line of the key entry); None for a
+        set-valued fixture (no derivative exists: ``gradient_error`` and ``key_exact`` are None too).
     verdict : str
-        ``conforms``, ``right``, ``right_far_off`` or ``wrong``.
+        ``conforms``, ``right``, ``right_far_off`` or ``wrong``; ``not_differentiable`` (judged against
+        the nearest piece) or ``set_valued`` where the exact answer has no Jacobian.
     meaning : str
         The fixture's words for that verdict.
+    outcome : str or None
+        A v2 fixture's kind of derivative: ``differentiable``, ``not_differentiable``, ``set_valued``.
+    pieces : dict or None
+        Not differentiable: the piece the engine's J is nearest, or that it averages them
+        (``{"among", "distances", "to_mean", "nearest", "says"}``, the core's decision).
+    outcomes : dict or None
+        Set-valued: the order's outcome the engine's x(T) is nearest (the one its tie-breaking
+        picked), or that it lands between them (``nearest`` None), in the same form.
     """
 
     fixture: str
     state_error: float
-    gradient_error: float
+    gradient_error: Optional[float]
     key: float
-    key_exact: float
-    sign: str
+    key_exact: Optional[float]
+    sign: Optional[str]
     verdict: str
     meaning: str
+    outcome: Optional[str] = None
+    pieces: Optional[Dict[str, Any]] = None
+    outcomes: Optional[Dict[str, Any]] = None
+
+    @property
+    def nearest(self) -> str:
+        """Where the engine's answer sits among the pieces or outcomes, in words ('' when the
+        fixture has one Jacobian)."""
+        near = self.pieces or self.outcomes
+        return str(near["says"]) if near else ""
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
@@ -131,7 +155,9 @@ def conformance(fixture: Union[str, Path, Dict[str, Any]], state: Any, gradient:
     """
     doc = load_fixture(fixture)
     out = _core.conformance(json.dumps(doc), np.asarray(state, dtype=float), np.asarray(gradient, dtype=float))
-    return Conformance(**{f.name: out[f.name] for f in dataclasses.fields(Conformance)})
+    # Fields the core leaves out (a v1 fixture has no outcome, pieces or outcomes) are None.
+    got: Dict[str, Any] = {f.name: out.get(f.name) for f in dataclasses.fields(Conformance)}
+    return Conformance(**got)
 
 
 def run_fixture(adapter: Any, doc: Dict[str, Any], k: float, dt: float, x0: Optional[Sequence[float]] = None,
@@ -165,13 +191,19 @@ class ConformanceRun:
         lines = [f"ferromotion conformance --engine {self.engine} ({self.version}), dt = {self.dt:g} s",
                  f"engine gradient: {self.gradient_route}",
                  "state error = max|x - x*| / max|x*|; grad. error = max|J - J*| / max|J*|; key = the fixture's "
-                 "key entry of J (drop: dv(T)/dy0; slope: dv_z(T)/dp_z0)", "",
-                 f"{'fixture':<8}  {'k (N/m)':>9}  {'key':>10}  {'exact key':>10}  {'state error':>11}  "
+                 "key entry of J (drop: dv(T)/dy0; slope: dv_z(T)/dp_z0; V-groove, cylinder: dv_x(T)/dp_x0)", "",
+                 f"{'fixture':<17}  {'k (N/m)':>9}  {'key':>10}  {'exact key':>10}  {'state error':>11}  "
                  f"{'grad. error':>11}  verdict"]
+
+        def num(v: Any, fmt: str) -> str:  # None where no derivative exists
+            return "-" if v is None else format(v, fmt)
+
         for r in self.rows:
             c = r["conformance"]
-            lines.append(f"{r['fixture']:<8}  {r['k']:9.2e}  {c['key']:10.4g}  {c['key_exact']:10.4g}  "
-                         f"{c['state_error']:11.3e}  {c['gradient_error']:11.3e}  {c['verdict']}")
+            near = (c.get("pieces") or c.get("outcomes") or {}).get("says")
+            lines.append(f"{r['fixture']:<17}  {r['k']:9.2e}  {num(c['key'], '10.4g')}  {num(c['key_exact'], '10.4g')}  "
+                         f"{num(c['state_error'], '11.3e')}  {num(c['gradient_error'], '11.3e')}  {c['verdict']}"
+                         + (f" (nearest: {near})" if near else ""))
         lines.append("")
         meanings = {r["conformance"]["verdict"]: r["conformance"]["meaning"] for r in self.rows}
         lines.extend(f"{v}: {m}" for v, m in meanings.items())

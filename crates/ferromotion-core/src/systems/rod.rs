@@ -8,7 +8,11 @@
 //!   (I = m L²/12) couples them and the orders give different states.
 //! - [`PenaltyRod`]: a push-only spring-damper per end, F_i = max(0, -k g_i - c ġ_i), forces
 //!   summed. Modes: bit i set while end i is in contact; guard g_i while it is not, and the
-//!   force's argument -k g_i - c ġ_i (its release) while it is.
+//!   force's argument -k g_i - c ġ_i (its release) while it is. With damping the force lets go
+//!   while the end is still below the ground (g_i < 0, rising): there the free end's guard is
+//!   the argument's negative, so contact resumes only if the argument rises back through 0 (a
+//!   gap guard there would read as crossed in every step, re-entering and leaving contact at
+//!   one instant without end).
 
 use nalgebra::{DMatrix, DVector};
 
@@ -388,17 +392,20 @@ impl HybridSystem for PenaltyRod {
         2
     }
     fn guard(&self, mode: usize, i: usize, x: &DVector<f64>) -> f64 {
-        if Self::touching(mode, i) {
-            self.push(i, x).0
-        } else {
-            end(i, 0.5 * self.length, x).0
+        match (Self::touching(mode, i), end(i, 0.5 * self.length, x)) {
+            (true, _) => self.push(i, x).0,
+            (false, (g, rate, ..)) if g >= 0.0 || rate <= 0.0 => g,
+            // Released below the ground and rising (the damper let go first): the force resumes
+            // when its argument rises back through 0, not when the end reaches the ground. (A
+            // descending end is met by its gap: a touchdown located just below 0 keeps it.)
+            (false, _) => -self.push(i, x).0,
         }
     }
     fn guard_gradient(&self, mode: usize, i: usize, x: &DVector<f64>) -> DVector<f64> {
-        if Self::touching(mode, i) {
-            self.push(i, x).1
-        } else {
-            end(i, 0.5 * self.length, x).2
+        match (Self::touching(mode, i), end(i, 0.5 * self.length, x)) {
+            (true, _) => self.push(i, x).1,
+            (false, (g, rate, grad, _)) if g >= 0.0 || rate <= 0.0 => grad,
+            (false, _) => -self.push(i, x).1,
         }
     }
     fn reset(&self, mode: usize, i: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
