@@ -107,7 +107,8 @@ CASES = [
     ("zeta < 0", lambda: fm.Drop(zeta=-0.1), fm.InvalidParameter, "`zeta`"),
     ("dt does not divide T", lambda: fm.fixed(D, k=1e6, dt=3e-4), fm.StepDoesNotDivide, "does not divide"),
     ("corrected: dt", lambda: fm.corrected(D, k=1e6, dt=3e-4), fm.StepDoesNotDivide, "does not divide"),
-    ("too many steps", lambda: fm.fixed(D, k=1e6, dt=1e-8), fm.TooManySteps, "max_steps"),
+    # T = 0.8 s over the cap of 1e7 steps: dt must be at least 0.8 / 1e7 = 8e-8 s.
+    ("too many steps", lambda: fm.fixed(D, k=1e6, dt=1e-8), fm.TooManySteps, "the smallest dt within the cap is 8e-8 s"),
     ("no impact before T", lambda: fm.Drop(height=100.0), fm.NoImpact, "no impact before"),
     ("grazing impact", lambda: fm.exact(fm.Drop(height=1e-8)), fm.Grazing, "grazing"),
     # rtol is refused below 1e-14 (InvalidParameter); an atol far below what a double resolves at y = 0 still underflows.

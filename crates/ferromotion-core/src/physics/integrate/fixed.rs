@@ -40,7 +40,10 @@ pub fn step_count(t_final: f64, dt: f64, max_steps: u64) -> Result<u64> {
         return Err(FerroError::TooManySteps {
             route: "fixed",
             max_steps,
-            detail: format!("T/dt = {ratio:e} steps would be needed"),
+            detail: format!(
+                "T/dt = {ratio:e} steps would be needed; the smallest dt within the cap is {} s",
+                crate::error::Num(t_final / max_steps as f64)
+            ),
         });
     }
     let n = ratio.round();
