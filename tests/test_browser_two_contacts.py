@@ -91,7 +91,8 @@ def offset_by_keys(page: Page, mm: int) -> None:
     now = int(slider.input_value())
     for _ in range(abs(mm - now)):
         page.keyboard.press("ArrowRight" if mm > now else "ArrowLeft")
-    expect(page.locator("#contacts-offset-label")).to_have_text("0 mm" if mm == 0 else f"{'+' if mm > 0 else '−'}{abs(mm)} mm")
+    expect(page.locator("#contacts-offset-label")).to_have_text(
+        "0\u00a0mm" if mm == 0 else f"{'+' if mm > 0 else '−'}{abs(mm)}\u00a0mm")
 
 
 def printed_state(text: str) -> list[str]:
@@ -111,7 +112,7 @@ def assert_offset(page: Page, degrees: float, mm: int) -> None:
     angle, offset = math.radians(degrees), mm * 1e-3
     verdict, answer = rigid(angle, offset)
     text = page.locator("#contacts-rigid").inner_text()
-    assert text.startswith(f"Rigid groove, exact: {verdict}"), (text, verdict)
+    assert text.startswith(f"Rigid, exact: {verdict}"), (text, verdict)
     if verdict == "Jacobian":
         assert_state(text, answer.x, answer.jacobian[0, 0])
     else:
@@ -132,10 +133,10 @@ def test_readouts_equal_python_and_an_independent_soft_simulator_as_the_sliders_
     summary = page.locator("#contacts-summary").inner_text()
     verdict, sol = rigid(math.radians(90), 0.0)
     assert verdict == "Jacobian" and sol.commuted
-    assert "returns the Jacobian" in summary and "Nothing jumps" in summary, summary
+    assert "Jacobian, dp_x(T)/dp_x(0)" in summary and "Nothing jumps" in summary, summary
     assert agrees(re.search(r"dp_x\(T\)/dp_x\(0\) = \+(\S+?)\.\s", summary).group(1), sol.jacobian[0, 0])
-    soft_text = page.locator("#contacts-summary-soft").inner_text()
-    assert agrees(re.search(r"ζ = (\S+):", soft_text).group(1), zeta_for(E)), soft_text
+    legend = page.locator("#contacts-state-plot .legend").inner_text()
+    assert agrees(re.search(r"ζ = ([\d.]+)\)", legend).group(1), zeta_for(E)), legend
     assert_offset(page, 90, 0)
     offset_by_keys(page, 3)
     assert_offset(page, 90, 3)
@@ -156,28 +157,35 @@ def test_readouts_equal_python_and_an_independent_soft_simulator_as_the_sliders_
     wait_for_angle(page, "100°")
     summary = page.locator("#contacts-summary").inner_text()
     verdict, err = rigid(math.radians(100), 0.0)
-    assert verdict == "SetValued" and "SetValued" in summary and "No derivative exists" in summary, summary
+    assert verdict == "SetValued" and "SetValued" in summary and "no derivative exists" in summary, summary
     left = rigid(math.radians(100), -1e-3)[1].x[0]
     right = rigid(math.radians(100), 1e-3)[1].x[0]
-    jump = re.search(r"jumps from (\S+) m just left of zero to (\S+) m just right", summary)
+    jump = re.search(r"jumps from (\S+) m at −1\u00a0mm to (\S+) m at \+1\u00a0mm", summary)
     assert agrees(jump.group(1).lstrip("+"), left) and agrees(jump.group(2).replace("−", "-"), right), summary
     assert_offset(page, 100, 0)
     # The soft simulator lands on neither outcome: p_x(T) = 0 on the axis, by symmetry.
     assert printed_state(page.locator("#contacts-soft").inner_text())[0] == "0"
+    note = page.locator("#contacts-state-plot .plot-note").inner_text()
+    assert "p_x(T) = 0 m, neither order's outcome" in note, note
     assert page.console_errors == []
 
 
 def test_every_offset_has_pythons_verdict_and_the_plots_break_where_no_answer_exists(page: Page, lab: str) -> None:
     open_lab(page, lab)
     open_panel(page)
-    page.locator('#contacts-presets button[data-angle="110"]').click()
+    # 110° by twenty quick key presses from 100°: the panel asks the core for the last angle.
+    page.locator('#contacts-presets button[data-angle="100"]').click()
+    wait_for_angle(page, "100°")
+    page.locator("#contacts-angle").focus()
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")
     wait_for_angle(page, "110°")
     offset_by_keys(page, -20)
     slider = page.locator("#contacts-offset")
     for mm in range(-20, 21):
         verdict, answer = rigid(math.radians(110), mm * 1e-3)
         text = page.locator("#contacts-rigid").inner_text()
-        assert text.startswith(f"Rigid groove, exact: {verdict}"), (mm, text)
+        assert text.startswith(f"Rigid, exact: {verdict}"), (mm, text)
         if verdict == "Jacobian":
             j = re.search(r"dp_x\(T\)/dp_x\(0\) = (\S+?)\.$", text).group(1)
             assert agrees(j.lstrip("+").replace("−", "-"), answer.jacobian[0, 0]), (mm, text)

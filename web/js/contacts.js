@@ -12,17 +12,17 @@ import { LogPlot } from "./plots.js";
 
 const $ = (id) => document.getElementById(id);
 
-/** An offset in m as the slider prints it, in mm ("−3 mm", "0 mm", "+12 mm"). */
+/** An offset in m as the slider prints it, in mm ("−3 mm", "0 mm", "+12 mm"; a no-break space). */
 const mm = (x) => {
   const v = Number((x * 1e3).toPrecision(6));
-  return v === 0 ? "0 mm" : `${v > 0 ? "+" : "−"}${Math.abs(v)} mm`;
+  return v === 0 ? "0\u00a0mm" : `${v > 0 ? "+" : "−"}${Math.abs(v)}\u00a0mm`;
 };
 /** An angle in degrees as the slider prints it. */
 const deg = (a) => `${Number(a.toPrecision(6))}°`;
 /** Which wall a guard index names: wall 0 is the left one (its normal points up and right). */
 const wall = (i) => (i === 0 ? "left" : "right");
 /** "left wall first, then right" for an order [0, 1]. */
-const orderText = (o) => `${wall(o[0])} wall first (order [${o.join(", ")}])`;
+const orderText = (o) => `${wall(o[0])} wall first [${o.join(", ")}]`;
 /** x(T) = (p_x, p_y) m, (v_x, v_y) m/s. */
 const stateText = (x) => `p(T) = (${signed(x[0])}, ${signed(x[1])}) m, v(T) = (${signed(x[2])}, ${signed(x[3])}) m/s`;
 
@@ -37,11 +37,11 @@ export class ContactsPanel {
     this.#background = background;
     this.statePlot = new LogPlot($("contacts-state-plot"), {
       title: "Where the ball is at T: p_x(T) against the sideways offset of the release point",
-      xLabel: "release offset (mm)", yLabel: "p_x(T) (m)", xDomain: [-20, 20], yScale: "linear", xScale: "linear",
+      xLabel: "release offset (mm)", yLabel: "p_x(T) (m)", xDomain: [-20, 20], yScale: "linear", xScale: "linear", height: [170, 300],
     });
     this.gradientPlot = new LogPlot($("contacts-gradient-plot"), {
       title: "The derivative dp_x(T)/dp_x(0) against the sideways offset of the release point",
-      xLabel: "release offset (mm)", yLabel: "dp_x(T)/dp_x(0)", xDomain: [-20, 20], yScale: "linear", xScale: "linear",
+      xLabel: "release offset (mm)", yLabel: "dp_x(T)/dp_x(0)", xDomain: [-20, 20], yScale: "linear", xScale: "linear", height: [170, 300],
     });
     $("contacts").addEventListener("toggle", () => this.#ask());
     $("contacts-angle").addEventListener("input", () => this.#ask());
@@ -117,20 +117,17 @@ export class ContactsPanel {
     const zero = d.rows[d.zero];
     const r = zero.rigid;
     const angle = deg(d.options.angle_degrees);
-    const soft = `The soft simulator (${kText(d.options.stiffness)}, ${dtText(d.options.dt)}, ζ = ${num(d.zeta)}: restitution ${num(d.soft_restitution)} as k grows) reports p_x(T) = ${signed(zero.soft.x[0])} m and dp_x(T)/dp_x(0) = ${signed(zero.soft.jacobian[0])} at zero offset, with no warning.`;
     let text;
     if (r.verdict === "Jacobian") {
-      const how = r.commuted ? " both walls are hit at once, the two orders give one state and one matrix (the switches commuted), and" : "";
-      text = [`At ${angle}, on the axis${how} the core returns the Jacobian: dp_x(T)/dp_x(0) = ${signed(r.jacobian[0])}. Nothing jumps: p_x(T) passes through ${signed(r.x[0])} m at zero offset.`, soft];
+      const how = r.commuted ? "both walls are hit at once and the two orders give one state and one matrix (they commute):" : "";
+      text = `At ${angle}, on the axis ${how} Jacobian, dp_x(T)/dp_x(0) = ${signed(r.jacobian[0])}. Nothing jumps.`;
     } else if (r.verdict === "SetValued") {
-      const [a, b] = r.outcomes;
-      text = [`At ${angle}, on the axis both walls are hit at once and the two orders give different states: SetValued. p_x(T) jumps from ${signed(d.rows[d.zero - 1].rigid.x?.[0] ?? NaN)} m just left of zero to ${signed(d.rows[d.zero + 1].rigid.x?.[0] ?? NaN)} m just right of it; at zero the orders' outcomes are ${signed(a[0])} m and ${signed(b[0])} m. No derivative exists there.`,
-        `${soft} That state is neither order's: it differs from the nearer outcome by up to ${num(zero.state_gap)} (component by component, m or m/s).`];
+      const side = (i) => signed(d.rows[i].rigid.x?.[0] ?? NaN);
+      text = `At ${angle}, on the axis both walls are hit at once and the two orders give different states: SetValued. p_x(T) jumps from ${side(d.zero - 1)} m at ${mm(d.rows[d.zero - 1].offset)} to ${side(d.zero + 1)} m at ${mm(d.rows[d.zero + 1].offset)}; at zero no derivative exists.`;
     } else {
-      text = [`At ${angle}, on the axis the core refuses (${r.verdict}): ${tidy(r.message)}`, soft];
+      text = `At ${angle}, on the axis the core refuses (${r.verdict}): ${tidy(r.message)}`;
     }
-    $("contacts-summary").textContent = text[0];
-    $("contacts-summary-soft").textContent = text[1];
+    $("contacts-summary").textContent = text;
   }
 
   #plots(d) {
@@ -142,13 +139,13 @@ export class ContactsPanel {
     const softJ = rows.map((row) => at(row, (w) => w.soft.jacobian[0]));
     const zero = rows[d.zero];
     const state = [
-      { label: "rigid groove, exact (blank where no single state exists)", cls: "s-rigid", dots: true, points: rigidX },
-      { label: "soft walls, fixed step", cls: "s-euler", dashed: true, points: softX },
+      { label: "rigid groove (exact)", cls: "s-rigid", dots: true, points: rigidX },
+      { label: `soft walls (${kText(d.options.stiffness)}, ${dtText(d.options.dt)}, ζ = ${num(d.zeta)})`, cls: "s-euler", dashed: true, points: softX },
     ];
     // The two orders' outcomes at zero offset: two separate dots (a missing point between them).
     if (zero.rigid.outcomes.length) {
       const pts = zero.rigid.outcomes.flatMap((o, i) => (i ? [[0, NaN], [0, o[0]]] : [[0, o[0]]]));
-      state.push({ label: "the two orders' outcomes at zero offset (SetValued)", cls: "s-orders", dots: true, kind: "dot", points: pts });
+      state.push({ label: "the two orders' outcomes (SetValued)", cls: "s-orders", dots: true, kind: "dot", points: pts });
     }
     const angle = deg(d.options.angle_degrees);
     const missing = rows.filter((row) => !row.rigid.x).map((row) => mm(row.offset));
@@ -159,15 +156,16 @@ export class ContactsPanel {
     const noJ = rows.filter((row) => !row.rigid.jacobian).map((row) => mm(row.offset));
     this.gradientPlot.setData({
       series: [
-        { label: "rigid groove, exact Jacobian (blank where none exists)", cls: "s-rigid", dots: true, points: rigidJ },
-        { label: "soft walls, fixed step: its tangent (what autodiff returns)", cls: "s-euler", dashed: true, points: softJ },
+        { label: "rigid groove: Jacobian", cls: "s-rigid", dots: true, points: rigidJ },
+        { label: "soft walls: tangent (autodiff)", cls: "s-euler", dashed: true, points: softJ },
       ],
       summary: `At ${angle}: the rigid groove's dp_x(T)/dp_x(0) lies between ${signed(Math.min(...rigidJ.map((p) => p[1]).filter(Number.isFinite)))} and ${signed(Math.max(...rigidJ.map((p) => p[1]).filter(Number.isFinite)))}${noJ.length ? `, none at ${noJ.join(", ")}` : ""}; the soft simulator's tangent between ${signed(Math.min(...softJ.map((p) => p[1])))} and ${signed(Math.max(...softJ.map((p) => p[1])))}, ${signed(zero.soft.jacobian[0])} at zero.`,
     });
-    const lesson = "Away from zero the soft tangent is off too: the fixed step never sees the contact force jump as a wall is entered (the workbench's lesson).";
     this.gradientPlot.setNote(noJ.length
-      ? `The gap in the rigid line is where no derivative exists; the soft simulator's dashed line runs straight through it. ${lesson}`
-      : `The rigid line has no gap: a Jacobian exists at every offset, zero included. ${lesson}`);
+      ? "No derivative exists in the rigid line's gap; the soft tangent runs through it."
+      : "A Jacobian exists at every offset, zero included.");
+    const soft = zero.rigid.verdict === "SetValued" ? ", neither order's outcome" : "";
+    this.statePlot.setNote(`At zero offset the soft walls report p_x(T) = ${signed(zero.soft.x[0])} m${soft}, and a tangent of ${signed(zero.soft.jacobian[0])}, without a warning.`);
   }
 
   /** The offset slider: one row's readouts and the plots' markers (no core call). */
@@ -184,21 +182,21 @@ export class ContactsPanel {
     const out = $("contacts-rigid");
     if (r.verdict === "Jacobian") {
       out.dataset.kind = "ok";
-      const commuted = r.commuted ? ", the simultaneous impacts commuted" : "";
-      out.textContent = `Rigid groove, exact: Jacobian (${r.impacts} impact${r.impacts === 1 ? "" : "s"}${commuted}). ${stateText(r.x)}; dp_x(T)/dp_x(0) = ${signed(r.jacobian[0])}.`;
+      const commuted = r.commuted ? " at once, commuted" : "";
+      out.textContent = `Rigid, exact: Jacobian (${r.impacts} impact${r.impacts === 1 ? "" : "s"}${commuted}). ${stateText(r.x)}; dp_x(T)/dp_x(0) = ${signed(r.jacobian[0])}.`;
     } else if (r.verdict === "SetValued") {
       out.dataset.kind = "refused";
       const each = r.orders.map((o, i) => `${orderText(o)} gives p_x(T) = ${signed(r.outcomes[i][0])} m`).join("; ");
-      out.textContent = `Rigid groove, exact: SetValued. Both walls are hit at once and ${each}. No derivative exists.`;
+      out.textContent = `Rigid, exact: SetValued. Both walls are hit at once: ${each}. No derivative exists.`;
     } else {
       out.dataset.kind = "refused";
-      out.textContent = `Rigid groove, exact: ${r.verdict}. ${tidy(r.message)}`;
+      out.textContent = `Rigid, exact: ${r.verdict}. ${tidy(r.message)}`;
     }
     const s = row.soft;
     const against = row.gradient_error !== null
-      ? ` Its tangent is off the rigid Jacobian by ${num(row.gradient_error)} (largest entry difference over the largest entry).`
+      ? ` Off the rigid Jacobian by ${num(row.gradient_error)}.`
       : r.verdict === "SetValued" ? " A gradient where none exists." : "";
-    $("contacts-soft").textContent = `Soft walls, fixed step (${num(s.steps)} steps): ${stateText(s.x)}; dp_x(T)/dp_x(0) = ${signed(s.jacobian[0])}.${against}`;
+    $("contacts-soft").textContent = `Soft, fixed step: ${stateText(s.x)}; dp_x(T)/dp_x(0) = ${signed(s.jacobian[0])}.${against}`;
 
     const marks = (plot, rigidY, softY) => plot.setMarker({
       x: row.offset * 1e3, label, points: [
