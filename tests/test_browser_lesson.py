@@ -239,7 +239,7 @@ def test_on_a_desktop_the_next_step_and_the_checklist_sit_beside_the_controls(pa
 
 # ---- Go further on a phone ------------------------------------------------------------------------
 
-GO_FURTHER = ("audit", "blame-panel", "budget", "descent", "fit-panel", "quadruped", "python", "impact")
+GO_FURTHER = ("audit", "blame-panel", "budget", "descent", "fit-panel", "quadruped", "python", "impact", "contacts")
 
 
 def open_panel_and_run(pg: Page, panel: str) -> None:
@@ -253,6 +253,8 @@ def open_panel_and_run(pg: Page, panel: str) -> None:
         expect(pg.locator("#descent-rows tr")).to_have_count(7, timeout=60_000)
     elif panel == "quadruped":
         expect(pg.locator("#quad-result")).to_be_visible(timeout=120_000)
+    elif panel == "contacts":
+        expect(pg.locator("#contacts-result")).to_be_visible(timeout=60_000)
     settle(pg)
 
 
@@ -386,6 +388,8 @@ SETTINGS |= {10.0**e for e in range(-14, 9)}
 # The fit panel's settings: the drop's default damping ratio (read from the core), the
 # sampling interval (20 ms), the intervals' level (95%) and the three-bounce horizon (1.5 s).
 SETTINGS |= {round(fm.Drop().zeta, 4), 20.0, 95.0, 1.5}
+# The two-contacts panel's settings: its angle slider's range (81° to 114°) and right angle (90°).
+SETTINGS |= {81.0, 114.0, 90.0}
 
 PROSE = ["#challenge", "#predict", ".now", "#practice", "#handout", "#quiz", "#further", "header", "#readouts"]
 
@@ -402,7 +406,7 @@ def prose_numbers(page: Page) -> list[str]:
               + '#audit-fit, #audit-note, #blame-text, #descent-note, #descent-result, #quad-result, #quad-setup, '
               + '#quad-note, #impact-term, #impact-hybrid, output, #speed-presets, #quiz-score, .feedback, '
               + '#predict-committed, #error-plot-sub, .step-state, #version, #budget-presets, #budget-note, '
-              + '#budget-stale, #budget-result').forEach((n) => n.remove());
+              + '#budget-stale, #budget-result, #contacts-presets, #contacts-note, #contacts-result').forEach((n) => n.remove());
             c.querySelectorAll('sup').forEach((n) => { n.textContent = '^' + n.textContent; });
             c.querySelectorAll('sub').forEach((n) => { n.textContent = '_' + n.textContent; });
             out.push(c.textContent);

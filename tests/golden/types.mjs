@@ -41,6 +41,7 @@ const bench = new wasm.Workbench();
 const defaults = wasm.scriptDefaults();
 const predictions = wasm.fitPredict(DROP, Float64Array.from(T), { route: "flow", k: 1e6 });
 const fitOptions = { route: "flow", k: 1e6, params: ["height"] };
+const twoContacts = wasm.twoContacts({ angle_degrees: 100, per_side: 2 });
 const SAMPLES = {
   Defaults: () => defaults,
   Drop: () => defaults.drop,
@@ -58,6 +59,11 @@ const SAMPLES = {
   EqualBudget: () => wasm.equalBudget(DROP, 1e6, 2000),
   Descent: () => wasm.descent(),
   FitPredictions: () => predictions,
+  TwoContacts: () => twoContacts,
+  TwoContactsOptions: () => twoContacts.options,
+  ContactRow: () => twoContacts.rows[twoContacts.zero],
+  RigidAnswer: () => twoContacts.rows[twoContacts.zero].rigid,
+  SoftAnswer: () => twoContacts.rows[0].soft,
   FitReport: () => wasm.fit(DROP, { t: T, y: predictions.y, sigma_y: 0.01 }, fitOptions),
   CheckAnswer: () => wasm.checkGradient((x) => x[0] * x[0], [2], [1], { name: "x^2" }, undefined, undefined,
     { random_directions: 1 }, []),

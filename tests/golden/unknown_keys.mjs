@@ -57,6 +57,7 @@ const CALLS = [
   ["blameSplit", (s) => wasm.blameSplit(s("drop", DROP), K, DT)],
   ["divergenceExponent", (s) => wasm.divergenceExponent(s("drop", DROP), DT)],
   ["equalBudget", (s) => wasm.equalBudget(s("drop", DROP), K, 2000), true],
+  ["twoContacts", (s) => wasm.twoContacts(s("options", { angle_degrees: 100, per_side: 1 }))],
   ["sweep", (s) => wasm.sweep(s("drop", DROP), Float64Array.of(1e5, 1e6),
     s("options", { dt: DT, tolerance: s("options.tolerance", { rtol: 1e-6 }) }))],
   ["checkGradient", (s) => wasm.checkGradient((x) => x[0] * x[0], [2], [1], s("objective", { name: "x^2" }),

@@ -1,6 +1,7 @@
 // The "go further" panels: the audit table, the blame decomposition, the equal-budget table
 // (budget.js), the descent experiment, the quadruped (quadruped.js), the fit of a bounce
-// (fitpanel.js) and the time-of-impact panel with hybrid_jacobian. Heavy work (the audit
+// (fitpanel.js), the time-of-impact panel with hybrid_jacobian and two contacts at once on
+// the V-groove (contacts.js). Heavy work (the audit
 // sweep, the descent experiment, the quadruped, the fits) goes to a background worker; the
 // panels compute only when opened or asked.
 // Presentation only: every number comes from the core through sim.js.
@@ -20,6 +21,7 @@
 //   5. a browser test opens it at 1280 and 375 px, runs axe, and checks a number against the core.
 import { dtText, exp, int, kText, num, share, signText, signed, slope, tidy } from "./format.js";
 import { BudgetPanel } from "./budget.js";
+import { ContactsPanel } from "./contacts.js";
 import { FitPanel } from "./fitpanel.js";
 import { Heatmap, LogPlot } from "./plots.js";
 import { QuadrupedPanel } from "./quadruped.js";
@@ -82,6 +84,7 @@ export class Further {
     this.quadruped = new QuadrupedPanel({ report });
     this.budget = new BudgetPanel({ bench, background });
     this.fit = new FitPanel();
+    this.contacts = new ContactsPanel({ background });
     for (const id of ["audit", "blame-panel"]) $(id).addEventListener("toggle", () => this.#refreshAudit());
     $("impact").addEventListener("toggle", () => this.#impact());
     $("descent-run").addEventListener("click", () => this.#runDescent());
@@ -102,6 +105,7 @@ export class Further {
     for (const n of document.querySelectorAll("#further input, #further button")) n.disabled = false;
     this.budget.enable();
     this.fit.enable();
+    this.contacts.enable();
   }
 
   /** The workbench locked (no prediction committed yet) or unlocked. */

@@ -132,14 +132,17 @@ export const linearLabel = (v) => String(Number(v.toPrecision(6))).replace("-", 
  *            bandLabel, summary})
  *   setMarker({x, label, points: [{y, cls, ring}]})  (ring: a hollow, larger circle)
  * x is a data value > 0. With `yScale: "linear"` y may take either sign (a line marks zero
- * when the range crosses it); otherwise y must be > 0 and the axis is log10.
+ * when the range crosses it); otherwise y must be > 0 and the axis is log10. With
+ * `xScale: "linear"` x may take either sign too and `xDomain` is in data units.
+ * A series' `kind` ("dot", "line", "dash") overrides its legend swatch.
  */
 export class LogPlot extends Figure {
-  constructor(host, { title, xLabel, yLabel, xDomain, yClamp = [-12, 8], yScale = "log", height }) {
+  constructor(host, { title, xLabel, yLabel, xDomain, yClamp = [-12, 8], yScale = "log", xScale = "log", height }) {
     super(host, { title, height });
     this.xLabel = xLabel;
     this.yLabel = yLabel;
-    this.xDomain = xDomain; // [lo, hi] in log10
+    this.xLinear = xScale === "linear";
+    this.xDomain = xDomain; // [lo, hi] in log10 (in data units on a linear x axis)
     this.yClamp = yClamp; // log axis only: [lo, hi] in log10
     this.linear = yScale === "linear";
     this.data = { series: [], bands: [] };
@@ -151,7 +154,7 @@ export class LogPlot extends Figure {
     this.data = data;
     this.descNode.textContent = data.summary || "";
     const items = data.series.map((s) => ({
-      label: s.label, cls: s.cls, kind: s.points.length === 1 ? "dot" : s.dashed ? "dash" : "line",
+      label: s.label, cls: s.cls, kind: s.kind ?? (s.points.length === 1 ? "dot" : s.dashed ? "dash" : "line"),
     }));
     if (data.bands && data.bands.length) items.push({ label: data.bandLabel, cls: "band", kind: "box" });
     if (data.extraLegend) items.push(...data.extraLegend);
@@ -208,7 +211,8 @@ export class LogPlot extends Figure {
     const [x0, x1] = this.xDomain;
     const [y0, y1] = (this.yd = this.yDomain());
     const ty = this.linear ? (y) => y : Math.log10;
-    this.sx = (x) => m.l + ((Math.log10(x) - x0) / (x1 - x0)) * (w - m.l - m.r);
+    const tx = this.xLinear ? (x) => x : Math.log10;
+    this.sx = (x) => m.l + ((tx(x) - x0) / (x1 - x0)) * (w - m.l - m.r);
     this.sy = (y) => m.t + (1 - (ty(y) - y0) / (y1 - y0)) * (h - m.t - m.b);
     this.box = { m, w, h };
     const g = node("g");
@@ -219,12 +223,23 @@ export class LogPlot extends Figure {
       const c = this.sx(b.to);
       node("rect", { x: a, y: m.t, width: Math.max(1, c - a), height: h - m.t - m.b, class: "band" }, g);
     }
-    // Grid and decade ticks.
-    const xStep = x1 - x0 > 8 ? 2 : 1;
-    for (let p = Math.ceil(x0); p <= x1; p += xStep) {
-      const x = this.sx(10 ** p);
-      node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "grid" }, g);
-      powerLabel(g, x, h - m.b + 18, p, "middle");
+    // Grid and decade ticks (round linear ticks on a linear x axis).
+    if (this.xLinear) {
+      const step = niceStep(x1 - x0);
+      for (let v = Math.ceil(x0 / step) * step; v <= x1 + step * 1e-9; v += step) {
+        const x = this.sx(v);
+        const zero = Math.abs(v) < step * 1e-9;
+        node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: zero ? "grid zero" : "grid" }, g);
+        const t = node("text", { x, y: h - m.b + 18, "text-anchor": "middle", class: "tick" }, g);
+        t.textContent = linearLabel(zero ? 0 : v);
+      }
+    } else {
+      const xStep = x1 - x0 > 8 ? 2 : 1;
+      for (let p = Math.ceil(x0); p <= x1; p += xStep) {
+        const x = this.sx(10 ** p);
+        node("line", { x1: x, x2: x, y1: m.t, y2: h - m.b, class: "grid" }, g);
+        powerLabel(g, x, h - m.b + 18, p, "middle");
+      }
     }
     if (this.linear) {
       const step = this.yd[2];
@@ -252,9 +267,10 @@ export class LogPlot extends Figure {
     yl.textContent = this.yLabel;
 
     // Series, clipped to the frame.
+    const xOk = this.xLinear ? (x) => Number.isFinite(x) : (x) => x > 0 && Number.isFinite(x);
     const inside = this.linear
-      ? ([x, y]) => x > 0 && Number.isFinite(x) && Number.isFinite(y)
-      : ([x, y]) => x > 0 && y > 0 && Number.isFinite(x) && Number.isFinite(y)
+      ? ([x, y]) => xOk(x) && Number.isFinite(y)
+      : ([x, y]) => xOk(x) && y > 0 && Number.isFinite(y)
         && Math.log10(y) >= y0 - 0.5 && Math.log10(y) <= y1 + 0.5;
     for (const s of this.data.series) {
       for (const seg of segments(s.points, inside)) {

@@ -265,6 +265,18 @@ export const jobs = {
     return pkg.equalBudget(drop, k, budget);
   },
   /**
+   * {options (the core's TwoContactsOptions: angle_degrees, restitution, height, t_final,
+   * gravity, half_width, per_side, stiffness, dt, mass; missing keys take the core's
+   * defaults)} -> the core's TwoContacts: the V-groove at every offset through zero, the
+   * rigid groove's verdict (Jacobian, SetValued, ...) beside the fixed-step soft simulator's
+   * state and tangent (the "two contacts at once" panel, contacts.js).
+   * @param {Core} pkg
+   * @param {{options?: import("../pkg/ferromotion_wasm.js").Given<import("../pkg/ferromotion_wasm.js").TwoContactsOptions>}} args
+   */
+  twoContacts(pkg, { options } = {}) {
+    return pkg.twoContacts(options);
+  },
+  /**
    * The descent experiment at the core's defaults.
    * @param {Core} pkg
    */

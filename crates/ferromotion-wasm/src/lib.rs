@@ -320,3 +320,18 @@ pub fn fit_predict(
 pub fn fit_demo() -> Result<JsValue, JsError> {
     to_js(&ferromotion_core::fit::FitDemo::default())
 }
+
+/// The "two contacts at once" panel (core: `experiments::two_contacts`): the V-groove dropped
+/// at sideways offsets through zero, at the options `options` (the core's
+/// `TwoContactsOptions`: angle in degrees, restitution, height, horizon, offsets, the soft
+/// walls' stiffness and step; missing keys take the core's defaults). The core's
+/// `TwoContacts`: per offset the rigid groove's verdict (`Jacobian`, `SetValued`, ...) with
+/// its state and Jacobian or its outcomes, and the fixed-step soft simulator's state and tangent.
+#[wasm_bindgen(js_name = twoContacts, unchecked_return_type = "TwoContacts")]
+pub fn two_contacts(
+    #[wasm_bindgen(unchecked_param_type = "Given<TwoContactsOptions>")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    use ferromotion_core::experiments::two_contacts::{two_contacts, TwoContactsOptions};
+    let opts: TwoContactsOptions = from_js(options)?;
+    to_js(&two_contacts(&opts).into_js()?)
+}

@@ -151,6 +151,27 @@ export interface QuadrupedReport {
   config: QuadrupedExperiment; inputs: string[]; outputs: string[]; rigid: Record<string, unknown>;
   penalty: Record<string, unknown>[]; verdict: Record<string, unknown>;
 }
+/** The "two contacts at once" panel's settings: the V-groove and its soft twin. */
+export interface TwoContactsOptions {
+  angle_degrees: number; restitution: number; height: number; t_final: number; gravity: number;
+  half_width: number; per_side: number; stiffness: number; dt: number; mass: number;
+}
+/** The rigid groove at one offset: a Jacobian, or the refusal's kind and what it names. */
+export interface RigidAnswer {
+  verdict: string; x: [number, number, number, number] | null; jacobian: number[] | null; commuted: boolean;
+  impacts: number; orders: number[][]; outcomes: number[][]; spread: number | null; message: string | null;
+}
+/** The fixed-step soft-contact simulator at one offset: x(T), its tangent (row-major), its steps. */
+export interface SoftAnswer { x: [number, number, number, number]; jacobian: number[]; steps: number }
+/** One offset of the panel. */
+export interface ContactRow {
+  offset: number; rigid: RigidAnswer; soft: SoftAnswer; state_gap: number | null; gradient_error: number | null;
+}
+/** The V-groove through zero offset: the rigid answer beside the soft simulator's. */
+export interface TwoContacts {
+  options: TwoContactsOptions; angle: number; zeta: number; soft_restitution: number; zero: number;
+  rows: ContactRow[];
+}
 /** A gradient check's receipt as JSON text and its one-line summary. */
 export interface CheckAnswer { json: string; summary: string }
 "#;

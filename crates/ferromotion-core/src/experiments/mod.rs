@@ -5,3 +5,4 @@
 
 pub mod budget;
 pub mod descent;
+pub mod two_contacts;

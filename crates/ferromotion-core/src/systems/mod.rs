@@ -17,6 +17,7 @@ pub mod slope;
 pub mod switched;
 pub mod tumbling_cube;
 pub mod vgroove;
+pub mod vgroove_soft;
 pub mod warm;
 pub mod wheel;
 
