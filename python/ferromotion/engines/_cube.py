@@ -241,9 +241,9 @@ class CubeRow:
     horizon: float
     strikes: int
     state_error: float
-    gradient_error: float
+    gradient_error: Optional[float]
     key: float
-    key_exact: float
+    key_exact: Optional[float]
     verdict: str
     large_signs_right: float
     wall_s: float
