@@ -695,11 +695,7 @@ fn probed(
         }
     }
     if sol.pieces.agree() {
-        sol.spectral_radius = sol
-            .jacobian
-            .complex_eigenvalues()
-            .iter()
-            .fold(0.0_f64, |m, l| m.max(l.norm()));
+        sol.spectral_radius = crate::numeric::svd::spectral_radius(&sol.jacobian);
         sol.worst_gain = sol.jacobian.singular_values().max();
     }
     Ok(sol)

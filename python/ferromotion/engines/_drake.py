@@ -51,6 +51,20 @@ from ._mujoco import steps
 RADIUS = 0.1
 
 
+def _proximity(material: Dict[str, Any], relaxation: Optional[float]) -> Any:
+    """Drake's proximity properties for the ball and the surfaces: Hunt-Crossley dissipation,
+    point stiffness, no friction, and SAP's relaxation time where given."""
+    from pydrake.geometry import AddContactMaterial, ProximityProperties
+    from pydrake.multibody.plant import CoulombFriction
+
+    p = ProximityProperties()
+    AddContactMaterial(dissipation=material["hunt_crossley"], point_stiffness=material["point_stiffness"],
+                       friction=CoulombFriction(0.0, 0.0), properties=p)
+    if relaxation is not None:
+        p.AddProperty("material", "relaxation_time", relaxation)
+    return p
+
+
 def hunt_crossley_restitution(beta: float, n: int = 4000) -> float:
     """Stiff-limit restitution of F = k*x*(1 + d*x') at d*u = beta (x the depth, u the entry
     speed; gravity negligible): scaled, X'' = -X*(1 + beta*X')+ from X = 0, X' = 1, RK4."""
@@ -122,9 +136,9 @@ class Drake(AdapterBase):
         key = (tuple(sorted(material.items())), mass, gravity, dt, normal)
         if key in self._cache:
             return self._cache[key]
-        from pydrake.geometry import AddContactMaterial, HalfSpace, ProximityProperties, Sphere
+        from pydrake.geometry import HalfSpace, Sphere
         from pydrake.math import RigidTransform, RotationMatrix
-        from pydrake.multibody.plant import AddMultibodyPlant, CoulombFriction, MultibodyPlantConfig
+        from pydrake.multibody.plant import AddMultibodyPlant, MultibodyPlantConfig
         from pydrake.multibody.tree import FixedOffsetFrame, PlanarJoint, PrismaticJoint, SpatialInertia
         from pydrake.systems.framework import DiagramBuilder
 
@@ -144,12 +158,7 @@ class Drake(AdapterBase):
             n3 = np.array([normal[0], 0.0, normal[1]])
 
         def props(relaxation: Optional[float]) -> Any:
-            p = ProximityProperties()
-            AddContactMaterial(dissipation=material["hunt_crossley"], point_stiffness=material["point_stiffness"],
-                               friction=CoulombFriction(0.0, 0.0), properties=p)
-            if relaxation is not None:
-                p.AddProperty("material", "relaxation_time", relaxation)
-            return p
+            return _proximity(material, relaxation)
 
         tau = material.get("relaxation_time")
         plant.RegisterCollisionGeometry(ball, RigidTransform(), Sphere(RADIUS), "ball", props(tau))
@@ -248,9 +257,9 @@ class Drake(AdapterBase):
         key = ("planar", tuple(sorted(material.items())), fixture["name"], dt)
         if key in self._cache:
             return self._cache[key]
-        from pydrake.geometry import AddContactMaterial, Cylinder, HalfSpace, ProximityProperties, Sphere
+        from pydrake.geometry import Cylinder, HalfSpace, Sphere
         from pydrake.math import RigidTransform, RotationMatrix
-        from pydrake.multibody.plant import AddMultibodyPlant, CoulombFriction, MultibodyPlantConfig
+        from pydrake.multibody.plant import AddMultibodyPlant, MultibodyPlantConfig
         from pydrake.multibody.tree import FixedOffsetFrame, PlanarJoint, SpatialInertia
         from pydrake.systems.framework import DiagramBuilder
 
@@ -265,12 +274,7 @@ class Drake(AdapterBase):
         plant.AddJoint(PlanarJoint("xz", frame, ball.body_frame(), [0.0, 0.0, 0.0]))
 
         def props(relaxation: Optional[float]) -> Any:
-            p = ProximityProperties()
-            AddContactMaterial(dissipation=material["hunt_crossley"], point_stiffness=material["point_stiffness"],
-                               friction=CoulombFriction(0.0, 0.0), properties=p)
-            if relaxation is not None:
-                p.AddProperty("material", "relaxation_time", relaxation)
-            return p
+            return _proximity(material, relaxation)
 
         tau = material.get("relaxation_time")
         world = None if tau is None else 0.0

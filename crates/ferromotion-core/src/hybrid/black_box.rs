@@ -211,7 +211,7 @@ struct Answer<'r> {
     pieces: super::Pieces,
     /// Pieces no coordinate probe reached, with their cones (measured next by
     /// [`fill_missing`]).
-    missing: Vec<(Vec<Vec<usize>>, Vec<DVector<f64>>)>,
+    missing: Vec<measured::Unreached>,
     probe_gap: f64,
 }
 
@@ -248,6 +248,9 @@ fn row(outs: &Outs, i: usize) -> Result<Option<&Run>> {
     }
 }
 
+/// One coordinate's probe runs (+, -) and its probe size.
+type Ends<'r> = ([&'r Run; 2], f64);
+
 /// The probe runs at `eps` from the rows from `first` on, in order (+, - per tangent
 /// coordinate), with the probe sizes; Ok(None) when a row is unfinished before any refusal.
 /// A probe that changes which events happen (beyond their order inside a simultaneous
@@ -258,7 +261,7 @@ fn probed<'r>(
     nominal: &'r Run,
     first: usize,
     eps: f64,
-) -> Result<Option<Vec<([&'r Run; 2], f64)>>> {
+) -> Result<Option<Vec<Ends<'r>>>> {
     let (_, sizes) = probes(s.manifold, s.x0, eps);
     let mut out = Vec::with_capacity(sizes.len());
     for (j, &size) in sizes.iter().enumerate() {
@@ -285,7 +288,7 @@ fn probed<'r>(
 }
 
 /// J by central differences of the probe runs (tangent coordinates at the nominal x(t1)).
-fn central(s: &Setup, nominal: &Run, ends: &[([&Run; 2], f64)]) -> DMatrix<f64> {
+fn central(s: &Setup, nominal: &Run, ends: &[Ends]) -> DMatrix<f64> {
     let n = ends.len();
     let mut jac = DMatrix::zeros(n, n);
     for (j, ([p, m], size)) in ends.iter().enumerate() {
@@ -368,8 +371,8 @@ fn pass_answer<'r>(outs: &'r Outs, s: &Setup, p: &PassLayout) -> Result<Option<A
 fn simultaneous(
     s: &Setup,
     nominal: &Run,
-    at_eps: &[([&Run; 2], f64)],
-    half: Option<&[([&Run; 2], f64)]>,
+    at_eps: &[Ends],
+    half: Option<&[Ends]>,
     opts: &StepOptions,
 ) -> Result<measured::Measured> {
     let coords: Vec<measured::Coordinate> = at_eps
@@ -422,6 +425,30 @@ fn fill_missing(
     watch: &mut StepWatch<'_>,
     cost: &mut Cost,
 ) -> Result<Option<FerroError>> {
+    let (plan, rows) = plan_missing(sys, s, answers);
+    if rows.is_empty() {
+        for a in answers.iter_mut() {
+            a.pieces.enumerated = true;
+        }
+        return Ok(None);
+    }
+    let ran = rows::drive(sys, rows, sys.batch_rows(), watch, cost, |outs| {
+        outs.iter().any(|o| matches!(o, Some(Err(_))))
+    });
+    if let Some(cause) = ran.stopped {
+        return Ok(Some(cause));
+    }
+    take_measured(s, answers, plan, &ran.outs)?;
+    Ok(None)
+}
+
+/// The rows of [`fill_missing`]: per unreached piece with a non-empty cone, its directions
+/// inside the cone, each probed at δ and δ/2 at its answer's dt.
+fn plan_missing<'a>(
+    sys: &'a dyn StepSystem,
+    s: &Setup<'a>,
+    answers: &mut [Answer],
+) -> (Vec<Planned>, Vec<Row<'a, Run>>) {
     let (_, sizes) = probes(s.manifold, s.x0, s.opts.eps);
     let mut plan = Vec::new();
     let mut rows = Vec::new();
@@ -461,18 +488,12 @@ fn fill_missing(
             }
         }
     }
-    if rows.is_empty() {
-        for a in answers.iter_mut() {
-            a.pieces.enumerated = true;
-        }
-        return Ok(None);
-    }
-    let ran = rows::drive(sys, rows, sys.batch_rows(), watch, cost, |outs| {
-        outs.iter().any(|o| matches!(o, Some(Err(_))))
-    });
-    if let Some(cause) = ran.stopped {
-        return Ok(Some(cause));
-    }
+    (plan, rows)
+}
+
+/// Each planned piece's matrix from its rows (every probe must cross the events in the
+/// piece's orders, or the answer is refused as probe-dependent), added to its answer's.
+fn take_measured(s: &Setup, answers: &mut [Answer], plan: Vec<Planned>, outs: &Outs) -> Result<()> {
     let mut added: Vec<Vec<Piece>> = answers.iter().map(|_| Vec::new()).collect();
     let mut whole = vec![true; answers.len()];
     for p in plan {
@@ -482,7 +503,7 @@ fn fill_missing(
         for k in 0..p.deltas.len() {
             let mut at = [nominal, nominal];
             for (h, end) in at.iter_mut().enumerate() {
-                let Some(r) = row(&ran.outs, p.start + 2 * k + h)? else {
+                let Some(r) = row(outs, p.start + 2 * k + h)? else {
                     unreachable!("every row finished")
                 };
                 if !(measured::same_events(nominal, r) && measured::in_piece(nominal, &p.orders, r))
@@ -520,7 +541,7 @@ fn fill_missing(
         list.sort_by(|p, q| p.orders.cmp(&q.orders));
         a.pieces = super::Pieces::measured(list, a.pieces.largest_group, whole, s.opts.probe_rtol);
     }
-    Ok(None)
+    Ok(())
 }
 
 fn judge<'r>(outs: &'r Outs, s: &Setup, passes: &[PassLayout]) -> Verdict<'r> {
@@ -742,10 +763,7 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
     let jac = at.jacobian();
     let (mut spectral_radius, mut worst_gain) = (f64::NAN, f64::NAN);
     if at.pieces.agree() {
-        spectral_radius = jac
-            .complex_eigenvalues()
-            .iter()
-            .fold(0.0_f64, |m, l| m.max(l.norm()));
+        spectral_radius = crate::numeric::svd::spectral_radius(&jac);
         worst_gain = jac.singular_values().max();
     }
     StepSolution {

@@ -62,3 +62,19 @@ pub fn conditioning(jac: &DMatrix<f64>, rel: f64) -> Result<Conditioning> {
         weak_directions: weak,
     })
 }
+
+/// The spectral radius max|λ| of a square matrix, from its real Schur form; NaN when the
+/// QR iteration does not converge within 10,000 sweeps (nalgebra's `complex_eigenvalues`
+/// has no cap and can spin forever on a large Jacobian), or for a non-finite matrix.
+pub fn spectral_radius(m: &nalgebra::DMatrix<f64>) -> f64 {
+    if !m.iter().all(|v| v.is_finite()) {
+        return f64::NAN;
+    }
+    match m.clone().try_schur(f64::EPSILON, 10_000) {
+        Some(schur) => schur
+            .complex_eigenvalues()
+            .iter()
+            .fold(0.0_f64, |r, l| r.max(l.norm())),
+        None => f64::NAN,
+    }
+}

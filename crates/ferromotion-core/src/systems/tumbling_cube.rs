@@ -432,10 +432,7 @@ pub fn cube_hybrid(
         pieces: Pieces::one(&j),
         events,
         probe_gap: 0.0,
-        spectral_radius: j
-            .complex_eigenvalues()
-            .iter()
-            .fold(0.0_f64, |m, l| m.max(l.norm())),
+        spectral_radius: crate::numeric::svd::spectral_radius(&j),
         worst_gain: j.singular_values().max(),
         jacobian: j,
     })

@@ -123,12 +123,15 @@ fn combinations(nominal: &Run) -> Vec<Vec<Vec<usize>>> {
     out
 }
 
+/// A piece no coordinate probe reached: its orders (one per group) and its cone.
+pub(super) type Unreached = (Vec<Vec<usize>>, Vec<DVector<f64>>);
+
 /// What the probes measure of a derivative with simultaneous groups.
 pub(super) struct Measured {
     pub pieces: Pieces,
     /// The combinations of orders no coordinate probe reached, each with its cone: measured
     /// next along directions inside that cone ([`inside`], [`from_directions`]).
-    pub missing: Vec<(Vec<Vec<usize>>, Vec<DVector<f64>>)>,
+    pub missing: Vec<Unreached>,
     /// max over the central columns of |J(eps) - J(eps/2)| (the probe-tolerance check's
     /// measure; one-sided columns are second-order combinations of both probes).
     pub gap: f64,

@@ -448,56 +448,19 @@ async fn run(
             g_x = Some(gy);
             continue;
         }
-        // Every guard crossed in this step, located on its own; the earliest fires, with
-        // every other one within `SIMULTANEOUS` s of it (a simultaneous group). The others
-        // are met again by the steps from the event.
-        let mut located = Vec::with_capacity(crossed.len());
-        for &i in &crossed {
-            let (tau, minus) = locate(link, i, &x, t, h, (gx[i], gy[i]), delta).await?;
-            located.push((tau, i, minus));
-        }
-        located.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let first = located[0].0;
-        located.retain(|(tau, _, _)| *tau <= first + SIMULTANEOUS);
-        for (tau, i, _) in &located {
-            spaced(
-                &last,
-                (*i, grid_cell(t + tau, t0, opts.dt), t + tau),
-                t0,
-                opts.dt,
-            )?;
-        }
-        let (tau, mut group) = if located.len() == 1 {
-            let (tau, i, minus) = located.pop().expect("one located");
-            let plus = link.reset(i, &minus, t + tau).await?;
-            (tau, vec![(i, tau, minus, plus)])
-        } else {
-            fire_group(link, &x, t, located, opts.probe_rtol, nominal).await?
-        };
+        let (tau, mut group) = fire_crossed(
+            link,
+            (&x, t, h),
+            &crossed,
+            (&gx, &gy),
+            &last,
+            (t0, opts),
+            nominal,
+        )
+        .await?;
         let t_event = t + tau;
         if nominal {
-            for (i, tau_i, minus, plus) in &group {
-                let ev = Located {
-                    x: x.clone(),
-                    tau: *tau_i,
-                    guard: *i,
-                    minus: minus.clone(),
-                    plus: plus.clone(),
-                    t: t + tau_i,
-                };
-                out.events
-                    .push(measured_event(link, &ev, opts, delta).await?);
-            }
-            // The step before this one ends where the event's step starts, possibly within a
-            // probe of the switch: left out of the check, as the event's own step is.
-            if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
-                seg.pop();
-            }
-            let last_guard = group.last().expect("a group").0;
-            recording = group.iter().all(|(i, ..)| !link.sys.has_reset(*i));
-            if recording {
-                out.soft.push((last_guard, Vec::new()));
-            }
+            recording = record(link, &mut out, (&x, t), &group, opts, recording).await?;
         }
         if group.len() > 1 {
             out.groups.push((out.fired.len(), group.len()));
@@ -515,6 +478,83 @@ async fn run(
     }
     out.x = x;
     Ok(out)
+}
+
+/// A nominal run's events at one instant (`group`, fired from the step at (x, t)): each one
+/// measured for the report ([`measured_event`]), and the unguarded-switch check's segments
+/// updated (the one before ends a step early; a new one starts where the step's own law
+/// changed, no reset). Returns whether the new segment is recorded.
+async fn record(
+    link: &Link<'_>,
+    out: &mut Run,
+    (x, t): (&DVector<f64>, f64),
+    group: &[(usize, f64, DVector<f64>, DVector<f64>)],
+    opts: &StepOptions,
+    recording: bool,
+) -> Result<bool> {
+    let delta = opts.time_eps * opts.dt;
+    for (i, tau_i, minus, plus) in group {
+        let ev = Located {
+            x: x.clone(),
+            tau: *tau_i,
+            guard: *i,
+            minus: minus.clone(),
+            plus: plus.clone(),
+            t: t + tau_i,
+        };
+        out.events
+            .push(measured_event(link, &ev, opts, delta).await?);
+    }
+    // The step before this one ends where the event's step starts, possibly within a
+    // probe of the switch: left out of the check, as the event's own step is.
+    if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
+        seg.pop();
+    }
+    let soft = group.iter().all(|(i, ..)| !link.sys.has_reset(*i));
+    if soft {
+        out.soft
+            .push((group.last().expect("a group").0, Vec::new()));
+    }
+    Ok(soft)
+}
+
+/// The guards a step from (x, t) of length h crossed (`crossed`, with every guard's values at
+/// its ends), each located on its own; the earliest fires, with every other one within
+/// [`SIMULTANEOUS`] s of it (a simultaneous group, [`fire_group`]); the others are met again by
+/// the steps from the event. One guard's events too close together (`last`, per guard) are
+/// refused ([`spaced`]).
+async fn fire_crossed(
+    link: &Link<'_>,
+    (x, t, h): (&DVector<f64>, f64, f64),
+    crossed: &[usize],
+    (gx, gy): (&[f64], &[f64]),
+    last: &BTreeMap<usize, (i64, f64)>,
+    (t0, opts): (f64, &StepOptions),
+    nominal: bool,
+) -> Result<Fired> {
+    let delta = opts.time_eps * opts.dt;
+    let mut located = Vec::with_capacity(crossed.len());
+    for &i in crossed {
+        let (tau, minus) = locate(link, i, x, t, h, (gx[i], gy[i]), delta).await?;
+        located.push((tau, i, minus));
+    }
+    located.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let first = located[0].0;
+    located.retain(|(tau, _, _)| *tau <= first + SIMULTANEOUS);
+    for (tau, i, _) in &located {
+        spaced(
+            last,
+            (*i, grid_cell(t + tau, t0, opts.dt), t + tau),
+            t0,
+            opts.dt,
+        )?;
+    }
+    if located.len() == 1 {
+        let (tau, i, minus) = located.pop().expect("one located");
+        let plus = link.reset(i, &minus, t + tau).await?;
+        return Ok((tau, vec![(i, tau, minus, plus)]));
+    }
+    fire_group(link, x, t, located, opts.probe_rtol, nominal).await
 }
 
 /// The guards a step from (x, t) of length h crosses: from above zero at its start (`gx`)
