@@ -66,6 +66,8 @@ DT, DT_FINE = 2e-3, 2e-4
 #: A touchdown's window: from the start of the step in which the toe crosses, this long (cut at the
 #: end of the hold, where the command changes), s.
 WINDOW = 0.006
+#: The table's limit on one answer of (c), s (see :func:`located_jacobian`).
+TIMEOUT = 300.0
 #: Entries of (c) whose signs are compared.
 TOP = 10
 #: The driver's probe agreement (eps against eps/2, relative to max(1, max|J|)). MuJoCo's impedance
@@ -402,9 +404,42 @@ def _window_box(m: Any, td: Touchdown) -> Tuple[Any, Any, np.ndarray]:
 
 
 def located_jacobian(m: Any, td: Touchdown, dt: float = DT, halve_dt: bool = True,
-                     progress: Any = False, probe_rtol: float = PROBE_RTOL) -> Answer:
-    """(c): ``fm.hybrid_jacobian`` on ``mujoco_step_function`` over the window, the toes' entry
-    and release guarded; rows and columns in MuJoCo's tangent coordinates."""
+                     progress: Any = False, probe_rtol: float = PROBE_RTOL, timeout: Optional[float] = None) -> Answer:
+    """(c): ``fm.hybrid_jacobian`` over the window through MuJoCo's step with :class:`ToeGuards`;
+    rows and columns in MuJoCo's tangent coordinates. With ``timeout`` (s) it runs in a child
+    process that is stopped at the timeout: the core's spectral radius of J (nalgebra's Schur
+    iteration) has been seen not to return on some of this robot's 56 x 56 Jacobians; the answer
+    then says so as its refusal."""
+    if timeout is None:
+        return _located(m, td, dt, halve_dt, progress, probe_rtol)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    start = time.perf_counter()
+    proc = ctx.Process(target=_located_child, args=(child, m, td, dt, halve_dt, probe_rtol), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(timeout):
+            return parent.recv()  # type: ignore[no-any-return]
+    except EOFError:
+        pass
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    return Answer("c", dt, None, time.perf_counter() - start,
+                  refusal=f"Timeout: no answer in {timeout:g} s (every step call had finished: the core's "
+                          "spectral radius of J, nalgebra's Schur iteration, did not return)")
+
+
+def _located_child(conn: Any, m: Any, td: Touchdown, dt: float, halve_dt: bool, probe_rtol: float) -> None:
+    conn.send(_located(m, td, dt, halve_dt, False, probe_rtol))
+    conn.close()
+
+
+def _located(m: Any, td: Touchdown, dt: float, halve_dt: bool, progress: Any, probe_rtol: float) -> Answer:
     from .. import FerroError, hybrid_jacobian
 
     sys_, box, x0 = _window_box(m, td)
@@ -572,7 +607,7 @@ def touchdown_row(m: Any, td: Touchdown, contact: str, mjx: Optional[MJXWindow],
     for dt in (DT, DT_FINE):
         tag = f"{dt * 1e3:g} ms"
         ans[f"b {tag}"] = difference_jacobian(m, td, dt)
-        ans[f"c {tag}"] = located_jacobian(m, td, dt)
+        ans[f"c {tag}"] = located_jacobian(m, td, dt, timeout=TIMEOUT)
         if mjx is not None:
             ans[f"a {tag}"] = mjx.jacobian(td, dt, contact)
         say(f"  {td.label}: dt = {tag}: " + ", ".join(f"({k[0]}) {v.wall_s:.1f} s" + (" refused" if v.refusal else "")
