@@ -77,7 +77,7 @@ mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD
 engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
-quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (~30 min on 2 busy cores; docs/engines.md)
+quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (28 min on 2 busy cores; docs/engines.md)
 	@.venv-engines/bin/python -m ferromotion.engines.quadruped3d --out target/quadruped3d.json
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
