@@ -15,10 +15,11 @@ hold the step is a function of the state alone, as the black-box driver needs.
 
 **A touchdown** is a toe's distance to the floor crossing zero between two step ends of the nominal
 run (MuJoCo's own "in contact", ``mj_geomDistance``). A *stride touchdown* ends a swing: the foot was off the
-floor at least ``swing`` s before it (and the landing at the start); the others (a stance foot, sliding
-on its frictionless toe, leaving the floor and touching it again within a few ms: MuJoCo's soft contact
-chattering) are counted, not tabulated. Its **window** is the hold interval containing it
-(x before = the state at the hold's start, x after = the state at its end). Contacts are the four toes
+floor at least ``swing`` s before it (and the landing at the start); the others (a stance foot
+leaving the floor and touching it again within a few ms: MuJoCo's soft contact
+chattering) are counted, not tabulated. Its **window** runs from the start of the step in which the
+toe crosses for ``WINDOW`` = 6 ms, cut at the end of the hold (x before = the state at the window's start,
+x after = the state at its end). Contacts are the four toes
 against the floor (:func:`quadruped_model` ``toes_only``); :func:`nominal` reports every other contact
 the unrestricted model makes on the same run (none on the default trot).
 
