@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines cube-engines quadruped3d clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -79,6 +79,9 @@ engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_T
 
 cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp; minutes; docs/engines.md) in .venv-engines
 	@.venv-engines/bin/python scripts/cube_engines.py
+
+quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (28 min on 2 busy cores; docs/engines.md)
+	@.venv-engines/bin/python -m ferromotion.engines.quadruped3d --out target/quadruped3d.json
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv
 	cargo clean

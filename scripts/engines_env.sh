@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create or refresh .venv-engines, the audited engines' own environment (MuJoCo, MJX, JAX, Newton on
-# Warp, Drake; PyTorch only with ENGINES_TORCH=1), from tests/engines/requirements-engines.txt; a fast no-op when it is
+# Warp, Drake, dm_control's models; PyTorch only with ENGINES_TORCH=1), from tests/engines/requirements-engines.txt; a fast no-op when it is
 # up to date (the stamp matches and every pinned distribution is installed at its version: one that
 # was removed or replaced since is reinstalled). These engines go nowhere else (never into .venv).
 # The core's extension is made importable by a .pth pointing at python/, as scripts/bench_env.sh
@@ -41,7 +41,7 @@ imports() {
     "$ENG_PY" - <<'PY'
 import importlib, sys
 failed = []
-for mod in ("mujoco", "mujoco.mjx", "jax", "warp", "newton", "pydrake"):
+for mod in ("mujoco", "mujoco.mjx", "jax", "warp", "newton", "pydrake", "dm_control"):
     try:
         importlib.import_module(mod)
     except Exception as e:  # an ImportError, or a broken native library
