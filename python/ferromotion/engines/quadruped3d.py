@@ -408,9 +408,9 @@ def located_jacobian(m: Any, td: Touchdown, dt: float = DT, halve_dt: bool = Tru
                      progress: Any = False, probe_rtol: float = PROBE_RTOL, timeout: Optional[float] = None) -> Answer:
     """(c): ``fm.hybrid_jacobian`` over the window through MuJoCo's step with :class:`ToeGuards`;
     rows and columns in MuJoCo's tangent coordinates. With ``timeout`` (s) it runs in a child
-    process that is stopped at the timeout: the core's spectral radius of J (nalgebra's Schur
-    iteration) has been seen not to return on some of this robot's 56 x 56 Jacobians; the answer
-    then says so as its refusal."""
+    process that is stopped at the timeout (the core's spectral radius of J once spun forever on
+    some of this robot's 56 x 56 Jacobians; its Schur iteration is now capped, and the timeout
+    stays as a guard); the answer then says so as its refusal."""
     if timeout is None:
         return _located(m, td, dt, halve_dt, progress, probe_rtol)
     import multiprocessing as mp
@@ -451,6 +451,13 @@ def _located(m: Any, td: Touchdown, dt: float, halve_dt: bool, progress: Any, pr
     except FerroError as e:
         return Answer("c", dt, None, time.perf_counter() - start, refusal=f"{type(e).__name__}: {e}")
     wall = time.perf_counter() - start
+    if not s.differentiable:
+        # Simultaneous touchdowns whose orders give different matrices: the pieces remain
+        # (s.pieces, s.jvp), no one Jacobian.
+        try:
+            s.jacobian
+        except FerroError as e:
+            return Answer("c", dt, None, wall, events=len(s.events), refusal=f"{type(e).__name__}: {e}")
     half = None if s.half_dt is None else box.tangent_at_end(s.half_dt.jacobian, s.half_dt.x)
     return Answer("c", dt, box.tangent_at_end(s.jacobian, s.x), wall, events=len(s.events),
                   half_dt_spread=None if s.half_dt is None else float(s.half_dt.spread), half_dt=half,
