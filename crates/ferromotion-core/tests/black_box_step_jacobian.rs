@@ -237,82 +237,93 @@ fn levels(ta: f64, tb: f64) -> Vec<f64> {
 }
 
 #[test]
-fn events_in_adjacent_steps_are_refused() {
-    // Two guards crossed at 0.3195 s and 0.3205 s: at dt = 1 ms, in the adjacent steps
-    // [0.319, 0.320] and [0.320, 0.321].
+fn two_guards_close_together_are_located_in_order() {
+    // Guards crossed at 0.3192 s and 0.3197 s (one 1 ms step) and at 0.3195 s and 0.3205 s
+    // (adjacent steps), and two steps apart: each is located on its own, and without resets
+    // the step's law is unchanged, so J is free flight's.
     let mut sys = Flight::new(Integrator::Exact);
     sys.bounce = false;
-    sys.levels = levels(0.3195, 0.3205);
-    match step_jacobian(&sys, &x0(), 0.0, 0.4, &StepOptions::default()) {
-        Err(FerroError::EventsInAdjacentSteps { first, second, dt }) => {
-            assert!((first - 0.3195).abs() < 1e-9 && (second - 0.3205).abs() < 1e-9);
-            assert_eq!(dt, 1e-3);
-        }
-        other => panic!("{other:?}"),
-    }
-    // Two steps apart they are fine, and the guards without resets leave J the flight's.
-    sys.levels = levels(0.3195, 0.3215);
-    let s = step_jacobian(&sys, &x0(), 0.0, 0.4, &StepOptions::default()).unwrap();
-    assert_eq!(s.solution.events.len(), 2);
     let want = DMatrix::from_row_slice(2, 2, &[1.0, 0.4, 0.0, 1.0]);
-    assert!(
-        rel_err_dyn(&s.solution.jacobian, &want) < 1e-8,
-        "{}",
-        s.solution.jacobian
-    );
+    for (ta, tb) in [(0.3192, 0.3197), (0.3195, 0.3205), (0.3195, 0.3215)] {
+        sys.levels = levels(ta, tb);
+        let s = step_jacobian(&sys, &x0(), 0.0, 0.4, &StepOptions::default()).unwrap();
+        let ev = &s.solution.events;
+        assert_eq!(ev.iter().map(|e| e.guard).collect::<Vec<_>>(), vec![0, 1]);
+        assert!((ev[0].t - ta).abs() < 1e-12 && (ev[1].t - tb).abs() < 1e-12);
+        assert!(
+            rel_err_dyn(&s.solution.jacobian, &want) < 1e-8,
+            "{}",
+            s.solution.jacobian
+        );
+    }
+}
+
+/// The drop from 1 m over the ground with the bounce (y, -e v): it lands at 0.4515 s at
+/// 4.43 m/s and is back 2·e·4.43/g s later.
+struct WeakBounce(Flight, f64);
+
+impl StepSystem for WeakBounce {
+    fn name(&self) -> String {
+        "weak bounce".into()
+    }
+    fn dim(&self) -> usize {
+        2
+    }
+    fn step(&self, x: &DVector<f64>, dt: f64) -> DVector<f64> {
+        self.0.step(x, dt)
+    }
+    fn guard_count(&self) -> usize {
+        1
+    }
+    fn guard(&self, _: usize, x: &DVector<f64>) -> f64 {
+        x[0]
+    }
+    fn has_reset(&self, _: usize) -> bool {
+        true
+    }
+    fn reset(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
+        DVector::from_vec(vec![x[0], -self.1 * x[1]])
+    }
 }
 
 #[test]
-fn two_events_in_one_step_are_refused() {
-    let mut sys = Flight::new(Integrator::Exact);
-    sys.bounce = false;
-    sys.levels = levels(0.3192, 0.3197);
-    let r = step_jacobian(&sys, &x0(), 0.0, 0.4, &StepOptions::default());
-    assert!(
-        matches!(r, Err(FerroError::TwoEventsInOneStep { .. })),
-        "{r:?}"
-    );
-    // A bounce with e = 0.001 lands again 0.9 ms later, inside the same 10 ms step.
-    struct Dead(Flight);
-    impl StepSystem for Dead {
-        fn name(&self) -> String {
-            "dead bounce".into()
-        }
-        fn dim(&self) -> usize {
-            2
-        }
-        fn step(&self, x: &DVector<f64>, dt: f64) -> DVector<f64> {
-            self.0.step(x, dt)
-        }
-        fn guard_count(&self) -> usize {
-            1
-        }
-        fn guard(&self, _: usize, x: &DVector<f64>) -> f64 {
-            x[0]
-        }
-        fn has_reset(&self, _: usize) -> bool {
-            true
-        }
-        fn reset(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
-            DVector::from_vec(vec![x[0], -0.001 * x[1]])
-        }
-    }
+fn one_guard_crossed_twice_in_one_step_or_in_adjacent_steps_is_refused() {
     let opts = StepOptions {
         dt: 1e-2,
         graze_speed: 1e-6,
         ..StepOptions::default()
     };
+    let t_land = (2.0 / G).sqrt();
+    // e = 0.001: back 0.9 ms later, inside the same 10 ms step.
     let r = step_jacobian(
-        &Dead(Flight::new(Integrator::Exact)),
+        &WeakBounce(Flight::new(Integrator::Exact), 0.001),
         &x0(),
         0.0,
         0.6,
         &opts,
     );
-    assert!(
-        matches!(r, Err(FerroError::TwoEventsInOneStep { .. })),
-        "{r:?}"
+    match r {
+        Err(FerroError::TwoEventsInOneStep { first, second, .. }) => {
+            assert_eq!((first, second), (0, 0))
+        }
+        other => panic!("{other:?}"),
+    }
+    // e = 0.01: back 9.0 ms later, in the next step.
+    let r = step_jacobian(
+        &WeakBounce(Flight::new(Integrator::Exact), 0.01),
+        &x0(),
+        0.0,
+        0.6,
+        &opts,
     );
+    match r {
+        Err(FerroError::EventsInAdjacentSteps { first, second, dt }) => {
+            let back = t_land + 2.0 * 0.01 * (2.0 * G).sqrt() / G;
+            assert!((first - t_land).abs() < 1e-9 && (second - back).abs() < 1e-9);
+            assert_eq!(dt, 1e-2);
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
