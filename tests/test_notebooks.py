@@ -18,7 +18,7 @@ from jupyter_client import KernelManager  # noqa: E402
 from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-# Notebooks that need a real engine run in .venv-engines (tests/engines/test_notebook_04.py, test_notebook_08.py).
+# Notebooks that need a real engine run in .venv-engines (tests/engines/test_engine_notebooks.py).
 ENGINE_NOTEBOOKS = {"04_audit_your_simulator.ipynb", "08_audit_your_robot.ipynb"}
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if p.name not in ENGINE_NOTEBOOKS)
 # Each notebook is written to run in a few seconds; this is a hang guard, not a benchmark.
