@@ -61,17 +61,48 @@ def test_our_penalty_step_through_the_driver_is_the_corrected_route_at_the_same_
           f"spread {s.half_dt.spread:.2e}; {s.step_calls} step calls in {s.wall_time_s:.2f} s")
 
 
-def test_without_the_release_guard_the_switch_is_refused_and_named() -> None:
-    sys = penalty(1e5)
+def test_without_the_release_guard_the_driver_locates_the_release_itself() -> None:
+    k = 1e5
+    sys = penalty(k)
     entry_only = fm.StepFunction(sys.step, guards=sys.guards[:1], resets=[None])
-    with pytest.raises(fm.UnguardedSwitch, match="declare that switch as a guard with reset None") as e:
-        fm.hybrid_jacobian(entry_only, [1.0, 0.0], 0.0, 0.8, dt=DT)
-    # The switch is the release: after the entry at sqrt(2h/g), within half a damped period.
-    t = float(str(e.value).split("inside the step from t = ")[1].split(" s")[0])
-    k, m = 1e5, DROP.mass
+    declared = fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8, dt=DT)
+    located = fm.hybrid_jacobian(entry_only, [1.0, 0.0], 0.0, 0.8, dt=DT)
+    # The same located map as with the release declared (a second route to it), at dt and dt/2.
+    scale = np.max(np.abs(declared.jacobian))
+    assert np.max(np.abs(located.jacobian - declared.jacobian)) < 1e-6 * scale
+    assert declared.half_dt is not None and located.half_dt is not None
+    assert np.max(np.abs(located.half_dt.jacobian - declared.half_dt.jacobian)) < 1e-6 * scale
+    # One switch, met where the declared release fires, numbered after the declared guard.
+    assert len(located.switches) == 1 and declared.switches == ()
+    release = [e.t for e in declared.events if e.guard == 1]
+    assert [e.guard for e in located.events] == [0, 1]
+    assert abs(located.events[1].t - release[0]) < 1e-9
+    # Its surface is the force's argument -k*y - c*v = 0: the unit normal, towards the side
+    # before the release (the argument positive), is -(k, c)/|(k, c)|.
+    c = 2.0 * DROP.zeta * math.sqrt(k * DROP.mass)
+    want = -np.array([k, c]) / math.hypot(k, c)
+    assert np.max(np.abs(located.switches[0].normal - want)) < 1e-6
+    assert "1 undeclared switches located" in repr(located)
+    assert located.to_dict()["switches"][0]["t"] == located.switches[0].t
+
+
+def test_a_release_where_the_force_jumps_is_refused_and_says_why() -> None:
+    # Without the push-only clamp the force pulls until y = 0 and then stops: the field jumps
+    # at that undeclared switch, so the driver cannot stand a plane in for its guard.
+    k, m, g = 1e5, DROP.mass, DROP.gravity
     c = 2.0 * DROP.zeta * math.sqrt(k * m)
-    entry = math.sqrt(2.0 * DROP.height / DROP.gravity)
-    assert entry < t < entry + math.pi / math.sqrt(k / m - (c / (2 * m)) ** 2)
+
+    def step(x: np.ndarray, dt: float) -> List[float]:
+        y, v = float(x[0]), float(x[1])
+        force = -k * y - c * v if y < 0.0 else 0.0
+        v = v + dt * (force / m - g)
+        return [y + dt * v, v]
+
+    sys = fm.StepFunction(step, guards=[lambda x: float(x[0])], resets=[None])
+    with pytest.raises(fm.UnguardedSwitch, match="field jumps there") as e:
+        fm.hybrid_jacobian(sys, [1.0, 0.0], 0.0, 0.8, dt=DT)
+    assert "declare that switch as a guard with reset None" in str(e.value)
+    assert e.value.fields["reason"].startswith("it was located at t = ")
 
 
 def test_a_soft_entry_too_slow_to_locate_is_grazing() -> None:

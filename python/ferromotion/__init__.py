@@ -74,8 +74,8 @@ from .sweep import Sweep, SweepBlame, SweepGrid, SweepRoute, sweep
 from .workbench import Workbench
 from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, standard_arms
 from . import systems
-from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Interrupted, PartialPass, Piece,
-    SlopeBall, StepFunction, WarmStartedDrop, hybrid_jacobian)
+from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Interrupted, LocatedSwitch, PartialPass,
+    Piece, SlopeBall, StepFunction, WarmStartedDrop, hybrid_jacobian)
 from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, RECEIPT_SCHEMA_V2, Receipt,
     check_fixture, check_gradient, check_jacobian, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
@@ -138,6 +138,7 @@ __all__ = [
     "HybridSystem",
     "InvalidParameter",
     "Landscape",
+    "LocatedSwitch",
     "limit_restitution",
     "log_grid",
     "matched_dt",

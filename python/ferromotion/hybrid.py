@@ -87,8 +87,11 @@ class StepFunction:
         step decides its law at each step's start, as engines do; the driver continues from
         a state strictly past the guard's zero and restarts its grid there. Declare the
         release too (for a push-only penalty law, the force's argument ``-k y - c v`` while
-        ``y < 0``, and anything positive above ground): without it the driver detects the
-        switch from the step's own Jacobian and refuses with :class:`UnguardedSwitch`.
+        ``y < 0``, and anything positive above ground). Without it the driver detects the
+        switch from the step's own Jacobian and, where the step's field is continuous there
+        (a clamped force), locates it itself (:attr:`HybridSolution.switches`) at the cost of
+        computing the answer once more per switch; where the field jumps it refuses with
+        :class:`UnguardedSwitch`.
     name : str, optional
         For messages; default the step's ``__name__``.
     batch : bool or int
@@ -259,6 +262,32 @@ class HybridEvent(Json):
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class LocatedSwitch(Json):
+    """A switch of a :class:`StepFunction`'s law that no guard declared, located by the driver
+    from the step's own Jacobian (a push-only penalty contact's release): its events are
+    listed among :attr:`HybridSolution.events` with guard numbers after the declared ones.
+
+    Attributes
+    ----------
+    t : float
+        When the nominal run met it, s.
+    x : numpy.ndarray
+        The state there (just past it).
+    normal : numpy.ndarray
+        The unit normal of the switching surface at x (tangent coordinates), pointing to the
+        side before the switch.
+    """
+
+    t: float
+    x: np.ndarray
+    normal: np.ndarray
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain Python types."""
+        return {"t": self.t, "x": self.x.tolist(), "normal": self.normal.tolist()}
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class HalfDt(Json):
     """A :class:`StepFunction`'s answer recomputed at dt/2, beside the one at dt.
 
@@ -360,6 +389,9 @@ class HybridSolution(Json):
     batch_calls : int or None
         For a :class:`StepFunction`: how many times ``step`` was called (``step_calls`` counts
         the states stepped; the two are equal one state at a time).
+    switches : tuple of LocatedSwitch
+        For a :class:`StepFunction`: the switches of its law no guard declared that the driver
+        located itself (at dt); their events are guards ``len(guards) + k``.
     """
 
     x: np.ndarray
@@ -374,6 +406,7 @@ class HybridSolution(Json):
     step_calls: Optional[int]
     wall_time_s: Optional[float]
     batch_calls: Optional[int]
+    switches: Tuple[LocatedSwitch, ...]
     pieces: Tuple[Piece, ...]
     commuted: bool
     enumerated: bool
@@ -383,7 +416,7 @@ class HybridSolution(Json):
     _again: Optional[Callable[[np.ndarray], Any]]
 
     __slots__ = ("x", "mode", "_jacobian", "events", "probe_gap", "spectral_radius", "worst_gain",
-                 "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "pieces", "commuted", "enumerated",
+                 "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "switches", "pieces", "commuted", "enumerated",
                  "largest_difference", "_refusal", "_handle", "_again")
 
     def __init__(self, x: np.ndarray, mode: int, jacobian: Optional[np.ndarray], events: Tuple[HybridEvent, ...],
@@ -392,14 +425,15 @@ class HybridSolution(Json):
                  step_calls: Optional[int] = None, wall_time_s: Optional[float] = None, batch_calls: Optional[int] = None,
                  pieces: Optional[Tuple[Piece, ...]] = None, commuted: bool = False, enumerated: bool = True,
                  largest_difference: float = 0.0, refusal: Optional[str] = None, handle: Any = None,
-                 again: Optional[Callable[[np.ndarray], Any]] = None) -> None:
+                 again: Optional[Callable[[np.ndarray], Any]] = None,
+                 switches: Tuple[LocatedSwitch, ...] = ()) -> None:
         set_ = object.__setattr__
         for k, v in (("x", x), ("mode", mode), ("_jacobian", jacobian), ("events", events),
                      ("probe_gap", probe_gap), ("spectral_radius", spectral_radius), ("worst_gain", worst_gain),
                      ("split_residual", split_residual), ("half_dt", half_dt), ("step_calls", step_calls),
                      ("wall_time_s", wall_time_s), ("batch_calls", batch_calls), ("commuted", commuted), ("enumerated", enumerated),
                      ("largest_difference", largest_difference), ("_refusal", refusal), ("_handle", handle),
-                     ("_again", again)):
+                     ("_again", again), ("switches", tuple(switches))):
             set_(self, k, v)
         if pieces is None:
             n = len(x)
@@ -444,7 +478,8 @@ class HybridSolution(Json):
                 "spectral_radius": self.spectral_radius, "worst_gain": self.worst_gain,
                 "split_residual": self.split_residual,
                 "half_dt": None if self.half_dt is None else self.half_dt.to_dict(),
-                "step_calls": self.step_calls, "wall_time_s": self.wall_time_s, "batch_calls": self.batch_calls}
+                "step_calls": self.step_calls, "wall_time_s": self.wall_time_s, "batch_calls": self.batch_calls,
+                "switches": [w.to_dict() for w in self.switches]}
 
     def __repr__(self) -> str:
         x = ", ".join(f"{v:.6g}" for v in self.x)
@@ -458,6 +493,8 @@ class HybridSolution(Json):
         extra = ""
         if self.half_dt is not None:
             extra += f", dt/2 spread {self.half_dt.spread:.2g}"
+        if self.switches:
+            extra += f", {len(self.switches)} undeclared switches located"
         if self.step_calls is not None and self.wall_time_s is not None:
             extra += f", {self.step_calls} step calls in {self.wall_time_s:.3g} s"
         return (f"HybridSolution(x = [{x}], {body}, {len(self.events)} events, probe gap {self.probe_gap:.2g}"
@@ -613,7 +650,9 @@ def hybrid_jacobian(system: Union[systems.System, systems.TumblingCube, HybridSy
         half = None if h is None else HalfDt(x=frozen(h["x"]), jacobian=frozen(h["jacobian"]), events=h["events"],
                                              spread=h["spread"])
         return _solution(b, split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
-                         wall_time_s=wall, batch_calls=b["batch_calls"])
+                         wall_time_s=wall, batch_calls=b["batch_calls"],
+                         switches=tuple(LocatedSwitch(t=w["t"], x=frozen(w["x"]), normal=frozen(w["normal"]))
+                                        for w in b["switches"]))
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")

@@ -169,8 +169,9 @@ pub enum FerroError {
         tolerance: f64,
     },
     /// A step function's law changed inside a step where no guard was declared (found from
-    /// its step Jacobian jumping between successive steps): that switch cannot be located.
-    #[error("the step's law changes with no guard inside the step from t = {t} s (step {dt:e} s): its step Jacobian jumps by {jump:e} from one step to the next, in the segment begun at guard {after}'s event; declare that switch as a guard with reset None (for a push-only penalty contact, its release: the force's argument, e.g. -k*y - c*v while y < 0)")]
+    /// its step Jacobian jumping between successive steps) and the driver could not locate
+    /// that switch itself (`reason` says why).
+    #[error("the step's law changes with no guard inside the step from t = {} s (step {} s): its step Jacobian jumps by {} from one step to the next, in the segment begun at guard {after}'s event, and {reason}; declare that switch as a guard with reset None (for a push-only penalty contact, its release: the force's argument, e.g. -k*y - c*v while y < 0)", Num(*.t), Num(*.dt), Num(*.jump))]
     UnguardedSwitch {
         /// Start of the step, s.
         t: f64,
@@ -180,6 +181,8 @@ pub enum FerroError {
         jump: f64,
         /// The guard whose event began the segment.
         after: usize,
+        /// Why the driver could not locate it.
+        reason: String,
     },
     /// The rigid contact's complementarity problem had no verified solution.
     #[error("contact solve failed at t = {t} s: {detail}")]

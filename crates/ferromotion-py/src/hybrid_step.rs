@@ -18,8 +18,9 @@ use pyo3::types::PyDict;
 use std::sync::Mutex;
 
 /// `hybrid_jacobian`'s document (`x`, `mode`, `jacobian`, `events`, `probe_gap`,
-/// `spectral_radius`, `worst_gain`), `split_residual`, `step_calls`, `batch_calls`, `rows`
-/// and `half_dt` (None, or `x`, `jacobian`, `events` (a count) and `spread` at dt/2).
+/// `spectral_radius`, `worst_gain`), `split_residual`, `step_calls`, `batch_calls`, `rows`,
+/// `switches` (each located switch's `t`, `x`, `normal`) and `half_dt` (None, or `x`,
+/// `jacobian`, `events` (a count) and `spread` at dt/2).
 /// `resets` is empty or holds one callable or None per guard; `options` is the core's
 /// `StepOptions`; `batch`: None or False calls `step(x, dt)` one state at a time, True or an int
 /// `step(X, dt)` with every row or at most that many rows at once; `manifold` the (kind, index) blocks;
@@ -135,6 +136,15 @@ fn answer<'py>(py: Python<'py>, s: &StepSolution) -> PyResult<Bound<'py, PyDict>
     out.set_item("step_calls", s.step_calls)?;
     out.set_item("batch_calls", s.batch_calls)?;
     out.set_item("rows", s.rows)?;
+    let switches = pyo3::types::PyList::empty(py);
+    for w in &s.switches {
+        let d = PyDict::new(py);
+        d.set_item("t", w.t)?;
+        d.set_item("x", PyArray1::from_slice(py, w.at.as_slice()))?;
+        d.set_item("normal", PyArray1::from_slice(py, w.normal.as_slice()))?;
+        switches.append(d)?;
+    }
+    out.set_item("switches", switches)?;
     match &s.half_dt {
         Some(h) => {
             let half = PyDict::new(py);

@@ -13,7 +13,8 @@ the engine's own switches, both with reset None (its law changes there, x is con
   force (for MuJoCo's soft constraint, mapped as ``ferromotion.engines._mujoco`` documents:
   ``-k*y - c*v + d*m*g``) or ``-k*y``, whichever reaches zero first (a slow bounce leaves the
   ground with the force still positive: the ``d*m*g`` it carries), ``-k*y`` (negative) above
-  ground. Without it the driver refuses with ``UnguardedSwitch``.
+  ground. Without it the driver locates the release from the step's own Jacobian (the clamped
+  force is continuous there), at the cost of one more pass.
 
 The answer is the derivative of the engine's event-located map at its dt; it approaches the
 derivative of the engine's continuous law as dt shrinks, so it is also given at dt/2 with the
@@ -146,8 +147,8 @@ def step_function(engine: str, drop: Optional[Drop] = None, k: float = 1e5, dt: 
         The engine's step, s (the model's ``timestep``; the driver also calls it with the
         sub-steps it locates events by).
     release : bool
-        Declare the release guard (default). False leaves only the entry, which the driver
-        then refuses with ``UnguardedSwitch`` (to show why it is needed).
+        Declare the release guard (default). False leaves only the entry: the driver then
+        locates the release from mj_step's own Jacobian (``HybridSolution.switches``).
     batch : bool
         The batched form: ``step(X, dt)`` on (m, 2) rows (one ``mujoco.rollout`` of one step, its
         threads over MjData: bit for bit the one-state step's rows), guards (m, 2) -> (m,).

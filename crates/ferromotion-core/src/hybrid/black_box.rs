@@ -41,11 +41,17 @@
 //!   for a first-order step), and is not that derivative. With `halve_dt` (the default) it
 //!   is also computed at dt/2 and the spread max|J(dt) - J(dt/2)| / max(1, max|J(dt)|) is
 //!   reported beside it.
-//! - **A switch without a guard is refused.** In every segment that begins at an event
-//!   without a reset, the step Jacobians of successive steps (central differences) must
-//!   change smoothly; a jump means the law changed again inside a step where no guard
-//!   locates it (a penalty contact's release, its force back to zero), and is refused with
-//!   [`FerroError::UnguardedSwitch`], which names the guard to declare.
+//! - **A switch without a guard is located, or refused.** In every segment that begins at
+//!   an event without a reset, the step Jacobians of successive steps (central differences)
+//!   must change smoothly; a jump means the law changed again inside a step where no guard
+//!   locates it (a penalty contact's release, its force back to zero). Where the field is
+//!   continuous across it and the jump is one switch, the driver locates it from the step's
+//!   own Jacobian and makes it a guard of its own (`black_box/switches.rs`: bracketed to
+//!   one step, its surface's normal from the jump, a plane through it armed near its time;
+//!   every row locates its own crossing), and computes the answer again with it; located
+//!   switches are guards numbered after the declared ones, listed in
+//!   [`StepSolution::switches`]. What cannot be located so is refused with
+//!   [`FerroError::UnguardedSwitch`], which says why and names the guard to declare.
 //! - **Hidden state, measured.** Before anything else, a step function must be a function
 //!   of (x, dt) alone: `step(x0, 2h)` called twice, with another call between, must repeat
 //!   bit for bit; and `step(x0, 2h)` against `step(step(x0, h), h)` must agree to
@@ -84,14 +90,17 @@
 //! The answer carries J's spectral radius and worst-case gain, as the declared driver's
 //! does, and the number of step-function calls it took.
 
+mod locate;
 mod manifold;
 mod measured;
 mod rows;
 mod run;
+mod switches;
 mod system;
 
 pub use manifold::{Joint, JointKind, Manifold, UNIT_TOL};
 pub use rows::{Observer, StepProgress, StepWatch, REPORT_EVERY};
+pub use switches::{Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW};
 pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
 
 use super::{HybridSolution, Piece};
@@ -119,6 +128,9 @@ pub struct StepSolution {
     pub batch_calls: u64,
     /// Rows (independent runs) the answer took.
     pub rows: usize,
+    /// The switches no guard declared, located from the step's behaviour at dt (their
+    /// events are guards `guard_count() + k`).
+    pub switches: Vec<Switch>,
 }
 
 /// The answer at dt/2, beside the one at dt.
@@ -197,6 +209,9 @@ struct PassLayout {
 enum Verdict<'r> {
     /// Not yet: an unfinished row comes before any refusal.
     Pending,
+    /// Every step size's nominal run finished, and some located a switch no guard declared:
+    /// (pass, switch) each; the rows are run again with them.
+    Found(Vec<(usize, Switch)>),
     Refused(FerroError),
     /// Every step size's answer.
     Answered(Vec<Answer<'r>>),
@@ -422,10 +437,11 @@ fn fill_missing(
     sys: &dyn StepSystem,
     s: &Setup,
     answers: &mut [Answer],
+    found: &[Vec<Switch>],
     watch: &mut StepWatch<'_>,
     cost: &mut Cost,
 ) -> Result<Option<FerroError>> {
-    let (plan, rows) = plan_missing(sys, s, answers);
+    let (plan, rows) = plan_missing(sys, s, answers, found);
     if rows.is_empty() {
         for a in answers.iter_mut() {
             a.pieces.enumerated = true;
@@ -448,6 +464,7 @@ fn plan_missing<'a>(
     sys: &'a dyn StepSystem,
     s: &Setup<'a>,
     answers: &mut [Answer],
+    found: &'a [Vec<Switch>],
 ) -> (Vec<Planned>, Vec<Row<'a, Run>>) {
     let (_, sizes) = probes(s.manifold, s.x0, s.opts.eps);
     let mut plan = Vec::new();
@@ -478,9 +495,10 @@ fn plan_missing<'a>(
                         sys,
                         manifold: s.manifold,
                         caller: caller.clone(),
+                        switches: &found[a],
                     };
                     rows.push(Row {
-                        fut: Box::pin(run::row_run(link, x, s.t0, s.t1, o, false)),
+                        fut: Box::pin(locate::row_run(link, x, s.t0, s.t1, o, false)),
                         caller,
                         weight: (s.t1 - s.t0) / o.dt,
                     });
@@ -545,6 +563,22 @@ fn take_measured(s: &Setup, answers: &mut [Answer], plan: Vec<Planned>, outs: &O
 }
 
 fn judge<'r>(outs: &'r Outs, s: &Setup, passes: &[PassLayout]) -> Verdict<'r> {
+    let nominals: Vec<&Option<Result<Run>>> = passes.iter().map(|p| &outs[p.start]).collect();
+    let found: Vec<(usize, Switch)> = nominals
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| match o {
+            Some(Ok(r)) => r.found.clone().map(|s| (k, s)),
+            _ => None,
+        })
+        .collect();
+    if !found.is_empty() {
+        return if nominals.iter().all(|o| o.is_some()) {
+            Verdict::Found(found)
+        } else {
+            Verdict::Pending
+        };
+    }
     let mut answers = Vec::with_capacity(passes.len());
     for p in passes {
         match pass_answer(outs, s, p) {
@@ -627,16 +661,16 @@ pub fn step_jacobian_watched(
     let manifold = validate(sys, x0, t0, t1, opts)?;
     let cap = sys.batch_rows();
     let mut cost = Cost::default();
-    let link = |caller: &Caller| Link {
-        sys,
-        manifold: &manifold,
-        caller: caller.clone(),
-    };
     // The hidden-state measurement first, alone: a step with memory is refused before
     // anything else is spent on it.
     let caller = Caller::default();
     let h = opts.dt.min(0.5 * (t1 - t0));
-    let l = link(&caller);
+    let l = Link {
+        sys,
+        manifold: &manifold,
+        caller: caller.clone(),
+        switches: &[],
+    };
     let hidden = Row {
         fut: Box::pin(async move { run::measure_hidden_state(&l, x0, h, t0).await }),
         caller,
@@ -657,7 +691,6 @@ pub fn step_jacobian_watched(
             return Ok(StepOutcome::Stopped(partial(cause, None, &[], &[], &cost)));
         }
     };
-    let (layout, rows) = probe_rows(sys, &manifold, x0, (t0, t1), opts);
     let setup = Setup {
         manifold: &manifold,
         x0,
@@ -665,10 +698,26 @@ pub fn step_jacobian_watched(
         t1,
         opts,
     };
-    let total = rows.len();
-    let ran = rows::drive(sys, rows, cap, &mut watch, &mut cost, |outs| {
-        !matches!(judge(outs, &setup, &layout), Verdict::Pending)
-    });
+    // Per step size, the switches located so far; the rows run again while the nominal
+    // runs locate new ones.
+    let passes = if opts.halve_dt { 2 } else { 1 };
+    let mut found: Vec<Vec<Switch>> = vec![Vec::new(); passes];
+    let (layout, ran, total) = loop {
+        let (layout, rows) = probe_rows(sys, &manifold, x0, (t0, t1), opts, &found);
+        let total = rows.len();
+        let ran = rows::drive(sys, rows, cap, &mut watch, &mut cost, |outs| {
+            !matches!(judge(outs, &setup, &layout), Verdict::Pending)
+        });
+        if ran.stopped.is_none() {
+            if let Verdict::Found(new) = judge(&ran.outs, &setup, &layout) {
+                for (k, sw) in new {
+                    found[k].push(sw);
+                }
+                continue;
+            }
+        }
+        break (layout, ran, total);
+    };
     if let Some(cause) = ran.stopped {
         let done = ran.outs.iter().filter(|o| o.is_some()).count();
         let passes: Vec<PartialPass> = layout
@@ -683,9 +732,11 @@ pub fn step_jacobian_watched(
     let mut answers = match judge(&ran.outs, &setup, &layout) {
         Verdict::Answered(a) => a,
         Verdict::Refused(e) => return Err(e),
-        Verdict::Pending => unreachable!("every row finished"),
+        Verdict::Pending | Verdict::Found(_) => {
+            unreachable!("every row finished, nothing new found")
+        }
     };
-    if let Some(cause) = fill_missing(sys, &setup, &mut answers, &mut watch, &mut cost)? {
+    if let Some(cause) = fill_missing(sys, &setup, &mut answers, &found, &mut watch, &mut cost)? {
         let passes: Vec<PartialPass> = layout
             .iter()
             .map(|p| partial_pass(&ran.outs, &setup, p, manifold.tangent_dim()))
@@ -694,12 +745,9 @@ pub fn step_jacobian_watched(
         part.summary = summary(&part);
         return Ok(StepOutcome::Stopped(part));
     }
-    Ok(StepOutcome::Answered(solution(
-        answers,
-        split_residual,
-        &cost,
-        total,
-    )))
+    let mut out = solution(answers, split_residual, &cost, total);
+    out.switches = found.swap_remove(0);
+    Ok(StepOutcome::Answered(out))
 }
 
 /// Every run of every step size, as rows: the nominal run, then (+, -) per tangent
@@ -710,11 +758,13 @@ fn probe_rows<'a>(
     x0: &DVector<f64>,
     (t0, t1): (f64, f64),
     opts: &StepOptions,
+    found: &'a [Vec<Switch>],
 ) -> (Vec<PassLayout>, Vec<Row<'a, Run>>) {
-    let link = |caller: &Caller| Link {
+    let link = |caller: &Caller, pass: usize| Link {
         sys,
         manifold,
         caller: caller.clone(),
+        switches: &found[pass],
     };
     let mut dts = vec![opts.dt];
     if opts.halve_dt {
@@ -723,7 +773,7 @@ fn probe_rows<'a>(
     let halves = opts.probe_rtol > 0.0;
     let mut layout = Vec::new();
     let mut rows = Vec::new();
-    for &dt in &dts {
+    for (pass, &dt) in dts.iter().enumerate() {
         let o = StepOptions { dt, ..*opts };
         layout.push(PassLayout {
             dt,
@@ -739,9 +789,9 @@ fn probe_rows<'a>(
         }
         for (x, nominal) in starts {
             let caller = Caller::default();
-            let l = link(&caller);
+            let l = link(&caller, pass);
             rows.push(Row {
-                fut: Box::pin(run::row_run(l, x, t0, t1, o, nominal)),
+                fut: Box::pin(locate::row_run(l, x, t0, t1, o, nominal)),
                 caller,
                 weight: (t1 - t0) / dt,
             });
@@ -782,6 +832,7 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
         step_calls: cost.states,
         batch_calls: cost.calls,
         rows,
+        switches: Vec::new(),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::manifold::Manifold;
 use super::rows::{Caller, Item, Reply};
+use super::switches::{Suspect, Switch};
 use super::system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
 use crate::error::{FerroError, Result};
 use crate::hybrid::HybridEvent;
@@ -13,11 +14,13 @@ use nalgebra::{DMatrix, DVector};
 use std::collections::BTreeMap;
 
 /// A row's view of the system: its metadata from `sys`, its calls through `caller`, every
-/// answer checked (length, finite, quaternions unit).
+/// answer checked (length, finite, quaternions unit). The switches located from the step's
+/// behaviour (`switches.rs`) are guards after the declared ones, evaluated here.
 pub(super) struct Link<'a> {
     pub sys: &'a dyn StepSystem,
     pub manifold: &'a Manifold,
     pub caller: Caller,
+    pub switches: &'a [Switch],
 }
 
 impl Link<'_> {
@@ -46,23 +49,37 @@ impl Link<'_> {
         Ok(self.steps(vec![(x.clone(), h)], t).await?.remove(0))
     }
 
-    /// Every guard at x, checked finite.
+    /// Every guard at x (reached at time t), checked finite: the declared ones, then the
+    /// located switches'.
     pub async fn guards(&self, x: &DVector<f64>, t: f64) -> Result<Vec<f64>> {
-        if self.sys.guard_count() == 0 {
-            return Ok(Vec::new());
+        let mut g = Vec::new();
+        if self.sys.guard_count() > 0 {
+            let r = self.caller.ask(vec![Item::Guards(x.clone())]).await;
+            let Some(Reply::Values(declared)) = r.into_iter().next() else {
+                unreachable!("guards are answered with values")
+            };
+            for (i, v) in declared.iter().enumerate() {
+                finite_guard(i, *v, x, t)?;
+            }
+            g = declared;
         }
-        let r = self.caller.ask(vec![Item::Guards(x.clone())]).await;
-        let Some(Reply::Values(g)) = r.into_iter().next() else {
-            unreachable!("guards are answered with values")
-        };
-        for (i, v) in g.iter().enumerate() {
-            finite_guard(i, *v, x, t)?;
-        }
+        g.extend(self.switches.iter().map(|s| s.value(self.manifold, x, t)));
         Ok(g)
     }
 
-    /// Guard i at each x, as one ask.
+    /// Whether guard i has a reset the driver applies (a located switch has none).
+    pub fn has_reset(&self, i: usize) -> bool {
+        i < self.sys.guard_count() && self.sys.has_reset(i)
+    }
+
+    /// Guard i at each x (reached at time t), as one ask.
     pub async fn guard_at(&self, i: usize, xs: Vec<DVector<f64>>, t: f64) -> Result<Vec<f64>> {
+        if let Some(s) = i
+            .checked_sub(self.sys.guard_count())
+            .and_then(|k| self.switches.get(k))
+        {
+            return Ok(xs.iter().map(|x| s.value(self.manifold, x, t)).collect());
+        }
         let items = xs.iter().map(|x| Item::Guard(i, x.clone())).collect();
         let replies = self.caller.ask(items).await;
         xs.iter()
@@ -85,7 +102,7 @@ impl Link<'_> {
         xs: Vec<DVector<f64>>,
         t: f64,
     ) -> Result<Vec<DVector<f64>>> {
-        if !self.sys.has_reset(i) {
+        if !self.has_reset(i) {
             return Ok(xs);
         }
         let items = xs.iter().map(|x| Item::Reset(i, x.clone())).collect();
@@ -310,7 +327,7 @@ async fn saltation(
         n,
         (0..n).map(|j| quotient(g[2 * j], g[2 * j + 1], sizes[j])),
     );
-    let dr = if link.sys.has_reset(ev.guard) {
+    let dr = if link.has_reset(ev.guard) {
         let r = link.resets(ev.guard, points, t).await?;
         let mut d = DMatrix::zeros(n, n);
         for j in 0..n {
@@ -356,6 +373,9 @@ pub(super) struct Run {
     /// event without a reset, with the guard of that event.
     pub events: Vec<HybridEvent>,
     soft: Vec<(usize, Vec<SoftStep>)>,
+    /// Nominal runs only: a switch no guard declared, located from the step's behaviour
+    /// (`switches.rs`); the answer is then computed again with it.
+    pub found: Option<Switch>,
 }
 
 /// The cell of the grid t0 + k·dt that holds time t (two events in one cell are two events
@@ -364,29 +384,12 @@ fn grid_cell(t: f64, t0: f64, dt: f64) -> i64 {
     libm::floor((t - t0) / dt) as i64
 }
 
-/// A row's run: the event-located run, and for the nominal row the unguarded-switch check
-/// of its segments.
-pub(super) async fn row_run(
-    link: Link<'_>,
-    x0: DVector<f64>,
-    t0: f64,
-    t1: f64,
-    opts: StepOptions,
-    nominal: bool,
-) -> Result<Run> {
-    let run = run(&link, &x0, t0, t1, &opts, nominal).await?;
-    if nominal {
-        unguarded_switch(&link, &run, &opts).await?;
-    }
-    Ok(run)
-}
-
 /// The event-located run (see the module docs of `black_box.rs`): steps of `dt` from t0;
 /// an event located inside its step, taken there (strictly on the guard's far side when the
 /// step's own law changes), reset if the guard has a reset, and the grid restarted at it.
 /// `nominal` runs also estimate each event's saltation matrix (for its guard speed, the
 /// grazing refusal and the report) and keep the steps the unguarded-switch check needs.
-async fn run(
+pub(super) async fn run(
     link: &Link<'_>,
     x0: &DVector<f64>,
     t0: f64,
@@ -402,6 +405,7 @@ async fn run(
         groups: Vec::new(),
         events: Vec::new(),
         soft: Vec::new(),
+        found: None,
     };
     let mut x = x0.clone();
     let mut t = t0;
@@ -510,7 +514,7 @@ async fn record(
     if let Some((_, seg)) = out.soft.last_mut().filter(|_| recording) {
         seg.pop();
     }
-    let soft = group.iter().all(|(i, ..)| !link.sys.has_reset(*i));
+    let soft = group.iter().all(|(i, ..)| !link.has_reset(*i));
     if soft {
         out.soft
             .push((group.last().expect("a group").0, Vec::new()));
@@ -638,7 +642,7 @@ async fn locate(
     }
     let mut tau = hi;
     let mut minus = link.step(x, tau, t).await?;
-    if !link.sys.has_reset(i) {
+    if !link.has_reset(i) {
         // The step's own law changes here and the next step decides it from its start:
         // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
         // then agree), a few ulps of s on.
@@ -716,7 +720,7 @@ async fn fire_group(
         }
     };
     let first = apply(guards.clone()).await?;
-    if nominal && guards.iter().any(|&i| link.sys.has_reset(i)) {
+    if nominal && guards.iter().any(|&i| link.has_reset(i)) {
         let orders = crate::hybrid::pieces::permutations(&guards);
         let mut outcomes = Vec::with_capacity(orders.len());
         for o in &orders {
@@ -780,10 +784,17 @@ async fn measured_event(
 /// them asked as one batch) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
 /// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law
 /// changed again inside that step with no guard to locate it (a penalty contact's
-/// release): the answer would then hold the fixed grid's error across that switch, and is
-/// refused. Steps that hold an event, the step before one and the first step after one
-/// start within a probe of a switch and are left out (the run records only the others).
-async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Result<()> {
+/// release): the answer would then hold the fixed grid's error across that switch. The
+/// first such step is returned, with the step Jacobians of the law before it (one step
+/// earlier where there is one: a state within a probe of the switch gives a mixed one) and
+/// after it (one step later likewise), for `switches.rs` to locate. Steps that hold an
+/// event, the step before one and the first step after one start within a probe of a
+/// switch and are left out (the run records only the others).
+pub(super) async fn unguarded_switch(
+    link: &Link<'_>,
+    run: &Run,
+    opts: &StepOptions,
+) -> Result<Option<Suspect>> {
     let m = link.manifold;
     let n = m.tangent_dim();
     // The first step of a segment starts at the switch itself, where probes straddle it.
@@ -828,14 +839,17 @@ async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Res
             let before = if i > 0 { jumps[i - 1] } else { f64::INFINITY };
             let after_ = jumps.get(i + 1).copied().unwrap_or(f64::INFINITY);
             if jump > SWITCH_FLOOR * scale && jump > SWITCH_RATIO * before.min(after_) {
-                return Err(FerroError::UnguardedSwitch {
+                return Ok(Some(Suspect {
+                    x: in_seg[i].x.clone(),
                     t: in_seg[i].t,
-                    dt: in_seg[i].h,
+                    h: in_seg[i].h,
                     jump,
-                    after: *after,
-                });
+                    after_guard: *after,
+                    before: d[i.saturating_sub(1)].clone(),
+                    after: d[(i + 2).min(d.len() - 1)].clone(),
+                }));
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
