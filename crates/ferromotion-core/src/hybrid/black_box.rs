@@ -93,6 +93,8 @@
 mod locate;
 mod manifold;
 mod measured;
+mod missing;
+mod partial;
 mod rows;
 mod run;
 mod switches;
@@ -105,7 +107,9 @@ pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, 
 
 use super::{HybridSolution, Piece};
 use crate::error::{finite, positive, FerroError, Result};
+pub(crate) use missing::fill_missing;
 use nalgebra::{DMatrix, DVector};
+pub(crate) use partial::{partial, partial_pass, summary};
 use rows::{Caller, Cost, Row};
 use run::{amax, column, probes, Link, Run};
 
@@ -199,7 +203,7 @@ pub struct PartialPass {
 /// Where a step size's rows sit in the row list: the nominal run at `start`, then (+, -)
 /// per tangent coordinate at eps, then at eps/2 when `halves`.
 #[derive(Clone, Copy)]
-struct PassLayout {
+pub(crate) struct PassLayout {
     dt: f64,
     start: usize,
     halves: bool,
@@ -220,7 +224,7 @@ enum Verdict<'r> {
 /// One step size's answer: the nominal run and the derivative's pieces (one, J by central
 /// differences of the event-located map, when no events were simultaneous) with probes eps
 /// and eps/2.
-struct Answer<'r> {
+pub(crate) struct Answer<'r> {
     run: &'r Run,
     dt: f64,
     pieces: super::Pieces,
@@ -244,7 +248,7 @@ impl Answer<'_> {
 }
 
 /// The problem the rows answer, for reading them.
-struct Setup<'a> {
+pub(crate) struct Setup<'a> {
     manifold: &'a Manifold,
     x0: &'a DVector<f64>,
     t0: f64,
@@ -252,7 +256,7 @@ struct Setup<'a> {
     opts: &'a StepOptions,
 }
 
-type Outs = [Option<Result<Run>>];
+pub(crate) type Outs = [Option<Result<Run>>];
 
 /// Row `i`: Ok(None) unfinished, its refusal, or its run.
 fn row(outs: &Outs, i: usize) -> Result<Option<&Run>> {
@@ -415,151 +419,6 @@ fn simultaneous(
         }
     }
     measured::measure(s.manifold, nominal, &coords, opts.probe_rtol)
-}
-
-/// One piece to measure along directions inside its cone: which answer, its orders and
-/// cone, the directions, and where its rows start (x0 ⊕ δ_k, then x0 ⊕ δ_k/2, per k).
-struct Planned {
-    answer: usize,
-    orders: Vec<Vec<usize>>,
-    cone: Vec<DVector<f64>>,
-    deltas: Vec<DVector<f64>>,
-    start: usize,
-}
-
-/// The pieces no coordinate probe reached (three or more orders' worth of simultaneous
-/// events: a landing whose touchdowns and lift-offs are both simultaneous), measured along
-/// directions inside each one's cone (`black_box/measured.rs`): n + 1 directions, each
-/// probed at δ and δ/2 (a second-order one-sided difference), as one more batch of rows. A
-/// cone empty to first order holds no piece. Ok(None) when every piece is measured; the
-/// cause when the rows were stopped.
-fn fill_missing(
-    sys: &dyn StepSystem,
-    s: &Setup,
-    answers: &mut [Answer],
-    found: &[Vec<Switch>],
-    watch: &mut StepWatch<'_>,
-    cost: &mut Cost,
-) -> Result<Option<FerroError>> {
-    let (plan, rows) = plan_missing(sys, s, answers, found);
-    if rows.is_empty() {
-        for a in answers.iter_mut() {
-            a.pieces.enumerated = true;
-        }
-        return Ok(None);
-    }
-    let ran = rows::drive(sys, rows, sys.batch_rows(), watch, cost, |outs| {
-        outs.iter().any(|o| matches!(o, Some(Err(_))))
-    });
-    if let Some(cause) = ran.stopped {
-        return Ok(Some(cause));
-    }
-    take_measured(s, answers, plan, &ran.outs)?;
-    Ok(None)
-}
-
-/// The rows of [`fill_missing`]: per unreached piece with a non-empty cone, its directions
-/// inside the cone, each probed at δ and δ/2 at its answer's dt.
-fn plan_missing<'a>(
-    sys: &'a dyn StepSystem,
-    s: &Setup<'a>,
-    answers: &mut [Answer],
-    found: &'a [Vec<Switch>],
-) -> (Vec<Planned>, Vec<Row<'a, Run>>) {
-    let (_, sizes) = probes(s.manifold, s.x0, s.opts.eps);
-    let mut plan = Vec::new();
-    let mut rows = Vec::new();
-    for (a, answer) in answers.iter_mut().enumerate() {
-        for (orders, cone) in std::mem::take(&mut answer.missing) {
-            let Some(deltas) = measured::inside(&cone, &sizes) else {
-                continue;
-            };
-            let o = StepOptions {
-                dt: answer.dt,
-                ..*s.opts
-            };
-            plan.push(Planned {
-                answer: a,
-                orders,
-                cone,
-                deltas: deltas.clone(),
-                start: rows.len(),
-            });
-            for d in &deltas {
-                for x in [
-                    s.manifold.retract(s.x0, d),
-                    s.manifold.retract(s.x0, &(0.5 * d)),
-                ] {
-                    let caller = Caller::default();
-                    let link = Link {
-                        sys,
-                        manifold: s.manifold,
-                        caller: caller.clone(),
-                        switches: &found[a],
-                    };
-                    rows.push(Row {
-                        fut: Box::pin(locate::row_run(link, x, s.t0, s.t1, o, false)),
-                        caller,
-                        weight: (s.t1 - s.t0) / o.dt,
-                    });
-                }
-            }
-        }
-    }
-    (plan, rows)
-}
-
-/// Each planned piece's matrix from its rows (every probe must cross the events in the
-/// piece's orders, or the answer is refused as probe-dependent), added to its answer's.
-fn take_measured(s: &Setup, answers: &mut [Answer], plan: Vec<Planned>, outs: &Outs) -> Result<()> {
-    let mut added: Vec<Vec<Piece>> = answers.iter().map(|_| Vec::new()).collect();
-    let mut whole = vec![true; answers.len()];
-    for p in plan {
-        let nominal = answers[p.answer].run;
-        let base = s.manifold.chart(&nominal.x, &nominal.x);
-        let mut ys = Vec::with_capacity(p.deltas.len());
-        for k in 0..p.deltas.len() {
-            let mut at = [nominal, nominal];
-            for (h, end) in at.iter_mut().enumerate() {
-                let Some(r) = row(outs, p.start + 2 * k + h)? else {
-                    unreachable!("every row finished")
-                };
-                if !(measured::same_events(nominal, r) && measured::in_piece(nominal, &p.orders, r))
-                {
-                    return Err(FerroError::ProbeDependent {
-                        probe: format!(
-                            "a probe inside the cone of the orders {:?} crossed the events as {:?}",
-                            p.orders, r.fired
-                        ),
-                        gap: f64::INFINITY,
-                        tolerance: s.opts.probe_rtol,
-                    });
-                }
-                *end = r;
-            }
-            let c = |r: &Run| s.manifold.chart(&nominal.x, &r.x) - &base;
-            ys.push(4.0 * c(at[1]) - c(at[0]));
-        }
-        let Some(matrix) = measured::from_directions(&p.deltas, &ys) else {
-            whole[p.answer] = false;
-            continue;
-        };
-        added[p.answer].push(Piece {
-            orders: p.orders,
-            cone: p.cone,
-            matrix,
-        });
-    }
-    for ((a, more), whole) in answers.iter_mut().zip(added).zip(whole) {
-        if a.run.groups.is_empty() {
-            continue;
-        }
-        let mut list = std::mem::take(&mut a.pieces.list);
-        list.extend(more);
-        list.sort_by(|p, q| p.orders.cmp(&q.orders));
-        a.pieces = super::Pieces::measured(list, a.pieces.largest_group, whole, s.opts.probe_rtol);
-    }
-    Ok(())
 }
 
 fn judge<'r>(outs: &'r Outs, s: &Setup, passes: &[PassLayout]) -> Verdict<'r> {
@@ -850,88 +709,4 @@ fn spread(at: &super::Pieces, half: &super::Pieces) -> f64 {
         })
         .fold(0.0_f64, f64::max)
         / scale
-}
-
-/// One step size's finished rows: x(t1) and the columns whose ±eps probes finished.
-fn partial_pass(outs: &Outs, s: &Setup, p: &PassLayout, n: usize) -> PartialPass {
-    let per_pass = 1 + 2 * n * if p.halves { 2 } else { 1 };
-    let mine = &outs[p.start..p.start + per_pass];
-    let refused = mine
-        .iter()
-        .find_map(|o| o.as_ref().and_then(|r| r.as_ref().err().cloned()));
-    let nominal = mine[0].as_ref().and_then(|r| r.as_ref().ok());
-    let mut jacobian = DMatrix::from_element(n, n, f64::NAN);
-    let mut columns = Vec::new();
-    if let Some(nominal) = nominal {
-        let (_, sizes) = probes(s.manifold, s.x0, s.opts.eps);
-        for (j, &size) in sizes.iter().enumerate() {
-            let end = |k: usize| {
-                mine[1 + 2 * j + k]
-                    .as_ref()
-                    .and_then(|r| r.as_ref().ok())
-                    .filter(|r| r.fired == nominal.fired && nominal.groups.is_empty())
-            };
-            if let (Some(a), Some(b)) = (end(0), end(1)) {
-                jacobian.set_column(j, &column(s.manifold, &nominal.x, &a.x, &b.x, size));
-                columns.push(j);
-            }
-        }
-    }
-    PartialPass {
-        dt: p.dt,
-        x: nominal.map(|r| r.x.clone()),
-        jacobian,
-        columns,
-        unfinished: mine.iter().filter(|o| o.is_none()).count(),
-        refused,
-    }
-}
-
-fn partial(
-    cause: FerroError,
-    split_residual: Option<f64>,
-    passes: &[PartialPass],
-    outs: &Outs,
-    cost: &Cost,
-) -> StepPartial {
-    let mut p = StepPartial {
-        cause,
-        split_residual,
-        passes: passes.to_vec(),
-        rows_done: outs.iter().filter(|o| o.is_some()).count(),
-        rows_total: outs.len(),
-        step_calls: cost.states,
-        batch_calls: cost.calls,
-        summary: String::new(),
-    };
-    p.summary = summary(&p);
-    p
-}
-
-/// What finished and what did not, in words.
-fn summary(p: &StepPartial) -> String {
-    let mut s = format!(
-        "stopped ({}) after {} of {} rows",
-        p.cause, p.rows_done, p.rows_total
-    );
-    if p.split_residual.is_none() {
-        s.push_str(": the hidden-state measurement did not finish; nothing else ran");
-        return s;
-    }
-    for pass in &p.passes {
-        let n = pass.jacobian.ncols();
-        s.push_str(&format!("; at dt = {:e} s: ", pass.dt));
-        s.push_str(match pass.x {
-            Some(_) => "x(t1) finished",
-            None => "x(t1) did not finish",
-        });
-        s.push_str(&format!(
-            ", J columns {:?} of {n} finished at eps (not checked against eps/2), {} rows not finished",
-            pass.columns, pass.unfinished
-        ));
-        if let Some(e) = &pass.refused {
-            s.push_str(&format!(" (a finished row was refused: {e})"));
-        }
-    }
-    s
 }

@@ -140,7 +140,7 @@ pub(super) struct Ran<T> {
 
 /// Counts of what the rows cost.
 #[derive(Default, Clone, Copy)]
-pub(super) struct Cost {
+pub(crate) struct Cost {
     /// States stepped (a one-state step function's calls).
     pub states: u64,
     /// Calls of the (batched) step function.

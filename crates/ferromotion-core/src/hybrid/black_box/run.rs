@@ -359,7 +359,7 @@ pub(super) const SIMULTANEOUS: f64 = crate::hybrid::DEFAULT_SIMULTANEOUS;
 type Fired = (f64, Vec<(usize, f64, DVector<f64>, DVector<f64>)>);
 
 /// One event-located run from x0 to t1.
-pub(super) struct Run {
+pub(crate) struct Run {
     pub x: DVector<f64>,
     /// The guards that fired, in order (a probe must keep this sequence, up to the order
     /// inside the nominal run's simultaneous groups).
