@@ -34,13 +34,21 @@ after it. Tracing slows the page a little, so these moves are not the timed ones
 
 ``--baseline DIR`` times a second copy of the lab (another checkout's web/, with a built
 pkg/) beside this one, setting by setting in the same run, its columns marked "before": on a
-shared machine, a change is judged by that side-by-side run, never across runs.
+shared machine, a change is judged by that side-by-side run, never across runs. Every page
+(desktop, phone, and their "before" copies) takes its turn, ten moves at a time, so a load
+that comes and goes falls on all of them alike.
+
+The phone's prediction is committed by taps, as its learner would: a mouse click leaves a
+mouse pointer on the page, and Chromium then hit-tests what lies under it (hover) after every
+layout, a cost no phone pays. The trace prints what its "unaccounted" part is made of: the
+event names with the largest self time per move (``ThreadControllerImpl::RunTask`` is a
+task's own time outside every traced event). ``--settings`` picks some of the six settings.
 
 A benchmark, not a test: it asserts nothing. Never run `playwright install`; this uses
 /usr/bin/chromium.
 
     .venv/bin/python benches/lab_bench.py [--moves N] [--warmup N] [--phone] [--trace-moves N]
-        [--baseline OTHER/web] [--json]
+        [--baseline OTHER/web] [--settings dt/off,dt/100/on] [--json]
 """
 
 from __future__ import annotations
@@ -103,8 +111,11 @@ def open_setting(page, base: str, dt: str, tol: str) -> None:
     page.wait_for_function("window.ferromotionLab && window.ferromotionLab.ready")
     page.evaluate("window.ferromotionLab.forceLayout = true")
     if page.locator("#predict-form").is_visible():
-        page.locator("#predict-form input[value=flat]").check()
-        page.locator("#predict-commit").click()
+        # A phone is tapped, as its learner would: a mouse click would leave a mouse pointer on
+        # the page, and Chromium then re-tests what lies under it (hover) after every layout.
+        touch = page.evaluate("navigator.maxTouchPoints > 0")
+        for target in ("#predict-form input[value=flat]", "#predict-commit"):
+            page.locator(target).tap() if touch else page.locator(target).click()
     # Let the background worker finish the curves so it does not share the CPU.
     page.wait_for_function("document.body.dataset.background === 'idle'", timeout=600_000)
     page.locator("#stiffness").focus()
@@ -132,22 +143,35 @@ def move(page, record: bool) -> tuple | None:
         "(window.ferromotionLab.after || [0]).at(-1), window.ferromotionLab.parts.at(-1)]")
 
 
-def measure(page, base: str, label: str, dt: str, tol: str, moves: int, warmup: int = 10) -> dict:
-    """p50/p95/max of slider move -> every readout and plot, at one setting (keyboard steps);
-    the first `warmup` moves are left out."""
-    open_setting(page, base, dt, tol)
-    timings: list[float] = []
-    core: list[float] = []
-    after: list[float] = []
-    parts: list[dict] = []
-    for i in range(moves + warmup):
-        got = move(page, i >= warmup)
-        if got:
-            t, c, a, part = got
-            timings.append(t)
-            core.append(c)
-            after.append(a)
-            parts.append(part)
+#: Moves each page makes before the next page takes its turn (see measure()).
+CHUNK = 10
+
+
+def measure(targets: dict, label: str, dt: str, tol: str, moves: int, warmup: int = 10) -> dict:
+    """p50/p95/max of slider move -> every readout and plot, at one setting (keyboard steps), for
+    every page in ``targets`` (name -> (page, base URL)); the first `warmup` moves are left out.
+    The pages take turns, CHUNK moves each, so that a load that comes and goes on a shared
+    machine falls on all of them alike (a side-by-side run compares like with like)."""
+    for page, base in targets.values():
+        open_setting(page, base, dt, tol)
+        for _ in range(warmup):
+            move(page, False)
+    got: dict[str, list] = {name: [] for name in targets}
+    done = 0
+    while done < moves:
+        turn = min(CHUNK, moves - done)
+        for name, (page, _) in targets.items():
+            got[name].extend(move(page, True) for _ in range(turn))
+        done += turn
+    return {name: summary(rows, label, dt, tol, warmup) for name, rows in got.items()}
+
+
+def summary(rows: list, label: str, dt: str, tol: str, warmup: int) -> dict:
+    """One page's numbers at one setting, from its moves' (time, core, after, parts)."""
+    timings = [r[0] for r in rows]
+    core = [r[1] for r in rows]
+    after = [r[2] for r in rows]
+    parts = [r[3] for r in rows]
     names = list(dict.fromkeys(name for p in parts for name in p))
     core_p50 = statistics.median(core)
     return {"step": label, "dt": float(dt), "tolerance": tol, "moves": len(timings), "warmup": warmup,
@@ -178,6 +202,8 @@ TRACE_PARTS = {
 }
 PART_OF = {name: part for part, names in TRACE_PARTS.items() for name in names}
 GC_PREFIXES = ("V8.GC", "BlinkGC.", "CppGC.")
+#: How many event names the unaccounted part is printed by (the largest mean self time first).
+UNACCOUNTED_NAMES = 5
 #: The renderer main thread's top-level task events (their sum is the thread's busy time).
 TOP_LEVEL = ("RunTask", "ThreadControllerImpl::RunTask", "ThreadPool_RunTask")
 
@@ -239,14 +265,18 @@ def trace_parts(events: list[dict]) -> list[dict]:
             continue
         end = after[0]
         out = dict.fromkeys([*TRACE_PARTS, "unaccounted", "busy"], 0.0)
+        loose: dict[str, float] = {}  # the unaccounted part, by event name
         for (a, b, name), own in zip(spans, self_time):
             if not start <= a < end:
                 continue
             part = PART_OF.get(name) or ("gc" if name.startswith(GC_PREFIXES) else None)
             out[part or "unaccounted"] += max(own, 0) / 1e3
+            if part is None:
+                loose[name] = loose.get(name, 0.0) + max(own, 0) / 1e3
             if name in TOP_LEVEL:
                 out["busy"] += (min(b, end) - a) / 1e3
         out["frame"] = (end - start) / 1e3
+        out["loose"] = loose
         moves.append(out)
     return moves
 
@@ -266,9 +296,16 @@ def trace(page, base: str, dt: str, tol: str, moves: int, warmup: int) -> dict:
     cdp.detach()
     names = [*TRACE_PARTS, "unaccounted", "busy", "frame"]
     ok = lambda name: [m[name] for m in per_move if m[name] == m[name]]  # noqa: E731  (drops NaN)
+    # What the unaccounted part is made of: the event names with the largest mean self time per move.
+    loose: dict[str, float] = {}
+    for m in per_move:
+        for name, ms in m["loose"].items():
+            loose[name] = loose.get(name, 0.0) + ms / max(len(per_move), 1)
+    top = dict(sorted(loose.items(), key=lambda kv: -kv[1])[:UNACCOUNTED_NAMES])
     return {"moves": len(per_move),
             "p50_ms": {n: statistics.median(ok(n)) if ok(n) else float("nan") for n in names},
-            "p95_ms": {n: percentile(ok(n), 95) if ok(n) else float("nan") for n in names}}
+            "p95_ms": {n: percentile(ok(n), 95) if ok(n) else float("nan") for n in names},
+            "unaccounted_mean_ms": top}
 
 
 def serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
@@ -303,6 +340,8 @@ def print_row(label: str, tol: str, row: dict, args) -> None:
             fmt = lambda d: ", ".join(f"{k} {v:.1f}" for k, v in d.items())  # noqa: E731
             print(f"         {name} trace ({t['moves']} moves, main thread, ms per move): p50 {fmt(t['p50_ms'])}")
             print(f"         {' ' * len(name)}                                       p95 {fmt(t['p95_ms'])}")
+            print(f"         {' ' * len(name)}       unaccounted, by event (mean ms per move): "
+                  f"{fmt(t['unaccounted_mean_ms']) or 'none'}")
 
 
 def main() -> int:
@@ -319,6 +358,8 @@ def main() -> int:
                     help="a second lab folder (another checkout's web/, with its pkg/) timed side by side, as \"before\"")
     ap.add_argument("--trace-moves", type=int, default=40,
                     help="with --phone: moves per setting traced for the phone's parts (default 40; 0: none)")
+    ap.add_argument("--settings", default=None,
+                    help="only these settings, comma-separated as printed (e.g. dt/off,dt/100/on); default all six")
     ap.add_argument("--json", action="store_true", help="print the results as JSON too")
     args = ap.parse_args()
     if not (args.web / "pkg" / "ferromotion_wasm_bg.wasm").is_file():
@@ -365,9 +406,10 @@ def main() -> int:
                        for name in targets)
         print(f"{'step':<8} {'tolerance':<11}{cols}  target")
         for label, dt, tol in SETTINGS:
-            row = {}
+            if args.settings and f"{label}/{'off' if tol == 'off' else 'on'}" not in args.settings.split(","):
+                continue
+            row = measure(targets, label, dt, tol, args.moves, args.warmup)
             for name, (page, base) in targets.items():
-                row[name] = measure(page, base, label, dt, tol, args.moves, args.warmup)
                 if name.startswith("phone") and args.trace_moves:
                     row[name]["trace"] = trace(page, base, dt, tol, args.trace_moves, args.warmup)
             print_row(label, tol, row, args)

@@ -169,7 +169,7 @@ def test_panel_equals_the_native_core_at_the_workbench_k_and_budget(page: Page, 
     assert_stayed_local(page, lab)
 
 
-@pytest.mark.parametrize("typed", ["1001", "0", ""])
+@pytest.mark.parametrize("typed", ["1001", "0", "", "1000000000"])
 def test_a_refused_budget_is_the_cores_sentence_and_the_panel_recovers(page: Page, lab: str, typed: str) -> None:
     open_lab(page, lab)
     commit_prediction(page)
@@ -189,6 +189,8 @@ def test_a_refused_budget_is_the_cores_sentence_and_the_panel_recovers(page: Pag
         # The field is named above it: the panel shows the core's limit after "No table at N …".
         limit = str(refused.value).split(": ", 1)[1]
         assert limit.lower() in text.lower() and "`budget`" not in text, (text, str(refused.value))
+        # A budget past the cap is refused by its range, not by a route's step cap the learner never set.
+        assert "max_steps" not in text and "hit the cap" not in text, text
     expect(page.locator("#budget-result")).to_be_hidden()
     # The panel's refusal stays in the panel: the workbench's status line still reads Ready.
     assert status(page)[0] == "ok", status(page)

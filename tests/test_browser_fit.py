@@ -95,3 +95,21 @@ def test_an_empty_height_is_asked_for_in_the_learners_words(page: Page, lab: str
     expect(note).to_contain_text("Type a guess of the drop height")
     assert "`height`" not in note.text_content() and note.get_attribute("data-kind") == "error"
     assert axe_violations(page) == []
+
+
+def test_a_guess_that_lands_after_the_horizon_prints_the_impact_time_to_the_microsecond(page: Page, lab: str) -> None:
+    # From h0 = 5 m the ball first lands at sqrt(2 h0 / g), after the one-bounce horizon T = 0.8 s.
+    import math
+
+    t_impact = math.sqrt(2 * 5.0 / 9.81)
+    assert t_impact > 0.8
+    open_lab(page, lab)
+    page.locator("#fit-panel > summary").click()
+    page.locator("#fit-height").fill("5")
+    page.locator("#fit-horizon").select_option("0.8")
+    page.locator("#fit-run").click()
+    note = page.locator("#fit-note")
+    expect(note).to_contain_text("No fit from", timeout=RUN_TIMEOUT_MS)
+    text = note.text_content()
+    assert f"{t_impact:.6f} s" in text and note.get_attribute("data-kind") == "error", text
+    assert not re.search(r"\d\.\d{9,}", text), text

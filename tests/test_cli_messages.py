@@ -96,3 +96,35 @@ def test_an_unknown_conformance_fixture_lists_the_shipped_names() -> None:
     assert p.returncode == 1 and "No such file or directory" not in p.stderr, p.stderr
     shipped = ", ".join(fixtures())
     assert f"ramp: no such file, and no shipped fixture has this name: the shipped fixtures are {shipped}" in p.stderr
+
+
+def test_a_step_over_the_cap_names_the_route_its_cap_counted_and_the_smallest_dt_that_fits() -> None:
+    # The drop lasts t_final = 0.8 s: at dt = 1e-9 s the fixed route needs 8e8 steps; its cap is
+    # the 10,000,000 of fm.defaults(), so the smallest dt that fits is 0.8 / 1e7 = 8e-8 s.
+    cap = fm.defaults()["max_steps"]
+    with pytest.raises(fm.TooManySteps) as e:
+        fm.fixed(fm.Drop(), 1e6, 1e-9)
+    message = str(e.value)
+    assert message.startswith(f"the fixed route goes past its cap of {cap:,} steps (`max_steps`): ")
+    assert f"T/dt = {0.8 / 1e-9:.0e}".replace("e+0", "e") in message
+    assert f"the smallest dt within the cap is {0.8 / cap:.0e}".replace("e-0", "e-") in message
+    assert "hit the cap" not in message and not LONG_FLOAT.search(message)
+    # The structured fields stay: the route, the cap and the detail, as numbers and text.
+    assert e.value.fields["route"] == "fixed" and e.value.fields["max_steps"] == cap
+    # Each route speaks in its own name, an adaptive one with the time it reached in six figures.
+    with pytest.raises(fm.TooManySteps, match=r"^the corrected route goes past its cap of 100 steps"):
+        fm.corrected(fm.Drop(), 1e6, 1e-4, max_steps=100)
+    with pytest.raises(fm.TooManySteps) as adaptive:
+        fm.tolerance(fm.Drop(), 1e6, max_steps=50)
+    assert str(adaptive.value).startswith("the tolerance route goes past its cap of 50 steps (`max_steps`): ")
+    assert not LONG_FLOAT.search(str(adaptive.value)), str(adaptive.value)
+
+
+def test_the_audit_tells_a_step_too_fine_for_the_cap_with_the_dt_flag_and_the_smallest_dt_that_fits() -> None:
+    cap = fm.defaults()["max_steps"]
+    p = run_cli("audit", "--quiet", "--dt", "1e-9", "--k-min", "1e6", "--k-max", "1e6", timeout=120)
+    assert p.returncode == 1 and p.stdout == ""
+    # No flag sets the cap, so the message names --dt as typed and the dt that would fit (0.8 s / cap).
+    assert f"--dt 1e-9: the fixed route goes past its cap of {cap:,} steps: " in p.stderr, p.stderr
+    assert f"the smallest dt within the cap is {0.8 / cap:.0e}".replace("e-0", "e-") in p.stderr
+    assert "max_steps" not in p.stderr and "Traceback" not in p.stderr

@@ -27,7 +27,7 @@ function refusesSteps(fn, steps) {
   assert.throws(fn, (e) => {
     assert.ok(e instanceof Error && !(e instanceof WebAssembly.RuntimeError), `not a JS Error: ${e}`);
     assert.equal(e.name, "TooManySteps", e.message);
-    assert.match(e.message, new RegExp(`hit the cap max_steps = ${CAP}: T/dt = ${steps} steps would be needed`));
+    assert.match(e.message, new RegExp(`goes past its cap of ${CAP.toLocaleString("en-US")} steps \\(\`max_steps\`\\): T/dt = ${steps} steps would be needed`));
     return true;
   });
 }

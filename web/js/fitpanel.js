@@ -54,7 +54,7 @@ function interval(p, top = Infinity) {
     : 3;
   const cut = hi >= top;
   const upper = cut ? `${figures(top, 1)})` : `${figures(hi, digits)}]`;
-  return { text: `${figures(p.estimate, digits)} [${figures(lo, digits)}, ${upper}`, cut };
+  return { text: `${figures(p.estimate, digits)} [${figures(lo, digits)},\u00a0${upper}`, cut };
 }
 
 /** Round ticks over [lo, hi]: multiples of 1, 2 or 5 times a power of ten. */

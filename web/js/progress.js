@@ -8,7 +8,7 @@
 // optional name and ID, for every checklist item the readings the learner saw when it ticked,
 // and the first wrong-sign stiffness the learner chose on the slider (the opening view ticks
 // item 1 but is not a choice); an instructor's `ferromotion class report` re-derives them.
-import { dtText, exp, int, kText, num, signText, slope, times } from "./format.js";
+import { dtText, exp, int, kText, num, retext, signText, slope, times } from "./format.js";
 
 /** This copy's storage key: the page's folder, so /course-a/lab/ and /course-b/lab/ differ. */
 const STORE = `ferromotion-lab/v1:${location.pathname.replace(/[^/]*$/, "")}`;
@@ -676,7 +676,7 @@ export class Progress {
       if (li.dataset.done !== done) li.dataset.done = done;
       const state = li.querySelector(".step-state");
       const word = s[id] ? "done" : "to do";
-      if (state.textContent !== word) state.textContent = word;
+      if (state.textContent !== word) retext(state, word);
     }
     if (!r || this.locked) {
       this.#paintNow();
@@ -685,7 +685,7 @@ export class Progress {
     const e = r.fixed.errors;
     const live = (id, text) => {
       const n = document.querySelector(`.steps [data-live="${id}"]`);
-      if (n.textContent !== text) n.textContent = text;
+      if (n.textContent !== text) retext(n, text);
     };
     const now = `Now: ${kText(r.k)}, ${dtText(r.dt)}`;
     live("A", `${now}: forward error |dy| ${num(e.dy)} m, gradient error ${num(e.gradient)}, ${signText(e.sign)}.`);
@@ -752,7 +752,7 @@ export class Progress {
       stepText.dataset.facts = document.body.dataset.facts || "";
     }
     const live = li.querySelector(".live").textContent;
-    if (liveText.textContent !== live) liveText.textContent = live;
+    if (liveText.textContent !== live) retext(liveText, live);
     this.#paintGo(li.querySelector("strong").textContent.replace(/\s*\([^)]*\)\.?$/, "").replace(/\.$/, ""));
   }
 
@@ -763,12 +763,12 @@ export class Progress {
   #paintGo(next) {
     const link = $("strip-next");
     const text = `Next: ${next}`;
-    if (link.textContent !== text) link.textContent = text;
+    if (link.textContent !== text) retext(link, text);
     const c = this.#s.checklist;
     const done = ITEMS.filter((i) => c[i]).length;
     const count = done === ITEMS.length ? "Checklist: PASS" : `Checklist ${done} of ${ITEMS.length}`;
     const box = $("strip-checklist");
-    if (box.textContent !== count) box.textContent = count;
+    if (box.textContent !== count) retext(box, count);
   }
 
   #paintHints() {
@@ -816,7 +816,7 @@ export class Progress {
       // Same hints: refresh the numbers in place without re-announcing.
       hints.forEach(([, text], i) => {
         const p = box.children[i];
-        if (p && p.textContent !== text) p.textContent = text;
+        if (p && p.textContent !== text) retext(p, text);
       });
       return;
     }

@@ -5,7 +5,7 @@
 // and places it. The controls are re-synced from each readout, so what the page shows is
 // always what the core computed.
 import { Further } from "./further.js";
-import { dtText, duration, exp, int, kText, num, share, short, signText, signed, slope, tidy, times, wall } from "./format.js";
+import { dtText, duration, exp, int, kText, num, retext, share, short, signText, signed, slope, tidy, times, wall } from "./format.js";
 import { paintFacts, readFacts, wirePrint } from "./lesson.js";
 import { LogPlot } from "./plots.js";
 import { Progress } from "./progress.js";
@@ -156,11 +156,12 @@ function put(name, value) {
 const written = new WeakMap();
 function text(n, value) {
   if (written.get(n) !== value) {
-    if (n.textContent !== value) n.textContent = value;
+    if (n.textContent !== value) retext(n, value);
     written.set(n, value);
   }
   return n;
 }
+
 function attr(n, name, value) {
   if (n.getAttribute(name) !== value) n.setAttribute(name, value);
   return n;
@@ -219,7 +220,7 @@ function paintRoutes(rows) {
     }
     cells.forEach(({ text, cls }, i) => {
       const td = tr.cells[i];
-      if (td.textContent !== text) td.textContent = text;
+      if (td.textContent !== text) retext(td, text);
       if (td.className !== cls) td.className = cls;
     });
   });

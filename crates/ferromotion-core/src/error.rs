@@ -37,7 +37,7 @@ pub enum FerroError {
         ratio: f64,
     },
     /// A rollout needs (or took) more steps than the cap allows.
-    #[error("{route} hit the cap max_steps = {max_steps}: {detail}")]
+    #[error("{}: {}", past_cap(.route, *.max_steps), six_figures(.detail))]
     TooManySteps {
         /// Which route asked.
         route: &'static str,
@@ -235,6 +235,60 @@ fn shown(value: f64) -> String {
     format!(" = {}", Num(value))
 }
 
+/// `TooManySteps`'s head in the user's words: which route, and its cap as a count of what it
+/// counts ("the fixed route goes past its cap of 10,000,000 steps (`max_steps`)"). The option's
+/// name is given only where a user can set it; the exact routes' impacts and the flow's contact
+/// episodes are capped by the core.
+fn past_cap(route: &str, cap: u64) -> String {
+    let who = match route {
+        "fixed" | "rk4" | "corrected" | "tolerance" | "flow" | "exact" => {
+            format!("the {route} route")
+        }
+        other => other.replace('_', " "),
+    };
+    let what = match route {
+        "flow" => "contact episodes (`max_events`)",
+        "exact" | "slope_exact" => "impacts",
+        "exact_events" | "hybrid_jacobian" => "events",
+        "projectile" => "steps",
+        _ => "steps (`max_steps`)",
+    };
+    format!("{who} goes past its cap of {} {what}", Count(cap))
+}
+
+/// A detail's long floats (`t = 0.4515236406561575 s`) in six figures ([`Num`]), so the routes'
+/// own words never show a 16-digit float; every other word as it is.
+fn six_figures(detail: &str) -> String {
+    detail
+        .split(' ')
+        .map(|word| {
+            let digits = word.chars().filter(char::is_ascii_digit).count();
+            match word.parse::<f64>() {
+                Ok(x) if digits > 6 && word.contains('.') => Num(x).to_string(),
+                _ => word.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A whole number with thousands separators, as the lab prints a count (`10,000,000`).
+struct Count(u64);
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = self.0.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        f.write_str(&out)
+    }
+}
+
 /// A time to the microsecond, as a person reads it (`1.009638`, not 1.0096375546923044).
 fn micro(t: f64) -> f64 {
     if t.is_finite() {
@@ -422,7 +476,7 @@ pub fn option_message(key: Option<&str>, message: &str) -> String {
 
 #[cfg(test)]
 mod words {
-    use super::{option_message, Num};
+    use super::{option_message, FerroError, Num};
 
     #[test]
     fn numbers_read_in_six_figures_at_most() {
@@ -456,6 +510,43 @@ mod words {
                 "123457"
             ]
         );
+    }
+
+    #[test]
+    fn a_step_cap_reads_as_the_route_and_its_cap_counted() {
+        let e = FerroError::TooManySteps {
+            route: "fixed",
+            max_steps: 10_000_000,
+            detail: "T/dt = 1e9 steps would be needed".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the fixed route goes past its cap of 10,000,000 steps (`max_steps`): T/dt = 1e9 steps would be needed"
+        );
+        let adaptive = FerroError::TooManySteps {
+            route: "tolerance",
+            max_steps: 50,
+            detail: "50 steps (25 accepted) reached t = 0.4515236406561575 s of T = 0.8 s".into(),
+        };
+        assert!(adaptive
+            .to_string()
+            .ends_with("50 steps (25 accepted) reached t = 0.451524 s of T = 0.8 s"));
+        let flow = FerroError::TooManySteps {
+            route: "flow",
+            max_steps: 100_000,
+            detail: String::new(),
+        };
+        assert!(flow.to_string().starts_with(
+            "the flow route goes past its cap of 100,000 contact episodes (`max_events`):"
+        ));
+        let cube = FerroError::TooManySteps {
+            route: "tumbling_cube",
+            max_steps: 999,
+            detail: String::new(),
+        };
+        assert!(cube
+            .to_string()
+            .starts_with("tumbling cube goes past its cap of 999 steps (`max_steps`)"));
     }
 
     #[test]

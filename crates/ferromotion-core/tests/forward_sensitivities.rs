@@ -124,7 +124,9 @@ fn too_many_steps_reports_the_cap_and_what_was_reached() {
         FerroError::TooManySteps { max_steps: 50, .. }
     ));
     assert!(
-        msg.contains("max_steps = 50") && msg.contains("50 steps") && msg.contains("reached t ="),
+        msg.contains("its cap of 50 steps (`max_steps`)")
+            && msg.contains("50 steps")
+            && msg.contains("reached t ="),
         "{msg}"
     );
     assert!(!msg.contains("would need"), "{msg}");

@@ -96,15 +96,23 @@ def _learn_flags(parser: argparse.ArgumentParser) -> None:
 _REFUSED = re.compile(r"invalid parameter `(?P<name>[^`]+)` = (?P<value>[^:]*): (?P<limit>.*)", re.S)
 
 
+def _typed(x: float) -> str:
+    """A flag's number as a person types it: 1e-9, not Python's 1e-09."""
+    return re.sub(r"e([+-])0*(\d)", lambda m: f"e{'-' if m[1] == '-' else ''}{m[2]}", f"{x:g}")
+
+
 def _in_flags(e: BaseException, args: argparse.Namespace) -> str:
     """A core refusal of a keyword this command has as a flag, told with the flag and the value
     as typed: "--rtol 1e-20: must be at least 1e-14 ..." (other messages as they are)."""
     m = _REFUSED.fullmatch(str(e))
     flags: Dict[str, str] = getattr(args, "cli_flags", {})
+    if isinstance(e, fm.TooManySteps) and "smallest dt" in str(e) and "dt" in flags:
+        # A fixed step too fine for the step cap: the flag at fault is --dt (no flag sets the cap).
+        return f"{flags['dt']} {_typed(args.dt)}: {str(e).replace(' (`max_steps`)', '')}"
     if m is None or m["name"] not in flags:
         return str(e)
     typed: Any = getattr(args, m["name"], None)
-    shown = "" if typed is None or isinstance(typed, bool) else f" {typed:g}" if isinstance(typed, float) else f" {typed}"
+    shown = "" if typed is None or isinstance(typed, bool) else f" {_typed(typed)}" if isinstance(typed, float) else f" {typed}"
     # Another keyword the limit names (`k_min` in "must be >= k_min = 1e6") as its flag too.
     limit = re.sub(r"\b[a-z]+(?:_[a-z0-9]+)+\b", lambda w: flags.get(w.group(), w.group()), m["limit"])
     return f"{flags[m['name']]}{shown}: {limit}"

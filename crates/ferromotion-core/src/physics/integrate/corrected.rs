@@ -33,6 +33,20 @@ use crate::physics::jacobian::Dual;
 use crate::physics::model::{Drop, Penalty};
 use crate::physics::state::{Cost, Jacobian, RouteResult, State};
 
+/// The fixed step's count, its cap refused in the corrected route's name.
+fn corrected_steps(t_final: f64, dt: f64, max_steps: u64) -> Result<u64> {
+    step_count(t_final, dt, max_steps).map_err(|e| match e {
+        crate::error::FerroError::TooManySteps {
+            max_steps, detail, ..
+        } => crate::error::FerroError::TooManySteps {
+            route: "corrected",
+            max_steps,
+            detail,
+        },
+        other => other,
+    })
+}
+
 /// Options of the `corrected` route.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -438,7 +452,7 @@ impl CorrectedStart {
     /// decides there by its own force test ([`corrected_from`] resumes at that decision).
     pub fn new(drop: &Drop, dt: f64, opts: &CorrectedOptions) -> Result<CorrectedStart> {
         drop.validate()?;
-        let n = step_count(drop.t_final, dt, opts.max_steps)?;
+        let n = corrected_steps(drop.t_final, dt, opts.max_steps)?;
         let free = Penalty::free(drop.mass);
         let mut y = Dual::variable(drop.height, 0);
         let mut v = Dual::variable(drop.velocity, 1);
@@ -502,7 +516,7 @@ fn resume(
 ) -> Result<RouteResult> {
     drop.validate()?;
     let law = drop.penalty(k)?;
-    let n = step_count(drop.t_final, dt, opts.max_steps)?;
+    let n = corrected_steps(drop.t_final, dt, opts.max_steps)?;
     let mut y = Dual::variable(drop.height, 0);
     let mut v = Dual::variable(drop.velocity, 1);
     let mut t = Dual::constant(0.0);
