@@ -90,6 +90,7 @@
 //! The answer carries J's spectral radius and worst-case gain, as the declared driver's
 //! does, and the number of step-function calls it took.
 
+mod link;
 mod locate;
 mod manifold;
 mod measured;
@@ -107,11 +108,12 @@ pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, 
 
 use super::{HybridSolution, Piece};
 use crate::error::{finite, positive, FerroError, Result};
+use link::{amax, column, probes, Link};
 pub(crate) use missing::fill_missing;
 use nalgebra::{DMatrix, DVector};
 pub(crate) use partial::{partial, partial_pass, summary};
 use rows::{Caller, Cost, Row};
-use run::{amax, column, probes, Link, Run};
+use run::Run;
 
 /// What [`step_jacobian`] returns: the same solution as the declared driver's (mode 0
 /// throughout; `probe_gap` is max|J(eps) - J(eps/2)| / max(1, max|J(eps)|) of the

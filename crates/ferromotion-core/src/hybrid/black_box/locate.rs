@@ -1,7 +1,8 @@
 //! Locating a switch no guard declared (see `switches.rs` for the method), and the nominal
 //! row that does it: its run, the unguarded-switch check, and the switch it finds located.
 
-use super::run::{amax, column, run, unguarded_switch, Link, Run};
+use super::link::{amax, column, Link};
+use super::run::{run, unguarded_switch, Run};
 use super::switches::{
     offset, Suspect, Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW,
 };
