@@ -1,9 +1,12 @@
 //! The rimless wheel: one impact per step over many steps. Its return map's Floquet multiplier
 //! is c² = cos²(2·half_angle) in closed form (from the energy balance of a stance and the
-//! impact's ω+ = c·ω-); `hybrid_jacobian` of the flow over N steps, read on the post-impact
-//! section, gives the N-step return map's derivative, whose N-th root must be c².
+//! impact's ω+ = c·ω-). Measured two ways on the mid-stance section θ = 0
+//! (`systems/wheel/multiplier.rs`): chained, one `hybrid_jacobian` per step, right at every
+//! horizon; and direct, one `hybrid_jacobian` over N impacts, right only while c^(2N) stays
+//! above J's absolute error.
 
 use ferromotion_core::hybrid::*;
+use ferromotion_core::systems::wheel::multiplier::{self, cross, measure, SECTION_THETA};
 use ferromotion_core::systems::RimlessWheel;
 use nalgebra::DVector;
 
@@ -14,6 +17,15 @@ fn wheel() -> RimlessWheel {
         length: 1.0,
         gravity: 9.81,
     }
+}
+
+/// The one-step return map on θ = 0 in closed form, from the stance's energy
+/// ω²/2 + (g/L) cos(θ + slope) and the impact ω+ = c ω-: ω1 from ω0.
+fn closed_return(w: &RimlessWheel, omega0: f64) -> f64 {
+    let (a, s, gl) = (w.half_angle, w.slope, w.gravity / w.length);
+    let c = libm::cos(2.0 * a);
+    let pre = omega0 * omega0 + 2.0 * gl * (libm::cos(s) - libm::cos(a + s));
+    libm::sqrt(c * c * pre + 2.0 * gl * (libm::cos(s - a) - libm::cos(s)))
 }
 
 /// The closed form, independently: ω*² from the fixed point of ω'² = c²(ω² + K).
@@ -32,39 +44,82 @@ fn the_fixed_point_is_one_of_the_return_map() {
     assert!((slope - w.multiplier()).abs() < 1e-9);
 }
 
+/// Off the fixed point, one step's section derivative read off `hybrid_jacobian` is the
+/// closed-form return map's, c²·ω0/ω1, and the crossing lands where that map says.
 #[test]
-fn the_return_maps_multiplier_from_hybrid_jacobian_is_the_closed_form() {
+fn one_steps_section_derivative_is_the_closed_return_maps_off_the_fixed_point() {
     let w = wheel();
-    let x0 = DVector::from_row_slice(&w.fixed_point());
     let opts = HybridOptions::default();
-    // The period: the first impact's time from the fixed point.
-    let probe = hybrid_jacobian(&w, &x0, 0, 0.0, 2.0, &opts).unwrap();
-    let period = probe.events[0].t;
-    // At N = 50 the N-step multiplier c^100 = 4.6e-9 is the difference of O(1) entries of J
-    // (the flow's own direction keeps eigenvalue 1): round-off of 1e-13 in J is 2e-5 of it, and
-    // the N-th root carries 1/N of that. The tolerance says so.
-    for (n, tol) in [(10usize, 1e-8), (20, 1e-8), (50, 1e-4)] {
-        // A little past the n-th impact; the flow after it is projected out along f.
-        let t1 = n as f64 * period + 0.01;
-        let s = hybrid_jacobian(&w, &x0, 0, 0.0, t1, &opts).unwrap();
-        assert_eq!(s.events.len(), n);
-        let f = w.rhs(0, &s.x);
-        let j = &s.jacobian;
-        // On the section θ = θ(t1): dω/dω0 = J[1,1] - (f_ω/f_θ)·J[0,1]; carried back to the
-        // post-impact section θ = -half_angle along the stance's energy (ω dω is the same on
-        // both sections): times ω(t1)/ω*.
-        let on_t1 = j[(1, 1)] - f[1] / f[0] * j[(0, 1)];
-        let poincare = on_t1 * s.x[1] / x0[1];
-        let per_step = libm::pow(poincare, 1.0 / n as f64);
-        println!(
-            "N = {n}: multiplier {per_step:.12} (closed form {:.12})",
-            w.multiplier()
-        );
+    for omega0 in [1.2, 1.6, 2.5] {
+        let x = DVector::from_vec(vec![SECTION_THETA, omega0]);
+        let c = cross(&w, &x, 1, 0.4, &opts).unwrap();
+        let omega1 = closed_return(&w, omega0);
+        assert!((c.x[0] - SECTION_THETA).abs() < 1e-12);
+        assert!((c.x[1] - omega1).abs() < 1e-10, "{} vs {omega1}", c.x[1]);
+        let expected = w.multiplier() * omega0 / omega1;
+        let got = c.section_derivative(&w);
         assert!(
-            (per_step - w.multiplier()).abs() < tol,
-            "N = {n}: {per_step}"
+            (got - expected).abs() < 1e-10,
+            "ω0 = {omega0}: {got} vs {expected}"
         );
-        // Liouville: the stance flow keeps area; each impact scales it by c².
-        assert!((libm::pow(j.determinant(), 1.0 / n as f64) - w.multiplier()).abs() < tol);
+    }
+}
+
+/// The chained reading's N-th root is c² to 1e-8 at every horizon, 200 impacts included.
+#[test]
+fn the_chained_multiplier_is_the_closed_form_at_every_horizon() {
+    let w = wheel();
+    let horizons = [1, 10, 20, 50, 200];
+    let m = measure(
+        &w,
+        &horizons,
+        false,
+        &HybridOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    for r in &m {
+        let c2 = w.multiplier();
+        assert!(
+            (r.chained.per_step - c2).abs() < 1e-8,
+            "N = {}: {} vs {c2}",
+            r.horizon,
+            r.chained.per_step
+        );
+        // The N-step derivative itself, relative.
+        let cf = libm::pow(c2, r.horizon as f64);
+        assert!(((r.chained.derivative - cf) / cf).abs() < 1e-8 * r.horizon as f64);
+        assert!(r.direct.is_none());
+    }
+}
+
+/// The direct reading (one `hybrid_jacobian` over N impacts) agrees with the chain where
+/// c^(2N) is well above J's error, and its J's determinant is c^(2N) (the stance keeps area,
+/// each impact scales it by c²).
+#[test]
+fn the_direct_reading_agrees_with_the_chain_at_short_horizons() {
+    let w = wheel();
+    let opts = HybridOptions::default();
+    let m = measure(&w, &[10, 20], true, &opts, &mut |_, _| {}).unwrap();
+    for r in &m {
+        let d = r.direct.unwrap();
+        assert!((d.per_step - r.chained.per_step).abs() < 1e-8, "{r:?}");
+        assert!((d.per_step - w.multiplier()).abs() < 1e-8, "{r:?}");
+    }
+    let x0 = DVector::from_row_slice(&w.fixed_point());
+    let chain = multiplier::chained(&w, &x0, 10, &opts, &mut |_| {}).unwrap();
+    let c = cross(&w, &chain.start, 10, chain.times[9], &opts).unwrap();
+    assert_eq!(c.impacts, 10);
+    let det = c.jacobian.determinant();
+    assert!((libm::pow(det, 0.1) - w.multiplier()).abs() < 1e-10);
+}
+
+#[test]
+fn a_horizon_out_of_range_is_refused_by_name() {
+    let w = wheel();
+    let opts = HybridOptions::default();
+    for bad in [&[][..], &[0][..], &[multiplier::MAX_HORIZON + 1][..]] {
+        let e = measure(&w, bad, false, &opts, &mut |_, _| {}).unwrap_err();
+        assert!(e.to_string().contains("horizons"), "{e}");
     }
 }

@@ -9,6 +9,8 @@
 //! ω'² = c²·(ω² + 4 (g/L) sin(half_angle) sin(slope)), c = cos(2·half_angle), whose fixed point
 //! [`RimlessWheel::fixed_point`] has the Floquet multiplier c² ([`RimlessWheel::multiplier`]).
 
+pub mod multiplier;
+
 use nalgebra::{DMatrix, DVector};
 
 use super::{Declared, Entry, Fallback, Param, Spec, GRAVITY};
