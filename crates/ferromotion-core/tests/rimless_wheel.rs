@@ -7,6 +7,8 @@
 
 use ferromotion_core::hybrid::*;
 use ferromotion_core::systems::wheel::multiplier::{self, cross, measure, SECTION_THETA};
+use ferromotion_core::systems::wheel::routes::{self, Scheme};
+use ferromotion_core::systems::wheel::table::{markdown, route_table, TableOptions};
 use ferromotion_core::systems::RimlessWheel;
 use nalgebra::DVector;
 
@@ -122,4 +124,112 @@ fn a_horizon_out_of_range_is_refused_by_name() {
         let e = measure(&w, bad, false, &opts, &mut |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("horizons"), "{e}");
     }
+}
+
+/// The fixed route differentiates through its steps with the reset's Jacobian diag(1, c) and
+/// no time-of-impact term: as dt shrinks its one-step reading goes to the exact flows'
+/// Jacobians composed through diag(1, c) instead of the saltation matrix, built here from
+/// `hybrid_jacobian` over the two stance segments (no event in either) — not to c².
+#[test]
+fn the_fixed_route_tends_to_the_product_without_saltation() {
+    let w = wheel();
+    let opts = HybridOptions::default();
+    let x0 = DVector::from_row_slice(&w.fixed_point());
+    let start = multiplier::chained(&w, &x0, 1, &opts, &mut |_| {})
+        .unwrap()
+        .start;
+    let whole = cross(&w, &start, 1, 0.4, &opts).unwrap();
+    let t_e = hybrid_jacobian(&w, &start, 0, 0.0, whole.t, &opts)
+        .unwrap()
+        .events[0]
+        .t;
+    // Up to the impact: 1e-12 rad short of the guard's zero, by bisection on the flow alone.
+    let target = w.half_angle - 1e-12;
+    let short = |t: f64| {
+        let s = hybrid_jacobian(&w, &start, 0, 0.0, t, &opts).unwrap();
+        (s.events.is_empty() && s.x[0] <= target, s)
+    };
+    let (mut lo, mut hi) = (t_e - 1e-3, t_e);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if short(mid).0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (ok, pre) = short(lo);
+    assert!(ok && (pre.x[0] - target).abs() < 1e-13, "{}", pre.x[0]);
+    let (_, plus) = w.reset(0, 0, &pre.x);
+    let post = cross(&w, &plus, 0, 0.2, &opts).unwrap();
+    let j = &post.jacobian * w.reset_jacobian(0, 0, &pre.x) * &pre.jacobian;
+    let f = w.rhs(0, &post.x);
+    let limit = j[(1, 1)] - f[1] / f[0] * j[(0, 1)];
+    assert!((limit - w.multiplier()).abs() > 0.5, "{limit}");
+    let err = |dt: f64| {
+        let r = routes::fixed(&w, Scheme::SemiImplicitEuler, &start, dt, 1).unwrap();
+        (r[0].derivative - limit).abs()
+    };
+    let (coarse, fine) = (err(1e-3), err(1e-4));
+    assert!(fine < 2e-3 * limit.abs(), "{fine} of {limit}");
+    assert!(fine < 0.5 * coarse, "{coarse} -> {fine}");
+}
+
+/// The black-box driver on the same step function with the guard and reset declared
+/// differentiates the event-located map: its one-step reading goes to c² as dt shrinks (semi-implicit
+/// Euler: first order, with the event's place on the grid in it too), and with RK4 steps it is c² to its difference error.
+#[test]
+fn the_black_box_route_tends_to_the_closed_form() {
+    let w = wheel();
+    let opts = HybridOptions::default();
+    let x0 = DVector::from_row_slice(&w.fixed_point());
+    let start = multiplier::chained(&w, &x0, 1, &opts, &mut |_| {})
+        .unwrap()
+        .start;
+    let err = |scheme, dt| {
+        let r = routes::black_box(&w, scheme, &start, dt, 1).unwrap();
+        (r.per_step - w.multiplier()).abs()
+    };
+    let (coarse, fine) = (
+        err(Scheme::SemiImplicitEuler, 1e-2),
+        err(Scheme::SemiImplicitEuler, 1e-4),
+    );
+    assert!(fine < 1e-3 && fine < 0.1 * coarse, "{coarse} -> {fine}");
+    assert!(err(Scheme::Rk4, 1e-3) < 1e-7);
+}
+
+/// The table's rows: the chained saltation route never has the wrong sign; the routes' first
+/// wrong signs are where the reading's N-step derivative is negative.
+#[test]
+fn the_route_table_reports_each_routes_first_wrong_sign_where_it_is() {
+    let w = wheel();
+    let opts = TableOptions {
+        horizons: vec![10, 20],
+        scan_to: 30,
+        fixed_dts: vec![1e-3],
+        black_box_dts: vec![(Scheme::SemiImplicitEuler, 1e-3)],
+    };
+    let rows = route_table(&w, &opts, &mut |_| {}).unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0].first_wrong_sign, None);
+    for r in &rows {
+        for m in &r.readings {
+            if let Some(n) = r.first_wrong_sign {
+                if m.horizon < n {
+                    assert!(m.derivative > 0.0, "{r:?}");
+                }
+            }
+        }
+    }
+    let bb = &rows[3];
+    let n = bb
+        .first_wrong_sign
+        .expect("the first-order black-box route loses the sign by 30");
+    let x0 = DVector::from_row_slice(&w.fixed_point());
+    let start = multiplier::chained(&w, &x0, 1, &HybridOptions::default(), &mut |_| {})
+        .unwrap()
+        .start;
+    let at = |m| routes::black_box(&w, Scheme::SemiImplicitEuler, &start, 1e-3, m).unwrap();
+    assert!(at(n).derivative < 0.0 && at(n - 1).derivative > 0.0);
+    assert!(markdown(&w, &rows).contains("first wrong sign"));
 }

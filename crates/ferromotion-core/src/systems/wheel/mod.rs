@@ -10,6 +10,8 @@
 //! [`RimlessWheel::fixed_point`] has the Floquet multiplier c² ([`RimlessWheel::multiplier`]).
 
 pub mod multiplier;
+pub mod routes;
+pub mod table;
 
 use nalgebra::{DMatrix, DVector};
 
