@@ -7,6 +7,7 @@
 
 use ferromotion_core::hybrid::*;
 use ferromotion_core::systems::wheel::multiplier::{self, cross, measure, SECTION_THETA};
+use ferromotion_core::systems::wheel::penalty::{self, PenaltyWheel};
 use ferromotion_core::systems::wheel::routes::{self, Scheme};
 use ferromotion_core::systems::wheel::table::{markdown, route_table, TableOptions};
 use ferromotion_core::systems::RimlessWheel;
@@ -208,6 +209,7 @@ fn the_route_table_reports_each_routes_first_wrong_sign_where_it_is() {
         scan_to: 30,
         fixed_dts: vec![1e-3],
         black_box_dts: vec![(Scheme::SemiImplicitEuler, 1e-3)],
+        penalty_ks: vec![],
     };
     let rows = route_table(&w, &opts, &mut |_| {}).unwrap();
     assert_eq!(rows.len(), 4);
@@ -232,4 +234,101 @@ fn the_route_table_reports_each_routes_first_wrong_sign_where_it_is() {
     let at = |m| routes::black_box(&w, Scheme::SemiImplicitEuler, &start, 1e-3, m).unwrap();
     assert!(at(n).derivative < 0.0 && at(n - 1).derivative > 0.0);
     assert!(markdown(&w, &rows).contains("first wrong sign"));
+}
+
+fn penalty(k: f64) -> PenaltyWheel {
+    PenaltyWheel {
+        wheel: wheel(),
+        stiffness: k,
+        damping_ratio: 1.0,
+    }
+}
+
+/// The penalty wheel's declared derivatives (flow, guards, touchdown reset) are those of its
+/// own functions, by central differences, in both modes.
+#[test]
+fn the_penalty_wheels_derivatives_are_its_functions_by_differences() {
+    let pw = penalty(1e4);
+    let x = DVector::from_vec(vec![0.31, 0.93, 1.3, -0.4, -0.52]);
+    let h = 1e-6;
+    let fd = |f: &dyn Fn(&DVector<f64>) -> DVector<f64>| {
+        let mut j = nalgebra::DMatrix::zeros(f(&x).len(), 5);
+        for c in 0..5 {
+            let mut e = DVector::zeros(5);
+            e[c] = h;
+            j.set_column(c, &((f(&(&x + &e)) - f(&(&x - &e))) / (2.0 * h)));
+        }
+        j
+    };
+    for mode in [0, 1] {
+        let j = fd(&|y| pw.rhs(mode, y));
+        let scale = j.amax();
+        assert!(
+            (pw.rhs_jacobian(mode, &x) - j).amax() < 1e-7 * scale,
+            "mode {mode}"
+        );
+        let g = fd(&|y| DVector::from_vec(vec![pw.guard(mode, 0, y)]));
+        let grad = pw.guard_gradient(mode, 0, &x).transpose();
+        assert!((grad - &g).amax() < 1e-6 * g.amax().max(1.0), "mode {mode}");
+        let r = fd(&|y| pw.reset(mode, 0, y).1);
+        assert!(
+            (pw.reset_jacobian(mode, 0, &x) - r).amax() < 1e-8,
+            "mode {mode}"
+        );
+    }
+}
+
+/// The penalty wheel's one-step return map derivative (hybrid_jacobian, saltation at touchdown
+/// and release) is its return map's, by central differences of whole steps.
+#[test]
+fn the_penalty_wheels_return_map_derivative_is_its_return_maps_by_differences() {
+    let pw = penalty(1e4);
+    let opts = HybridOptions {
+        dt: 5e-4,
+        ..HybridOptions::default()
+    };
+    let x0 = DVector::from_vec(vec![0.0, 0.999, 1.45, 0.01, 0.0]);
+    let (_, t, m) = penalty::return_step(&pw, &x0, 0.45, &opts).unwrap();
+    let h = 1e-6;
+    for c in 0..3 {
+        let mut e = DVector::zeros(5);
+        e[1 + c] = h;
+        let up = penalty::return_step(&pw, &(&x0 + &e), t, &opts).unwrap().0;
+        let down = penalty::return_step(&pw, &(&x0 - &e), t, &opts).unwrap().0;
+        for r in 0..3 {
+            let fd = (up[1 + r] - down[1 + r]) / (2.0 * h);
+            assert!(
+                (m[(r, c)] - fd).abs() < 1e-6 * m.amax(),
+                "({r}, {c}): {} vs {fd}",
+                m[(r, c)]
+            );
+        }
+    }
+}
+
+/// As k grows the penalty wheel's multiplier goes to McGeer's c² (its law holds the new foot,
+/// so its stiff limit is the plastic impact).
+#[test]
+fn the_penalty_wheels_multiplier_tends_to_the_closed_form_as_k_grows() {
+    let w = wheel();
+    let x0 = DVector::from_row_slice(&w.fixed_point());
+    let start = multiplier::chained(&w, &x0, 1, &HybridOptions::default(), &mut |_| {})
+        .unwrap()
+        .start;
+    let err = |k: f64| {
+        let r = penalty::penalty_readings(&penalty(k), start[1], 30, 5).unwrap();
+        (r[4].per_step - w.multiplier()).abs()
+    };
+    let (soft, stiff) = (err(1e3), err(1e5));
+    assert!(stiff < 1e-3 && stiff < 0.05 * soft, "{soft} -> {stiff}");
+    let bad = penalty::penalty_readings(
+        &PenaltyWheel {
+            damping_ratio: 0.5,
+            ..penalty(1e4)
+        },
+        start[1],
+        1,
+        1,
+    );
+    assert!(bad.unwrap_err().to_string().contains("damping_ratio"));
 }

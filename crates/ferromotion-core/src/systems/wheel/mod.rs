@@ -14,6 +14,7 @@
 //! [`routes`] and [`table`] say what other differentiable routes report (`docs/systems.md`).
 
 pub mod multiplier;
+pub mod penalty;
 pub mod routes;
 pub mod table;
 

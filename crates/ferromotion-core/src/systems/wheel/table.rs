@@ -9,6 +9,7 @@
 use nalgebra::DVector;
 
 use super::multiplier::{chained, direct, Chain, Reading};
+use super::penalty::{penalty_readings, PenaltyWheel};
 use super::routes::{black_box, fixed, Scheme};
 use super::RimlessWheel;
 use crate::error::Result;
@@ -25,6 +26,8 @@ pub struct TableOptions {
     pub fixed_dts: Vec<f64>,
     /// The steps of the black-box route, s, per scheme.
     pub black_box_dts: Vec<(Scheme, f64)>,
+    /// The stiffnesses k/m of the penalty wheel, s⁻² (damping ratio 1).
+    pub penalty_ks: Vec<f64>,
 }
 
 impl Default for TableOptions {
@@ -40,6 +43,7 @@ impl Default for TableOptions {
                 (Scheme::Rk4, 1e-2),
                 (Scheme::Rk4, 1e-3),
             ],
+            penalty_ks: vec![1e3, 1e4, 1e5, 1e6],
         }
     }
 }
@@ -149,8 +153,24 @@ pub fn route_table(
         })?;
         push(r, &mut rows);
     }
+    for &k in &opts.penalty_ks {
+        let pw = PenaltyWheel {
+            wheel: *w,
+            stiffness: k,
+            damping_ratio: 1.0,
+        };
+        let all = penalty_readings(&pw, chain.start[1], PENALTY_WARMUP, top)?;
+        let setting = format!("k {k:e} s⁻², ζ 1; RK4, dt 0.05/√k, events located");
+        let mut r = row_of("penalty, chained", setting, opts, &mut |n| Ok(all[n - 1]))?;
+        r.first_wrong_sign = all.iter().find(|r| r.derivative < 0.0).map(|r| r.horizon);
+        push(r, &mut rows);
+    }
     Ok(rows)
 }
+
+/// Steps the penalty wheel takes from the rigid orbit before it is measured (onto its own
+/// orbit: the offset shrinks by about c² per step).
+pub const PENALTY_WARMUP: usize = 40;
 
 /// The table as Markdown: per route, the per-step multiplier at each horizon (its error
 /// against c² in brackets), the N-step derivative at the last horizon beside c^(2N), the
