@@ -8,6 +8,7 @@
 use ferromotion_core::hybrid::*;
 use ferromotion_core::systems::wheel::multiplier::{self, cross, measure, SECTION_THETA};
 use ferromotion_core::systems::wheel::penalty::{self, PenaltyWheel};
+use ferromotion_core::systems::wheel::penalty_fixed;
 use ferromotion_core::systems::wheel::routes::{self, Scheme};
 use ferromotion_core::systems::wheel::table::{markdown, route_table, TableOptions};
 use ferromotion_core::systems::RimlessWheel;
@@ -199,40 +200,36 @@ fn the_black_box_route_tends_to_the_closed_form() {
     assert!(err(Scheme::Rk4, 1e-3) < 1e-7);
 }
 
-/// The table's rows: the chained saltation route never has the wrong sign; the routes' first
-/// wrong signs are where the reading's N-step derivative is negative.
+/// The table's rows: the chained saltation route never has the wrong sign; where a route's
+/// first wrong sign is reported, its reading there is negative and one horizon earlier
+/// positive (recomputed here).
 #[test]
 fn the_route_table_reports_each_routes_first_wrong_sign_where_it_is() {
     let w = wheel();
     let opts = TableOptions {
         horizons: vec![10, 20],
-        scan_to: 30,
+        scan_to: 80,
         fixed_dts: vec![1e-3],
-        black_box_dts: vec![(Scheme::SemiImplicitEuler, 1e-3)],
+        black_box_dts: vec![],
         penalty_ks: vec![],
     };
     let rows = route_table(&w, &opts, &mut |_| {}).unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 3);
     assert_eq!(rows[0].first_wrong_sign, None);
-    for r in &rows {
-        for m in &r.readings {
-            if let Some(n) = r.first_wrong_sign {
-                if m.horizon < n {
-                    assert!(m.derivative > 0.0, "{r:?}");
-                }
-            }
-        }
-    }
-    let bb = &rows[3];
-    let n = bb
-        .first_wrong_sign
-        .expect("the first-order black-box route loses the sign by 30");
+    let hopts = HybridOptions::default();
     let x0 = DVector::from_row_slice(&w.fixed_point());
-    let start = multiplier::chained(&w, &x0, 1, &HybridOptions::default(), &mut |_| {})
-        .unwrap()
-        .start;
-    let at = |m| routes::black_box(&w, Scheme::SemiImplicitEuler, &start, 1e-3, m).unwrap();
-    assert!(at(n).derivative < 0.0 && at(n - 1).derivative > 0.0);
+    let chain = multiplier::chained(&w, &x0, 80, &hopts, &mut |_| {}).unwrap();
+    let direct = |n: usize| {
+        multiplier::direct(&w, &chain.start, n, chain.times[n - 1], &hopts)
+            .unwrap()
+            .derivative
+    };
+    if let Some(n) = rows[1].first_wrong_sign {
+        assert!(direct(n) < 0.0 && direct(n - 1) > 0.0, "N = {n}");
+    }
+    let fixed = routes::fixed(&w, Scheme::SemiImplicitEuler, &chain.start, 1e-3, 80).unwrap();
+    let first = fixed.iter().find(|r| r.derivative < 0.0).map(|r| r.horizon);
+    assert_eq!(rows[2].first_wrong_sign, first);
     assert!(markdown(&w, &rows).contains("first wrong sign"));
 }
 
@@ -331,4 +328,58 @@ fn the_penalty_wheels_multiplier_tends_to_the_closed_form_as_k_grows() {
         1,
     );
     assert!(bad.unwrap_err().to_string().contains("damping_ratio"));
+}
+
+/// The fixed route's tangent on the penalty wheel is the derivative of its own discrete map
+/// within one switching pattern (differences small enough to move no switch to another step),
+/// and still its multiplier stays far from c² as dt shrinks: the switch times' dependence on
+/// x0 is what it leaves out.
+#[test]
+fn the_fixed_route_on_the_penalty_wheel_is_its_discrete_maps_tangent_and_misses_c2() {
+    let pw = penalty(1e4);
+    let x0 = DVector::from_vec(vec![0.0, 0.999, 1.45, 0.01, 0.0]);
+    let dt = 5e-4;
+    let run = penalty_fixed::penalty_fixed_run(&pw, &x0, dt, 0, 1).unwrap();
+    let h = 1e-9;
+    for c in 0..3 {
+        let mut e = DVector::zeros(5);
+        e[1 + c] = h;
+        let up = penalty_fixed::penalty_fixed_run(&pw, &(&x0 + &e), dt, 0, 1)
+            .unwrap()
+            .last;
+        let down = penalty_fixed::penalty_fixed_run(&pw, &(&x0 - &e), dt, 0, 1)
+            .unwrap()
+            .last;
+        for r in 0..3 {
+            let fd = (up[1 + r] - down[1 + r]) / (2.0 * h);
+            let m = run.map[(r, c)];
+            assert!(
+                (m - fd).abs() < 1e-4 * run.map.amax(),
+                "({r}, {c}): {m} vs {fd}"
+            );
+        }
+    }
+    for dt in [5e-4, 5e-5] {
+        let r = penalty_fixed::penalty_fixed(&pw, &x0, dt, 20, 10).unwrap();
+        assert!((r[9].per_step - pw.wheel.multiplier()).abs() > 0.5, "{r:?}");
+    }
+}
+
+/// Each scheme's rate d step(x, τ)/dτ (the direction a discrete run meets the section along)
+/// is the step's own, by central differences in τ.
+#[test]
+fn a_schemes_rate_is_its_steps_derivative_in_the_step_length() {
+    let x = DVector::from_vec(vec![0.1, 1.4]);
+    for scheme in [Scheme::SemiImplicitEuler, Scheme::Rk4] {
+        let s = routes::WheelStep {
+            wheel: wheel(),
+            scheme,
+        };
+        for tau in [1e-4, 3e-3, 0.05] {
+            let d = 1e-6;
+            let fd = (s.step_with_tangent(&x, tau + d).0 - s.step_with_tangent(&x, tau - d).0)
+                / (2.0 * d);
+            assert!((s.rate(&x, tau) - fd).amax() < 1e-8, "{scheme:?} τ = {tau}");
+        }
+    }
 }

@@ -11,10 +11,12 @@
 //!
 //! Measured: [`multiplier`] reads the N-step return map's derivative off `hybrid_jacobian`
 //! (chained through one call per step: right at every horizon; or one call over N impacts);
-//! [`routes`] and [`table`] say what other differentiable routes report (`docs/systems.md`).
+//! [`routes`], [`penalty`] (a penalty wheel whose stiff limit is this one), [`penalty_fixed`]
+//! and [`table`] say what other differentiable routes report (`docs/systems.md`).
 
 pub mod multiplier;
 pub mod penalty;
+pub mod penalty_fixed;
 pub mod routes;
 pub mod table;
 

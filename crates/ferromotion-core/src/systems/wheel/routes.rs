@@ -4,7 +4,8 @@
 //!
 //! Every route is read the same way as [`super::multiplier`]: from the state on the section
 //! Σ = {θ = 0} of the exact orbit, J = dx(T)/dx(0) at the route's own N-th return to Σ, and
-//! dω_N/dω_0 = J[1,1] - (f_ω/f_θ)·J[0,1] with f the wheel's flow at x(T).
+//! dω_N/dω_0 = J[1,1] - (f_ω/f_θ)·J[0,1] with f the route's own rate there (its last step's
+//! d step/dτ: how the discrete run moves when its end moves, which is how it meets Σ).
 //!
 //! - **Saltation, chained** and **saltation, direct**: [`super::multiplier`]'s two readings
 //!   of `hybrid_jacobian` (RK4 at 1e-3 s with the events located and the saltation matrix).
@@ -84,6 +85,31 @@ impl WheelStep {
                 let out = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4);
                 let jac = DMatrix::identity(2, 2) + h / 6.0 * (j1 + 2.0 * j2 + 2.0 * j3 + j4);
                 (out, jac)
+            }
+        }
+    }
+
+    /// d step(x, τ)/dτ: the scheme's own rate at the end of a step of length τ. A section is read along it: the
+    /// discrete run reaches the section by changing τ, not along the flow.
+    pub fn rate(&self, x: &DVector<f64>, tau: f64) -> DVector<f64> {
+        match self.scheme {
+            Scheme::SemiImplicitEuler => {
+                let w = &self.wheel;
+                let a = w.gravity / w.length * libm::sin(x[0] + w.slope);
+                DVector::from_vec(vec![x[1] + 2.0 * tau * a, a])
+            }
+            Scheme::Rk4 => {
+                // d/dh of x + h/6 (k1 + 2 k2 + 2 k3 + k4), each stage's dependence on h too.
+                let (w, h) = (&self.wheel, tau);
+                let (f, df) = (|x: &DVector<f64>| w.rhs(0, x), |x| w.rhs_jacobian(0, x));
+                let k1 = f(x);
+                let x2 = x + 0.5 * h * &k1;
+                let (k2, d2) = (f(&x2), df(&x2) * (0.5 * &k1));
+                let x3 = x + 0.5 * h * &k2;
+                let (k3, d3) = (f(&x3), df(&x3) * (0.5 * &k2 + 0.5 * h * &d2));
+                let x4 = x + h * &k3;
+                let (k4, d4) = (f(&x4), df(&x4) * (&k3 + h * &d3));
+                (k1 + 2.0 * k2 + 2.0 * k3 + k4) / 6.0 + h / 6.0 * (2.0 * d2 + 2.0 * d3 + d4)
             }
         }
     }
@@ -188,9 +214,8 @@ pub fn fixed(
         if section(&x) > 0.0 && section(&next) <= 0.0 {
             // Read on Σ by a partial step of the same scheme (the run goes on unchanged).
             let tau = sys.locate(&x, dt, section);
-            let (on, a_tau) = sys.step_with_tangent(&x, tau);
-            let read = a_tau * &jac;
-            let f = w.rhs(0, &on);
+            let read = sys.step_with_tangent(&x, tau).1 * &jac;
+            let f = sys.rate(&x, tau);
             let d = read[(1, 1)] - f[1] / f[0] * read[(0, 1)];
             out.push(Reading::from_derivative(w, out.len() + 1, d));
         }
@@ -205,16 +230,17 @@ pub fn fixed(
     Ok(out)
 }
 
-/// The event-located run's N-th return to Σ from `start`, s: steps of `dt` from t = 0, each
-/// event located inside its step and the reset applied there, the grid restarted from it
-/// (the black-box driver's rules), and the return located inside its step.
+/// The event-located run's N-th return to Σ from `start`: its time (s) and the run's rate
+/// there (the last step's d step/dτ). Steps of `dt` from t = 0, each event located inside its
+/// step and the reset applied there, the grid restarted from it (the black-box driver's
+/// rules), and the return located inside its step.
 pub fn located_return(
     w: &RimlessWheel,
     scheme: Scheme,
     start: &DVector<f64>,
     dt: f64,
     horizon: usize,
-) -> Result<f64> {
+) -> Result<(f64, DVector<f64>)> {
     let sys = WheelStep { wheel: *w, scheme };
     steps_ok(dt, horizon, 4.0 * w.half_angle / start[1].abs().max(1e-3))?;
     let (mut x, mut t, mut returns) = (start.clone(), 0.0, 0);
@@ -223,7 +249,8 @@ pub fn located_return(
         if section(&x) > 0.0 && section(&next) <= 0.0 {
             returns += 1;
             if returns == horizon {
-                return Ok(t + sys.locate(&x, dt, section));
+                let tau = sys.locate(&x, dt, section);
+                return Ok((t + tau, sys.rate(&x, tau)));
             }
         }
         if w.guard(0, 0, &next) <= 0.0 {
@@ -256,7 +283,7 @@ pub fn black_box(
     horizon: usize,
 ) -> Result<Reading> {
     let sys = WheelStep { wheel: *w, scheme };
-    let t1 = located_return(w, scheme, start, dt, horizon)?;
+    let (t1, f) = located_return(w, scheme, start, dt, horizon)?;
     let opts = StepOptions {
         dt,
         halve_dt: false,
@@ -264,7 +291,6 @@ pub fn black_box(
         ..StepOptions::default()
     };
     let s = step_jacobian(&sys, start, 0.0, t1, &opts)?.solution;
-    let f = w.rhs(0, &s.x);
     let d = s.jacobian[(1, 1)] - f[1] / f[0] * s.jacobian[(0, 1)];
     Ok(Reading::from_derivative(w, horizon, d))
 }

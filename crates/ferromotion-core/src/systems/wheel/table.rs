@@ -1,6 +1,7 @@
-//! The route table of `docs/systems.md`: for each route and step, the return map's N-step
-//! derivative at N = 10, 20, …, and the first horizon at which its sign is wrong (printed by
-//! `cargo run --release -p ferromotion-core --example rimless_wheel_routes`).
+//! The route table of `docs/systems.md`: for each route and step (or stiffness, for the
+//! penalty wheel, [`super::penalty`] and [`super::penalty_fixed`]), the return map's N-step
+//! derivative at N = 10, 20, …, the route's floor and the first horizon at which its sign is
+//! wrong (printed by `cargo run --release -p ferromotion-core --example rimless_wheel_routes`).
 //!
 //! The first wrong sign is searched at every 10th horizon up to [`TableOptions::scan_to`],
 //! then at every horizon of the first decade that holds one (the fixed route, read at every
@@ -10,6 +11,7 @@ use nalgebra::DVector;
 
 use super::multiplier::{chained, direct, Chain, Reading};
 use super::penalty::{penalty_readings, PenaltyWheel};
+use super::penalty_fixed::penalty_fixed;
 use super::routes::{black_box, fixed, Scheme};
 use super::RimlessWheel;
 use crate::error::Result;
@@ -26,7 +28,8 @@ pub struct TableOptions {
     pub fixed_dts: Vec<f64>,
     /// The steps of the black-box route, s, per scheme.
     pub black_box_dts: Vec<(Scheme, f64)>,
-    /// The stiffnesses k/m of the penalty wheel, s⁻² (damping ratio 1).
+    /// The stiffnesses k/m of the penalty wheel, s⁻² (damping ratio 1): its chained saltation
+    /// route and its fixed route at dt = 0.05/√k.
     pub penalty_ks: Vec<f64>,
 }
 
@@ -162,6 +165,20 @@ pub fn route_table(
         let all = penalty_readings(&pw, chain.start[1], PENALTY_WARMUP, top)?;
         let setting = format!("k {k:e} s⁻², ζ 1; RK4, dt 0.05/√k, events located");
         let mut r = row_of("penalty, chained", setting, opts, &mut |n| Ok(all[n - 1]))?;
+        r.first_wrong_sign = all.iter().find(|r| r.derivative < 0.0).map(|r| r.horizon);
+        push(r, &mut rows);
+    }
+    for &k in &opts.penalty_ks {
+        let pw = PenaltyWheel {
+            wheel: *w,
+            stiffness: k,
+            damping_ratio: 1.0,
+        };
+        let dt = 0.05 / libm::sqrt(k);
+        let start = pw.rigid_start(chain.start[1]);
+        let all = penalty_fixed(&pw, &start, dt, PENALTY_WARMUP, top)?;
+        let setting = format!("k {k:e} s⁻², ζ 1; semi-implicit Euler, dt 0.05/√k");
+        let mut r = row_of("penalty, fixed", setting, opts, &mut |n| Ok(all[n - 1]))?;
         r.first_wrong_sign = all.iter().find(|r| r.derivative < 0.0).map(|r| r.horizon);
         push(r, &mut rows);
     }
