@@ -6,7 +6,7 @@
 //! derivative at the fixed point is the same number on every section that crosses the orbit
 //! (the maps on two sections are conjugate), so its Floquet multiplier is c² there too. A
 //! perturbation δω of a state on Σ is carried to the next crossing of Σ; the flow's own
-//! direction is projected out: on a section {θ = const}, dω'/dω = J[1,1] - (f_ω/f_θ)·J[0,1],
+//! direction is projected out: on a section {θ = const}, `dω'/dω = J[1,1] - (f_ω/f_θ)·J[0,1]`,
 //! with J = dx(t)/dx(0) at the crossing and f the flow there.
 //!
 //! **Two readings of the N-step derivative.**

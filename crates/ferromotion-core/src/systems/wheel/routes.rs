@@ -4,7 +4,7 @@
 //!
 //! Every route is read the same way as [`super::multiplier`]: from the state on the section
 //! Σ = {θ = 0} of the exact orbit, J = dx(T)/dx(0) at the route's own N-th return to Σ, and
-//! dω_N/dω_0 = J[1,1] - (f_ω/f_θ)·J[0,1] with f the route's own rate there (its last step's
+//! `dω_N/dω_0 = J[1,1] - (f_ω/f_θ)·J[0,1]` with f the route's own rate there (its last step's
 //! d step/dτ: how the discrete run moves when its end moves, which is how it meets Σ).
 //!
 //! - **Saltation, chained** and **saltation, direct**: [`super::multiplier`]'s two readings
