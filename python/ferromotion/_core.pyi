@@ -71,6 +71,8 @@ __all__ = [
     "hybrid_jacobian",
     "tumbling_cube",
     "tumbling_cube_hybrid",
+    "rimless_wheel_closed_form",
+    "rimless_wheel_multiplier",
     "hybrid_jvp",
     "system_exact",
     "systems_catalogue",
@@ -338,6 +340,12 @@ def system_check(system: dict[str, Any]) -> dict[str, Any]: ...
 
 def tumbling_cube(cube: Any, x0: Any, t_final: float) -> dict[str, Any]: ...
 def tumbling_cube_hybrid(cube: Any, x0: Any, t0: float, t1: float) -> dict[str, Any]: ...
+# The rimless wheel (core: systems/wheel/): its closed form, and its return map's N-step
+# derivative measured per horizon (chained through one hybrid_jacobian per step; direct).
+def rimless_wheel_closed_form(wheel: Any) -> dict[str, Any]: ...
+def rimless_wheel_multiplier(
+    wheel: Any, horizons: Sequence[int], direct: bool = False, options: Any = None
+) -> list[dict[str, Any]]: ...
 
 # Conformance fixtures (core: conformance.rs): (name, JSON text) of each shipped
 # fixture; a fixture document read and validated; the verdict on an engine's x(T) and J.

@@ -61,6 +61,51 @@ class System(Json):
         return _solution(d)
 
 
+class _RimlessWheelMethods:
+    """The rimless wheel's closed form and its measured return-map multiplier (core:
+    ``systems/wheel/``; ``docs/systems.md``, "The rimless wheel's multiplier").
+
+    >>> import ferromotion as fm
+    >>> w = fm.systems.RimlessWheel()
+    >>> round(w.multiplier(), 6)
+    0.681179
+    >>> r = w.measured_multiplier([10, 50])
+    >>> abs(r[1]["chained"]["per_step"] - w.multiplier()) < 1e-8
+    True
+    """
+
+    __slots__ = ()
+
+    def _wheel(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = self.to_dict()  # type: ignore[attr-defined]
+        d.pop("system")
+        return d
+
+    def fixed_point(self) -> np.ndarray:
+        """The periodic gait's post-impact state (theta, omega) = (-half_angle, omega*)."""
+        return np.asarray(_core.rimless_wheel_closed_form(self._wheel())["fixed_point"], dtype=float)
+
+    def multiplier(self) -> float:
+        """The return map's Floquet multiplier in closed form, cos²(2·half_angle)."""
+        return float(_core.rimless_wheel_closed_form(self._wheel())["multiplier"])
+
+    def measured_multiplier(self, horizons: Any = (10, 20, 50), *, direct: bool = False,
+                            options: Any = None) -> List[Dict[str, Any]]:
+        """The N-step return map's derivative dω_N/dω_0 on the section theta = 0, from the fixed
+        point, at each horizon N (impacts, 1 to 2000): one dict per N with ``horizon``,
+        ``closed_form`` (c^(2N)), ``chained`` (one ``hybrid_jacobian`` per step, multiplied:
+        right at every N) and ``direct`` (one ``hybrid_jacobian`` over N impacts, when
+        ``direct=True``: loses the sign once c^(2N) falls under J's error), each a dict of
+        ``derivative``, ``per_step`` (its signed N-th root) and ``closed_form``. ``options``: the
+        core's HybridOptions."""
+        hs = [int(n) for n in np.atleast_1d(np.asarray(horizons))]
+        return list(_core.rimless_wheel_multiplier(self._wheel(), hs, direct=direct, options=options))
+
+
+#: Methods a system's class gains beside the generic ones, by kind.
+_METHODS: Dict[str, type] = {"rimless_wheel": _RimlessWheelMethods}
+
+
 def _post_init(self: Any) -> None:
     checked = _core.system_check(self.to_dict())
     for k, v in checked.items():
@@ -89,7 +134,8 @@ def _make(spec: Dict[str, Any]) -> type:
                  "__doc__": doc, "__module__": __name__}
     # Required parameters first, as Python signatures need (the core's order otherwise).
     fields.sort(key=lambda f: f[2].default is not dataclasses.MISSING)
-    return dataclasses.make_dataclass(spec["class"], fields, bases=(System,), namespace=namespace, frozen=True)
+    bases = (_METHODS[spec["kind"]], System) if spec["kind"] in _METHODS else (System,)
+    return dataclasses.make_dataclass(spec["class"], fields, bases=bases, namespace=namespace, frozen=True)
 
 
 _CATALOGUE: List[Dict[str, Any]] = _core.systems_catalogue()

@@ -19,6 +19,7 @@ mod quadruped;
 mod readouts;
 mod routes;
 mod sweep;
+mod wheel;
 mod workbench;
 
 use convert::document;
@@ -70,5 +71,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conformance::register(m)?;
     fit::register(m)?;
     quadruped::register(m)?;
+    wheel::register(m)?;
     cube::register(m)
 }

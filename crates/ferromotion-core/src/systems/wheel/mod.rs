@@ -8,6 +8,17 @@
 //! Its exact answer is the return map's: from one post-impact ω to the next,
 //! ω'² = c²·(ω² + 4 (g/L) sin(half_angle) sin(slope)), c = cos(2·half_angle), whose fixed point
 //! [`RimlessWheel::fixed_point`] has the Floquet multiplier c² ([`RimlessWheel::multiplier`]).
+//!
+//! Measured: [`multiplier`] reads the N-step return map's derivative off `hybrid_jacobian`
+//! (chained through one call per step: right at every horizon; or one call over N impacts);
+//! [`routes`], [`penalty`] (a penalty wheel whose stiff limit is this one), [`penalty_fixed`]
+//! and [`table`] say what other differentiable routes report (`docs/systems.md`).
+
+pub mod multiplier;
+pub mod penalty;
+pub mod penalty_fixed;
+pub mod routes;
+pub mod table;
 
 use nalgebra::{DMatrix, DVector};
 
@@ -78,7 +89,8 @@ pub const ENTRY: Entry = Entry {
 };
 
 /// The rimless wheel (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RimlessWheel {
     /// Half the angle between spokes, rad.
     pub half_angle: f64,
@@ -105,6 +117,24 @@ impl RimlessWheel {
         let c = libm::cos(2.0 * self.half_angle);
         c * c
     }
+
+    /// The closed form, its parameters checked first: the fixed point and the multiplier.
+    pub fn closed_form(&self) -> Result<ClosedAnswer> {
+        self.validate()?;
+        Ok(ClosedAnswer {
+            fixed_point: self.fixed_point(),
+            multiplier: self.multiplier(),
+        })
+    }
+}
+
+/// [`RimlessWheel::closed_form`]'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ClosedAnswer {
+    /// The post-impact state of the periodic gait (θ, ω) = (-half_angle, ω*).
+    pub fixed_point: [f64; 2],
+    /// The Floquet multiplier cos²(2·half_angle).
+    pub multiplier: f64,
 }
 
 impl HybridSystem for RimlessWheel {
