@@ -77,6 +77,11 @@
 //!   right) and J is reported in tangent coordinates, d(x(t1) ⊖ x̄(t1))/dδ with x(t0) =
 //!   x̄(t0) ⊕ δ; saltation matrices, the unguarded-switch check and the probe-tolerance
 //!   check likewise. A quaternion never leaves the unit sphere.
+//! - **A step's precision, declared.** [`StepOptions::precision`] is the unit round-off of
+//!   the step's arithmetic (float64 by default; float32 for MuJoCo Warp): the probe, the
+//!   probe tolerance and the unguarded-switch check's floor are scaled by the noise it puts
+//!   in a difference quotient (`black_box/precision.rs`), the same numbers in float64; the
+//!   answer reports them ([`StepSolution::resolution`]).
 //! - **Progress, and stopping.** [`step_jacobian_watched`] reports rows done, the work done
 //!   and the time left ([`StepProgress`]); an observer's error or a failed batch call stops
 //!   it with what finished ([`StepOutcome::Stopped`]).
@@ -86,13 +91,17 @@
 
 mod manifold;
 mod measured;
+mod precision;
 mod rows;
 mod run;
 mod system;
 
 pub use manifold::{Joint, JointKind, Manifold, UNIT_TOL};
+pub use precision::{Resolution, COARSEST, PROBE_NOISE, SWITCH_NOISE};
 pub use rows::{Observer, StepProgress, StepWatch, REPORT_EVERY};
-pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
+pub use system::{
+    StepOptions, StepSystem, FLOAT32, FLOAT64, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO,
+};
 
 use super::{HybridSolution, Piece};
 use crate::error::{finite, positive, FerroError, Result};
@@ -119,6 +128,9 @@ pub struct StepSolution {
     pub batch_calls: u64,
     /// Rows (independent runs) the answer took.
     pub rows: usize,
+    /// The probe and tolerances used, from the step's declared precision
+    /// (`black_box/precision.rs`).
+    pub resolution: Resolution,
 }
 
 /// The answer at dt/2, beside the one at dt.
@@ -625,6 +637,10 @@ pub fn step_jacobian_watched(
     mut watch: StepWatch<'_>,
 ) -> Result<StepOutcome> {
     let manifold = validate(sys, x0, t0, t1, opts)?;
+    // The probe and the checks' tolerances scaled by the step's precision (the same options
+    // in float64).
+    let resolution = precision::resolve(opts)?;
+    let opts = &precision::resolved(opts, &resolution);
     let cap = sys.batch_rows();
     let mut cost = Cost::default();
     let link = |caller: &Caller| Link {
@@ -698,7 +714,7 @@ pub fn step_jacobian_watched(
         answers,
         split_residual,
         &cost,
-        total,
+        (total, resolution),
     )))
 }
 
@@ -751,7 +767,12 @@ fn probe_rows<'a>(
 }
 
 /// The answer at dt, with the one at dt/2 beside it.
-fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize) -> StepSolution {
+fn solution(
+    answers: Vec<Answer>,
+    split_residual: f64,
+    cost: &Cost,
+    (rows, resolution): (usize, Resolution),
+) -> StepSolution {
     let mut answers = answers.into_iter();
     let at = answers.next().expect("the answer at dt");
     let half_dt = answers.next().map(|h| HalfDt {
@@ -782,6 +803,7 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
         step_calls: cost.states,
         batch_calls: cost.calls,
         rows,
+        resolution,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::manifold::Manifold;
 use super::rows::{Caller, Item, Reply};
-use super::system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
+use super::system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_RATIO};
 use crate::error::{FerroError, Result};
 use crate::hybrid::HybridEvent;
 use crate::numeric::fd::{quotient, Probe};
@@ -641,9 +641,10 @@ async fn locate(
     if !link.sys.has_reset(i) {
         // The step's own law changes here and the next step decides it from its start:
         // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
-        // then agree), a few ulps of s on.
+        // then agree), a few ulps of s on (and on while a guard computed with round-off
+        // comes back to or above zero there).
         let mut ulp = tau * f64::EPSILON;
-        while link.guard(i, &minus, t + tau).await? == 0.0 && tau < h {
+        while link.guard(i, &minus, t + tau).await? >= 0.0 && tau < h {
             tau = (tau + ulp).min(h);
             ulp *= 2.0;
             minus = link.step(x, tau, t).await?;
@@ -774,10 +775,11 @@ async fn measured_event(
     })
 }
 
-/// The unguarded-switch check (see [`SWITCH_FLOOR`]): in every segment that began at
+/// The unguarded-switch check (see [`super::system::SWITCH_FLOOR`]): in every segment that began at
 /// an event without a reset (the step's own law changed there), the step Jacobians D_k of
 /// successive full steps (central differences in tangent coordinates, probe `eps`; all of
-/// them asked as one batch) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
+/// them asked as one batch) must change smoothly. A jump (above the floor, scaled by the
+/// step's precision, and
 /// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law
 /// changed again inside that step with no guard to locate it (a penalty contact's
 /// release): the answer would then hold the fixed grid's error across that switch, and is
@@ -810,6 +812,7 @@ async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Res
         .next()
         .map_or(0.0, |s| s.t);
     let ys = link.steps(calls, t).await?;
+    let floor = super::precision::switch_floor(opts.precision, opts.eps);
     let mut k = 0;
     for (after, in_seg) in &segs {
         let mut d = Vec::with_capacity(in_seg.len());
@@ -827,7 +830,7 @@ async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Res
             let scale = amax(&d[i]).max(1.0);
             let before = if i > 0 { jumps[i - 1] } else { f64::INFINITY };
             let after_ = jumps.get(i + 1).copied().unwrap_or(f64::INFINITY);
-            if jump > SWITCH_FLOOR * scale && jump > SWITCH_RATIO * before.min(after_) {
+            if jump > floor * scale && jump > SWITCH_RATIO * before.min(after_) {
                 return Err(FerroError::UnguardedSwitch {
                     t: in_seg[i].t,
                     dt: in_seg[i].h,
