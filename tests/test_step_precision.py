@@ -62,7 +62,8 @@ def test_a_float32_step_taken_for_float64_is_refused() -> None:
 
 def test_a_float64_step_keeps_the_float64_probe_and_tolerances() -> None:
     s = solve(penalty("float64"))
-    assert s.resolution == {"precision": 2.0 ** -53, "eps": 1e-6, "probe_rtol": 1e-6, "switch_floor": 1e-6}
+    assert s.resolution == {"precision": 2.0 ** -53, "eps": 1e-6, "probe_rtol": 1e-6, "switch_eps": 1e-6,
+                            "switch_floor": 1e-6}
     assert np.max(np.abs(s.jacobian - fm.corrected(DROP, K, DT).jacobian)) < 1e-6
 
 

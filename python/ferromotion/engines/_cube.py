@@ -14,6 +14,12 @@ space: the effective mass of the corner does not enter), a damped oscillator of 
 ``dampratio`` is chosen by :func:`zeta_for` to make e the cube's restitution. The stiffness
 rows are ``timeconst`` values (smaller is stiffer); MuJoCo needs timeconst ≥ 2·dt.
 
+**Through the driver.** :func:`cube_step_function` gives the step one guard pair per corner
+(entry: MuJoCo's own distance at that corner, release: its contact's force argument), so both
+strikes are located (one guard for the box refused the second, ``TwoEventsInOneStep``);
+:func:`driver_row` runs it for MuJoCo (float64) or MuJoCo Warp (float32 declared; refused
+``ProbeDependent`` on this cube: its float32 contact solve is too noisy, docs/engines.md).
+
 **Coordinates.** The cube's x = (c, θ, v, ω): θ a world-frame rotation vector (R = Exp(θ)),
 ω world-frame; its J is in tangent coordinates with a world-frame rotation δ left-multiplied
 (R' = Exp(δ)·R). MuJoCo's free joint holds (c, quaternion) and (v, ω in the *body* frame), its
@@ -300,23 +306,32 @@ def cube_step_function(cube: Any, timeconst: float, dt: float, qpos: Any, engine
     from ._mujoco_warp import MuJoCoWarpStep
 
     class CubeWarpStep(_Corners, MuJoCoWarpStep):
-        def corner_entry_rows(self, c: int, X: Any) -> np.ndarray:
-            """Corner c's entry per row: MuJoCo Warp's own contact distance at that corner where its
-            float32 collision makes one (<= 0), else MuJoCo's height kept positive."""
+        _table: Optional[Tuple[bytes, np.ndarray]] = None
+
+        def corner_guards(self, X: Any) -> np.ndarray:
+            """(m, 16): per row, each corner's entry (MuJoCo Warp's own float32 contact distance at
+            that corner where its collision makes one, <= 0; else MuJoCo's height kept positive)
+            and release (MuJoCo's, :meth:`corner_release`). The last batch is remembered: the
+            driver asks the 16 guards of one batch in turn."""
             X = np.asarray(X, dtype=float).reshape(-1, self.dim)
-            out = np.empty(len(X))
+            key = X.tobytes()
+            if self._table is not None and self._table[0] == key:
+                return self._table[1]
+            out = np.empty((len(X), 16))
             for r, (x, found) in enumerate(zip(X, self.contacts(X))):
-                corners = self.corner_state(x)[0]
-                near = [dist for _, _, dist, pos in found if corner_at(corners, pos) == c]
-                out[r] = min(min(near), 0.0) if near else max(float(corners[c, 2]), _TINY)
+                corners, _, _ = self.corner_state(x)
+                for c in range(8):
+                    near = [dist for _, _, dist, pos in found if corner_at(corners, pos) == c]
+                    out[r, 2 * c] = min(min(near), 0.0) if near else max(float(corners[c, 2]), _TINY)
+                    out[r, 2 * c + 1] = self.corner_release(c, x)
+            self._table = (key, out)
             return out
 
-        def corner_release_rows(self, c: int, X: Any) -> np.ndarray:
-            return np.array([self.corner_release(c, x) for x in np.asarray(X, dtype=float).reshape(-1, self.dim)])
+        def guard_column(self, i: int, X: Any) -> np.ndarray:
+            return self.corner_guards(X)[:, i]
 
     wbox = CubeWarpStep(xml, qpos_ref=qpos)
-    rows = [g for c in range(8) for g in (functools.partial(wbox.corner_entry_rows, c),
-                                         functools.partial(wbox.corner_release_rows, c))]
+    rows = [functools.partial(wbox.guard_column, i) for i in range(16)]
     return StepFunction(wbox.step_rows, guards=rows, resets=[None] * 16, batch=True, precision="float32",
                         name="mujoco_warp cube, a guard pair per corner"), wbox
 

@@ -30,6 +30,12 @@ contact's damping force times dt in the located map.) The release is MuJoCo's (t
 force's argument before the clamp): the force is continuous there, so float32's decision one
 step either side moves the state by the round-off alone.
 
+**Where float32 does not resolve it.** The drop through the driver gets MuJoCo's verdict (J within
+5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) is refused ``ProbeDependent`` (J(eps)
+and J(eps/2) 0.16 apart after one strike, against the 7.3e-3 float32 allows): MuJoCo Warp's contact
+solve at impedance 0.9999 is ill-conditioned in float32, its own map's second differences through
+a strike 1e-3 in ω against MuJoCo's 1e-9 (docs/engines.md).
+
 **Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``);
 :func:`warm` times it; then ~15-30 ms a step (one world or 64: Warp launches ~60 CPU kernels per
 step, so a call costs about the same for any number of worlds).

@@ -654,7 +654,9 @@ pub fn step_jacobian_watched(
     let h = opts.dt.min(0.5 * (t1 - t0));
     let l = link(&caller);
     let hidden = Row {
-        fut: Box::pin(async move { run::measure_hidden_state(&l, x0, h, t0).await }),
+        fut: Box::pin(
+            async move { run::measure_hidden_state(&l, x0, (h, t0), opts.precision).await },
+        ),
         caller,
         weight: 1.0,
     };

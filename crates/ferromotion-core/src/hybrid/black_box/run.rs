@@ -5,7 +5,7 @@
 
 use super::manifold::Manifold;
 use super::rows::{Caller, Item, Reply};
-use super::system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_RATIO};
+use super::system::{StepOptions, StepSystem, SPLIT_FALL, SWITCH_RATIO};
 use crate::error::{FerroError, Result};
 use crate::hybrid::HybridEvent;
 use crate::numeric::fd::{quotient, Probe};
@@ -209,9 +209,10 @@ pub(super) fn amax(m: &DMatrix<f64>) -> f64 {
 pub(super) async fn measure_hidden_state(
     link: &Link<'_>,
     x0: &DVector<f64>,
-    h: f64,
-    t0: f64,
+    (h, t0): (f64, f64),
+    precision: f64,
 ) -> Result<f64> {
+    let split_rtol = super::precision::split_rtol(precision);
     let scale = x0.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
     let split = |h: f64| async move {
         let whole = link.step(x0, 2.0 * h, t0).await?;
@@ -238,12 +239,12 @@ pub(super) async fn measure_hidden_state(
             (&first - &again).amax()
         )));
     }
-    if gap > SPLIT_RTOL {
+    if gap > split_rtol {
         let (gap_half, _) = split(0.5 * h).await?;
         if gap_half * SPLIT_FALL > gap {
             return Err(hidden(format!(
                 "measured: step(x0, 2h) and step(step(x0, h), h) differ by {gap:.3e} at h = {h:e} s and by \
-                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {SPLIT_RTOL:e} and not falling \
+                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {split_rtol:e} and not falling \
                  {SPLIT_FALL}x as an integrator's local error of order >= 1 does"
             )));
         }
@@ -778,13 +779,13 @@ async fn measured_event(
 /// The unguarded-switch check (see [`super::system::SWITCH_FLOOR`]): in every segment that began at
 /// an event without a reset (the step's own law changed there), the step Jacobians D_k of
 /// successive full steps (central differences in tangent coordinates, probe `eps`; all of
-/// them asked as one batch) must change smoothly. A jump (above the floor, scaled by the
-/// step's precision, and
+/// them asked as one batch) must change smoothly. A jump (above [`super::system::SWITCH_FLOOR`] and
 /// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law
 /// changed again inside that step with no guard to locate it (a penalty contact's
 /// release): the answer would then hold the fixed grid's error across that switch, and is
 /// refused. Steps that hold an event, the step before one and the first step after one
 /// start within a probe of a switch and are left out (the run records only the others).
+/// The probe and the floor are the step's precision's (`precision.rs`; as said in float64).
 async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Result<()> {
     let m = link.manifold;
     let n = m.tangent_dim();
@@ -799,10 +800,11 @@ async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Res
             )
         })
         .collect();
+    let (eps, floor) = super::precision::switch_check(opts.precision, opts.eps);
     let mut calls = Vec::new();
     let mut sizes = Vec::new();
     for s in segs.iter().flat_map(|(_, seg)| seg) {
-        let (points, size) = link.probes(&s.x, opts.eps);
+        let (points, size) = link.probes(&s.x, eps);
         calls.extend(points.into_iter().map(|p| (p, s.h)));
         sizes.push(size);
     }
@@ -812,7 +814,6 @@ async fn unguarded_switch(link: &Link<'_>, run: &Run, opts: &StepOptions) -> Res
         .next()
         .map_or(0.0, |s| s.t);
     let ys = link.steps(calls, t).await?;
-    let floor = super::precision::switch_floor(opts.precision, opts.eps);
     let mut k = 0;
     for (after, in_seg) in &segs {
         let mut d = Vec::with_capacity(in_seg.len());
