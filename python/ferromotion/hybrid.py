@@ -634,7 +634,7 @@ def hybrid_jacobian(system: Union[systems.System, systems.TumblingCube, HybridSy
         if eps is not None:
             options["eps"] = eps
         options["halve_dt"] = _STEP["halve_dt"] if halve_dt is None else bool(halve_dt)
-        options["precision"] = system.precision
+        options["precision"] = _precision(system.precision)
         tell: Optional[Callable[[Dict[str, Any]], Any]] = (
             None if progress is False else _progress_printer() if progress is None or progress is True else progress)
         start = time.perf_counter()
