@@ -14,7 +14,9 @@ Never a mock: MuJoCo, MuJoCo Warp run every step. Each fact against an independe
 * MuJoCo Warp's step of the cube equals MuJoCo's C step to float32 precision, in flight and in
   contact, and its entry guard is its own contact distance;
 * MuJoCo Warp's drop through the driver (``mujoco_warp_step_function``, float32 declared) gets
-  MuJoCo's verdict from the core's judge, its J within the tolerance it states of MuJoCo's.
+  MuJoCo's verdict from the core's judge, its J within the tolerance it states of MuJoCo's;
+* MuJoCo Warp's cube through a strike is refused ``ProbeDependent``, where MuJoCo's answers: its own
+  map's second differences through the strike are orders above its flight rounding and MuJoCo's.
 """
 
 from __future__ import annotations
@@ -150,3 +152,32 @@ def test_mujoco_warps_drop_gets_mujocos_verdict_through_the_driver() -> None:
     # The same derivative of the same law, measured on a float32 step: within the tolerance it states.
     gap = np.max(np.abs(s32.jacobian - s64.jacobian)) / max(1.0, np.max(np.abs(s64.jacobian)))
     assert gap <= s32.resolution["probe_rtol"], (gap, s32.resolution)
+
+
+def test_mujoco_warps_cube_is_refused_where_its_float32_contact_solve_is_noisier_than_the_tolerance() -> None:
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
+    from ferromotion.engines._mujoco_warp import MuJoCoWarpStep
+
+    # Through corner 1's strike (0.25 s to 0.28 s): MuJoCo's driver answers; MuJoCo Warp's is refused.
+    x0 = CUBE.solve(X0, 0.25).state
+    qpos, qvel = _cube.to_mujoco(x0)
+    answered = {}
+    for engine in ("mujoco", "mujoco_warp"):
+        sys, box = _cube.cube_step_function(CUBE, 0.01, 2e-4, qpos, engine)
+        try:
+            s = fm.hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, 0.03, dt=2e-4, halve_dt=False, progress=False)
+            answered[engine] = s.resolution
+        except fm.ProbeDependent as e:
+            answered[engine] = e
+    assert isinstance(answered["mujoco"], dict)
+    assert isinstance(answered["mujoco_warp"], fm.ProbeDependent), answered
+    # Why, measured on its own map (no driver): second differences along omega_x (starts 1e-4 rad/s
+    # apart) through the strike are far above its rounding in flight, and above MuJoCo's by orders.
+    xml = _cube.cube_mjcf(CUBE, 0.01, 2e-4)
+    starts = np.array([x0 + k * 1e-4 * np.eye(12)[9] for k in range(6)])
+    warp = _cube.warp_rollouts(MuJoCoWarpStep(xml), starts, [0.012, 0.03])
+    model = mujoco.MjModel.from_xml_string(xml)
+    c = np.array([_cube.mujoco_rollout(model, s, [0.03])[0.03] for s in starts])
+    second = lambda e: np.max(np.abs(np.diff(e, 2, axis=0))[:, 9:12])  # noqa: E731
+    assert second(warp[0.03]) > 100 * second(warp[0.012])  # the strike, not the flight's rounding
+    assert second(warp[0.03]) > 1e4 * second(c)
