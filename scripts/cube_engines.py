@@ -1,7 +1,8 @@
 """The tumbling cube's engines table (docs/engines.md, "The tumbling cube in the engines"):
 per strike (horizons after the first and after both), each engine's x(T) and J judged against the
 exact ones by the core. Run in .venv-engines: `make cube-engines` (minutes: MuJoCo Warp steps
-4,500 times per horizon at ~25 ms a step on a loaded 2-core machine).
+4,500 times per horizon at ~25 ms a step on a loaded 2-core machine, and its driver rows take
+minutes each).
 
     .venv-engines/bin/python scripts/cube_engines.py [--engines mujoco,mujoco_warp,mjx] [--json FILE]
 """
@@ -19,8 +20,8 @@ from ferromotion.engines import _cube
 X0 = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0]
 #: (timeconst s, dt s): soft to stiff; MuJoCo needs timeconst >= 2 dt.
 STIFFNESS = ((0.01, 1e-4), (0.002, 1e-4), (0.0005, 1e-4))
-#: The black-box driver's step through mj_step (dt = 1e-4 s met two events in one step).
-DRIVER_DT = 5e-5
+#: The black-box driver's step through mj_step and MuJoCo Warp's step (a guard pair per corner).
+DRIVER_DT = 2e-4
 
 
 def main() -> int:
@@ -37,7 +38,7 @@ def main() -> int:
                 got = _cube.mujoco_rows(cube, X0, tc, dt, driver_dt=DRIVER_DT if tc >= 0.002 else None)
                 got += _cube.mujoco_rows(cube, X0, tc, dt, h=1e-3)  # MuJoCo Warp's probe, for comparison
             elif engine == "mujoco_warp":
-                got = _cube.warp_rows(cube, X0, tc, dt)
+                got = _cube.warp_rows(cube, X0, tc, dt, driver_dt=DRIVER_DT if tc >= 0.002 else None)
             elif engine == "mjx":
                 got = _cube.mjx_rows(cube, X0, tc, dt)
             else:

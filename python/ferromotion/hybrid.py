@@ -62,6 +62,20 @@ class HybridSystem(Protocol):
         """dx+/dx- of guard i's reset, shape (dim, dim)."""
 
 
+#: Unit round-off of the arithmetic a :class:`StepFunction` may name.
+PRECISIONS = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
+
+
+def _precision(p: Union[str, float]) -> float:
+    """A :class:`StepFunction`'s ``precision`` as a unit round-off (the core checks its range)."""
+    if isinstance(p, str):
+        if p not in PRECISIONS:
+            raise InvalidParameter(f"invalid parameter `precision` = {p!r}: 'float64', 'float32' or a unit round-off "
+                                   f"from 2^-53 to 1e-2")
+        return PRECISIONS[p]
+    return float(p)
+
+
 @dataclasses.dataclass(frozen=True)
 class StepFunction:
     """A hybrid system known only by its step function (any integrator or simulator step):
@@ -116,6 +130,17 @@ class StepFunction:
         ``J = d(x(t1) ⊖ x̄(t1)) / dδ`` with ``x ⊖ b = log(b⁻¹ ⊗ x)`` on quaternions. A
         quaternion never leaves the unit sphere: x0 and every state the step returns must be
         unit to 1e-6 (normalise in your step), and every probe is normalised.
+    precision : "float64", "float32" or float
+        The arithmetic of your step: its unit round-off (2^-53 for ``"float64"``, the default;
+        2^-24 for ``"float32"``, e.g. MuJoCo Warp or a GPU engine; or the number, from 2^-53 to
+        1e-2). A difference quotient at probe eps carries the step's round-off divided by
+        eps, so the driver scales by it what depends on it: the probe (``eps`` is the
+        float64 probe, multiplied by ``(precision / 2^-53)^(1/3)``, where truncation and
+        round-off balance: 8.1e-4 in float32), the eps/eps-2 agreement (``probe_rtol``
+        raised to ``100 * precision / probe``) and the unguarded-switch check's floor
+        (``64 * precision / probe``). A float64 step's answer is unchanged. What was used is
+        in the answer's ``resolution``. A float32 step declared float64 is refused (its
+        noise looks like an undeclared switch), not answered wrongly.
 
     Examples
     --------
@@ -145,8 +170,10 @@ class StepFunction:
     name: Optional[str] = None
     batch: Union[bool, int] = False
     manifold: Sequence[Tuple[str, int]] = ()
+    precision: Union[str, float] = "float64"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "precision", _precision(self.precision))
         object.__setattr__(self, "guards", tuple(self.guards))
         object.__setattr__(self, "resets", tuple(self.resets))
         object.__setattr__(self, "manifold", tuple((str(k), int(i)) for k, i in self.manifold))
@@ -392,6 +419,10 @@ class HybridSolution(Json):
     switches : tuple of LocatedSwitch
         For a :class:`StepFunction`: the switches of its law no guard declared that the driver
         located itself (at dt); their events are guards ``len(guards) + k``.
+    resolution : dict or None
+        For a :class:`StepFunction`: what its declared ``precision`` gave the driver:
+        ``precision`` (the unit round-off), ``eps`` (the probe used), ``probe_rtol`` (the
+        eps/eps-2 agreement required) and ``switch_floor`` (the unguarded-switch check's).
     """
 
     x: np.ndarray
@@ -407,6 +438,7 @@ class HybridSolution(Json):
     wall_time_s: Optional[float]
     batch_calls: Optional[int]
     switches: Tuple[LocatedSwitch, ...]
+    resolution: Optional[Dict[str, float]]
     pieces: Tuple[Piece, ...]
     commuted: bool
     enumerated: bool
@@ -416,7 +448,7 @@ class HybridSolution(Json):
     _again: Optional[Callable[[np.ndarray], Any]]
 
     __slots__ = ("x", "mode", "_jacobian", "events", "probe_gap", "spectral_radius", "worst_gain",
-                 "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "switches", "pieces", "commuted", "enumerated",
+                 "split_residual", "half_dt", "step_calls", "wall_time_s", "batch_calls", "switches", "resolution", "pieces", "commuted", "enumerated",
                  "largest_difference", "_refusal", "_handle", "_again")
 
     def __init__(self, x: np.ndarray, mode: int, jacobian: Optional[np.ndarray], events: Tuple[HybridEvent, ...],
@@ -426,12 +458,13 @@ class HybridSolution(Json):
                  pieces: Optional[Tuple[Piece, ...]] = None, commuted: bool = False, enumerated: bool = True,
                  largest_difference: float = 0.0, refusal: Optional[str] = None, handle: Any = None,
                  again: Optional[Callable[[np.ndarray], Any]] = None,
-                 switches: Tuple[LocatedSwitch, ...] = ()) -> None:
+                 switches: Tuple[LocatedSwitch, ...] = (),
+                 resolution: Optional[Dict[str, float]] = None) -> None:
         set_ = object.__setattr__
         for k, v in (("x", x), ("mode", mode), ("_jacobian", jacobian), ("events", events),
                      ("probe_gap", probe_gap), ("spectral_radius", spectral_radius), ("worst_gain", worst_gain),
                      ("split_residual", split_residual), ("half_dt", half_dt), ("step_calls", step_calls),
-                     ("wall_time_s", wall_time_s), ("batch_calls", batch_calls), ("commuted", commuted), ("enumerated", enumerated),
+                     ("wall_time_s", wall_time_s), ("batch_calls", batch_calls), ("resolution", resolution), ("commuted", commuted), ("enumerated", enumerated),
                      ("largest_difference", largest_difference), ("_refusal", refusal), ("_handle", handle),
                      ("_again", again), ("switches", tuple(switches))):
             set_(self, k, v)
@@ -479,7 +512,8 @@ class HybridSolution(Json):
                 "split_residual": self.split_residual,
                 "half_dt": None if self.half_dt is None else self.half_dt.to_dict(),
                 "step_calls": self.step_calls, "wall_time_s": self.wall_time_s, "batch_calls": self.batch_calls,
-                "switches": [w.to_dict() for w in self.switches]}
+                "switches": [w.to_dict() for w in self.switches],
+                "resolution": self.resolution}
 
     def __repr__(self) -> str:
         x = ", ".join(f"{v:.6g}" for v in self.x)
@@ -637,6 +671,7 @@ def hybrid_jacobian(system: Union[systems.System, systems.TumblingCube, HybridSy
         if eps is not None:
             options["eps"] = eps
         options["halve_dt"] = _STEP["halve_dt"] if halve_dt is None else bool(halve_dt)
+        options["precision"] = _precision(system.precision)
         tell: Optional[Callable[[Dict[str, Any]], Any]] = (
             None if progress is False else _progress_printer() if progress is None or progress is True else progress)
         start = time.perf_counter()
@@ -652,7 +687,8 @@ def hybrid_jacobian(system: Union[systems.System, systems.TumblingCube, HybridSy
         return _solution(b, split_residual=b["split_residual"], half_dt=half, step_calls=b["step_calls"],
                          wall_time_s=wall, batch_calls=b["batch_calls"],
                          switches=tuple(LocatedSwitch(t=w["t"], x=frozen(w["x"]), normal=frozen(w["normal"]))
-                                        for w in b["switches"]))
+                                        for w in b["switches"]),
+                         resolution=dict(b["resolution"]))
     if eps is not None:
         raise InvalidParameter("invalid parameter `eps`: only a StepFunction is differentiated by central "
                                "differences (a declared system's flow Jacobian is integrated)")

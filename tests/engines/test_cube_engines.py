@@ -9,8 +9,14 @@ Never a mock: MuJoCo, MuJoCo Warp run every step. Each fact against an independe
   exact J's key sign and is nearer the exact J than central differences of MuJoCo's own map;
 * the generic model step's release guard (the normal force's argument before MuJoCo's clamp)
   gives the drop the J of the hand-mapped guards of ``fm.engines.step_function``;
+* a guard pair per corner takes both strikes through the driver on ``mj_step``: every large
+  entry's sign the exact one's, nearer the exact J than MuJoCo's own differences;
 * MuJoCo Warp's step of the cube equals MuJoCo's C step to float32 precision, in flight and in
-  contact, and ``mujoco_warp_step_function`` refuses, saying why.
+  contact, and its entry guard is its own contact distance;
+* MuJoCo Warp's drop through the driver (``mujoco_warp_step_function``, float32 declared) gets
+  MuJoCo's verdict from the core's judge, its J within the tolerance it states of MuJoCo's;
+* MuJoCo Warp's cube through a strike is refused ``ProbeDependent``, where MuJoCo's answers: its own
+  map's second differences through the strike are orders above its flight rounding and MuJoCo's.
 """
 
 from __future__ import annotations
@@ -80,9 +86,27 @@ def test_the_release_guard_gives_the_drop_the_hand_mapped_guards_jacobian() -> N
     assert np.max(np.abs(s.jacobian - ref.jacobian)) < 1e-6
 
 
-def test_mujoco_warps_step_is_mujocos_to_float32_and_the_driver_refuses_it() -> None:
+def test_a_guard_pair_per_corner_takes_both_strikes_through_mj_step_with_the_exact_signs() -> None:
+    # From the exact flight's state at 0.25 s over 0.08 s: corner 1 strikes at 0.2632 s, corner 4 at
+    # 0.3015 s (the fixture's two strikes). One guard for the box refused the second strike
+    # (TwoEventsInOneStep); a guard pair per corner locates each corner's entry and release.
+    x0 = CUBE.solve(X0, 0.25).state
+    doc = _cube.horizon_fixture(CUBE, x0, 0.08)
+    assert [i["corner"] for i in CUBE.solve(list(x0), 0.08).impacts] == [1, 4]
+    row = _cube.driver_row(CUBE, x0, 0.01, 2e-4, doc, "mujoco")
+    assert row.events == 4 and row.verdict in ("right", "conforms"), row
+    assert row.large_signs_right == 1.0
+    # Nearer the exact J than MuJoCo's own map's differences (what mjd_transitionFD gives).
+    model = mujoco.MjModel.from_xml_string(_cube.cube_mjcf(CUBE, 0.01, 2e-4))
+    runs = [_cube.mujoco_rollout(model, x, [0.08])[0.08] for x in _cube.probe_starts(x0, 1e-6)]
+    _, own = _cube.jacobian_from(runs, 1e-6)
+    exact = np.asarray(doc["exact"]["jacobian"])
+    assert np.max(np.abs(np.asarray(row.jacobian) - exact)) < np.max(np.abs(own - exact))
+
+
+def test_mujoco_warps_step_is_mujocos_to_float32() -> None:
     pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
-    from ferromotion.engines._mujoco_warp import MuJoCoWarpStep, mujoco_warp_step_function
+    from ferromotion.engines._mujoco_warp import MuJoCoWarpStep
 
     xml = _cube.cube_mjcf(CUBE, 0.01, 1e-4)
     qpos, qvel = _cube.to_mujoco(X0)
@@ -103,5 +127,57 @@ def test_mujoco_warps_step_is_mujocos_to_float32_and_the_driver_refuses_it() -> 
             assert np.max(np.abs(a - b)) <= bound, (state, dt, a - b)
     rows = warp.step_rows(np.stack([*flight, low]), 1e-4)
     assert np.array_equal(rows[2], warp.step(low, 1e-4))  # a world's bits do not depend on its company
-    with pytest.raises(NotImplementedError, match="float32"):
-        mujoco_warp_step_function(xml)
+    # Its entry guard is its own float32 contact distance: <= 0 exactly where it makes a contact.
+    entry = warp.entry_rows(0, np.stack([*flight, low]))
+    assert entry[0] > 0 and entry[1] > 0 and -0.0021 < entry[2] < -0.0019
+
+
+def test_mujoco_warps_drop_gets_mujocos_verdict_through_the_driver() -> None:
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
+    from ferromotion.engines._mujoco import mjcf
+    from ferromotion.engines._mujoco_warp import mujoco_warp_step_function
+    from ferromotion.engines.conformance import conformance, fixtures
+
+    k, dt = 1e4, 1e-3
+    doc = fixtures()["drop"]
+    got = {}
+    for name, make in (("mujoco", mujoco_step_function), ("mujoco_warp", mujoco_warp_step_function)):
+        sys, box = make(mjcf(fm.Drop(), k, dt), qpos=[1.0])
+        s = fm.hybrid_jacobian(sys, box.state_of([1.0], [0.0]), 0.0, 0.8, dt=dt, halve_dt=False, progress=False)
+        got[name] = (s, conformance(doc, s.x, s.jacobian))
+    (s32, c32), (s64, c64) = got["mujoco_warp"], got["mujoco"]
+    assert s32.resolution["precision"] == 2.0 ** -24 and s64.resolution["eps"] == 1e-6
+    assert [e.guard for e in s32.events] == [e.guard for e in s64.events] == [0, 1]
+    assert c32.verdict == c64.verdict == "right"
+    # The same derivative of the same law, measured on a float32 step: within the tolerance it states.
+    gap = np.max(np.abs(s32.jacobian - s64.jacobian)) / max(1.0, np.max(np.abs(s64.jacobian)))
+    assert gap <= s32.resolution["probe_rtol"], (gap, s32.resolution)
+
+
+def test_mujoco_warps_cube_is_refused_where_its_float32_contact_solve_is_noisier_than_the_tolerance() -> None:
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
+    from ferromotion.engines._mujoco_warp import MuJoCoWarpStep
+
+    # Through corner 1's strike (0.25 s to 0.28 s): MuJoCo's driver answers; MuJoCo Warp's is refused.
+    x0 = CUBE.solve(X0, 0.25).state
+    qpos, qvel = _cube.to_mujoco(x0)
+    answered = {}
+    for engine in ("mujoco", "mujoco_warp"):
+        sys, box = _cube.cube_step_function(CUBE, 0.01, 2e-4, qpos, engine)
+        try:
+            s = fm.hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, 0.03, dt=2e-4, halve_dt=False, progress=False)
+            answered[engine] = s.resolution
+        except fm.ProbeDependent as e:
+            answered[engine] = e
+    assert isinstance(answered["mujoco"], dict)
+    assert isinstance(answered["mujoco_warp"], fm.ProbeDependent), answered
+    # Why, measured on its own map (no driver): second differences along omega_x (starts 1e-4 rad/s
+    # apart) through the strike are far above its rounding in flight, and above MuJoCo's by orders.
+    xml = _cube.cube_mjcf(CUBE, 0.01, 2e-4)
+    starts = np.array([x0 + k * 1e-4 * np.eye(12)[9] for k in range(6)])
+    warp = _cube.warp_rollouts(MuJoCoWarpStep(xml), starts, [0.012, 0.03])
+    model = mujoco.MjModel.from_xml_string(xml)
+    c = np.array([_cube.mujoco_rollout(model, s, [0.03])[0.03] for s in starts])
+    second = lambda e: np.max(np.abs(np.diff(e, 2, axis=0))[:, 9:12])  # noqa: E731
+    assert second(warp[0.03]) > 100 * second(warp[0.012])  # the strike, not the flight's rounding
+    assert second(warp[0.03]) > 1e4 * second(c)

@@ -19,8 +19,9 @@ use std::sync::Mutex;
 
 /// `hybrid_jacobian`'s document (`x`, `mode`, `jacobian`, `events`, `probe_gap`,
 /// `spectral_radius`, `worst_gain`), `split_residual`, `step_calls`, `batch_calls`, `rows`,
-/// `switches` (each located switch's `t`, `x`, `normal`) and `half_dt` (None, or `x`,
-/// `jacobian`, `events` (a count) and `spread` at dt/2).
+/// `switches` (each located switch's `t`, `x`, `normal`), `resolution` (`precision`, `eps`,
+/// `probe_rtol`, `switch_eps`, `switch_floor` used) and `half_dt` (None, or `x`, `jacobian`,
+/// `events` (a count) and `spread` at dt/2).
 /// `resets` is empty or holds one callable or None per guard; `options` is the core's
 /// `StepOptions`; `batch`: None or False calls `step(x, dt)` one state at a time, True or an int
 /// `step(X, dt)` with every row or at most that many rows at once; `manifold` the (kind, index) blocks;
@@ -145,6 +146,13 @@ fn answer<'py>(py: Python<'py>, s: &StepSolution) -> PyResult<Bound<'py, PyDict>
         switches.append(d)?;
     }
     out.set_item("switches", switches)?;
+    let r = PyDict::new(py);
+    r.set_item("precision", s.resolution.precision)?;
+    r.set_item("eps", s.resolution.eps)?;
+    r.set_item("probe_rtol", s.resolution.probe_rtol)?;
+    r.set_item("switch_eps", s.resolution.switch_eps)?;
+    r.set_item("switch_floor", s.resolution.switch_floor)?;
+    out.set_item("resolution", r)?;
     match &s.half_dt {
         Some(h) => {
             let half = PyDict::new(py);

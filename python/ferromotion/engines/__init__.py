@@ -33,10 +33,12 @@ from .. import Drop, ExponentFit, Receipt, check_gradient, exact, fixed, flow
 from .._results import SIGN_TEXT
 from ._adapter import FD_EPS, REGISTRY, AdapterBase, EngineAdapter, make_adapter, register_engine
 from ._mujoco_model import MuJoCoModelStep, TangentBlock, mujoco_step_function  # any MuJoCo model, black box
+from ._mujoco_warp import mujoco_warp_step_function  # the same through MuJoCo Warp (float32 declared)
 from ._step_function import black_box_beside_engine, step_function  # an engine's step as a black box
 
 __all__ = ["ENGINES", "EngineAdapter", "AdapterBase", "register_engine", "EngineAudit", "audit_engine", "engine_adapter",
-           "step_function", "black_box_beside_engine", "mujoco_step_function", "MuJoCoModelStep", "TangentBlock"]
+           "step_function", "black_box_beside_engine", "mujoco_step_function", "MuJoCoModelStep", "TangentBlock",
+           "mujoco_warp_step_function"]
 
 #: The engines :func:`audit_engine` knows, with the extra that installs each (the registry's table,
 #: ``ferromotion.engines._adapter``: one line per engine).

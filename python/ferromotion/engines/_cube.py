@@ -14,6 +14,12 @@ space: the effective mass of the corner does not enter), a damped oscillator of 
 ``dampratio`` is chosen by :func:`zeta_for` to make e the cube's restitution. The stiffness
 rows are ``timeconst`` values (smaller is stiffer); MuJoCo needs timeconst ≥ 2·dt.
 
+**Through the driver.** :func:`cube_step_function` gives the step one guard pair per corner
+(entry: MuJoCo's own distance at that corner, release: its contact's force argument), so both
+strikes are located (one guard for the box refused the second, ``TwoEventsInOneStep``);
+:func:`driver_row` runs it for MuJoCo (float64) or MuJoCo Warp (float32 declared; refused
+``ProbeDependent`` on this cube: its float32 contact solve is too noisy, docs/engines.md).
+
 **Coordinates.** The cube's x = (c, θ, v, ω): θ a world-frame rotation vector (R = Exp(θ)),
 ω world-frame; its J is in tangent coordinates with a world-frame rotation δ left-multiplied
 (R' = Exp(δ)·R). MuJoCo's free joint holds (c, quaternion) and (v, ω in the *body* frame), its
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -211,6 +218,124 @@ def warp_rollouts(box: Any, starts: Any, horizons: Sequence[float]) -> Dict[floa
     return out
 
 
+#: A positive guard value standing for "the engine makes no contact here" where the float64 height
+#: is already at or below zero (the engine's own distance differs within its rounding of the zero).
+_TINY = 1e-300
+
+#: The box's corners in its own frame, in units of the half side, in MuJoCo's (and MuJoCo Warp's)
+#: order: corner i has x = +a if i & 1, y = +a if i & 2, z = +a if i & 4.
+CORNERS = np.array([[1.0 if i & 1 else -1.0, 1.0 if i & 2 else -1.0, 1.0 if i & 4 else -1.0] for i in range(8)])
+
+
+def corner_at(corners: np.ndarray, pos: Any) -> int:
+    """The corner a box-plane contact is at: MuJoCo puts it at the corner moved halfway to the
+    plane along its normal (z), so the corner whose (x, y) is nearest."""
+    return int(np.argmin(np.linalg.norm(corners[:, :2] - np.asarray(pos, dtype=float)[:2], axis=1)))
+
+
+class _Corners:
+    """One guard pair per corner of the cube's box (instead of one per geom pair, its lowest
+    corner's). Corner c's entry is its distance *as MuJoCo computes it*: the distance of
+    MuJoCo's contact at that corner where its collision makes one (<= 0: the next step takes
+    the contact), else the corner's height over the floor (z = 0), kept positive. (The height
+    alone differs from MuJoCo's distance by ~1e-17 m of rounding: the driver, moving a few ulps
+    past the zero, then started the contact where MuJoCo's step did not.) Its release is the
+    argument of that contact's normal force before MuJoCo clamps it (``-efc_b``) while MuJoCo
+    holds it, minus the height otherwise. Mixed into the MuJoCo and MuJoCo Warp step classes
+    (``self`` has ``model``, ``_mj`` and ``_set``)."""
+
+    _corner_memo: Optional[Tuple[bytes, Any]] = None
+
+    def corner_state(self, x: Any) -> Tuple[np.ndarray, Dict[int, float], Dict[int, float]]:
+        """At x, by one ``mj_forward`` (float64): the 8 corners' world positions (8, 3), and per
+        corner MuJoCo holds a contact at, its distance and its normal force's argument."""
+        x = np.asarray(x, dtype=float)
+        key = x.tobytes()
+        if self._corner_memo is not None and self._corner_memo[0] == key:
+            return self._corner_memo[1]
+        mj = self._mj  # type: ignore[attr-defined]
+        d = self._set(x)  # type: ignore[attr-defined]
+        mj.mj_forward(self.model, d)  # type: ignore[attr-defined]
+        box = int(self.model.ngeom) - 1  # type: ignore[attr-defined]
+        half = float(self.model.geom_size[box][0])  # type: ignore[attr-defined]
+        corners = d.geom_xpos[box] + (half * CORNERS) @ d.geom_xmat[box].reshape(3, 3).T
+        dist: Dict[int, float] = {}
+        push: Dict[int, float] = {}
+        for c in range(d.ncon):
+            corner = corner_at(corners, d.contact.pos[c])
+            dist[corner] = min(dist.get(corner, np.inf), float(d.contact.dist[c]) - float(d.contact.includemargin[c]))
+            adr = int(d.contact.efc_address[c])
+            if adr >= 0:
+                push[corner] = min(push.get(corner, np.inf), -float(d.efc_b[adr]))
+        out = (corners, dist, push)
+        self._corner_memo = (key, out)
+        return out
+
+    def corner_entry(self, c: int, x: Any) -> float:
+        """Corner c's entry guard (MuJoCo's distance at that corner; its height, kept positive,
+        where MuJoCo makes no contact there), m."""
+        corners, dist, _ = self.corner_state(x)
+        return min(dist[c], 0.0) if c in dist else max(float(corners[c, 2]), _TINY)
+
+    def corner_release(self, c: int, x: Any) -> float:
+        """Corner c's release guard: its contact's force argument while MuJoCo holds it, else minus
+        its height."""
+        corners, _, push = self.corner_state(x)
+        return push[c] if c in push else -float(corners[c, 2])
+
+
+def cube_step_function(cube: Any, timeconst: float, dt: float, qpos: Any, engine: str = "mujoco") -> Tuple[Any, Any]:
+    """The cube's MJCF as a :class:`ferromotion.StepFunction` with one guard pair per corner (16
+    guards: entry, release per corner) and the step object: MuJoCo's ``mj_step`` (``engine=
+    "mujoco"``) or MuJoCo Warp's (``"mujoco_warp"``: batched, float32 declared, each corner's
+    entry MuJoCo Warp's own contact distance where its collision makes one)."""
+    from .. import StepFunction
+    from ._mujoco_model import MuJoCoModelStep
+
+    xml = cube_mjcf(cube, timeconst, dt)
+    if engine == "mujoco":
+        class CubeStep(_Corners, MuJoCoModelStep):
+            pass
+
+        box = CubeStep(xml, qpos_ref=qpos)
+        guards = [g for c in range(8) for g in (functools.partial(box.corner_entry, c),
+                                               functools.partial(box.corner_release, c))]
+        return StepFunction(box.step, guards=guards, resets=[None] * 16, name="mujoco cube, a guard pair per corner"), box
+    if engine != "mujoco_warp":
+        raise ValueError(f"engine: 'mujoco' or 'mujoco_warp', got {engine!r}")
+    from ._mujoco_warp import MuJoCoWarpStep
+
+    class CubeWarpStep(_Corners, MuJoCoWarpStep):
+        _table: Optional[Tuple[bytes, np.ndarray]] = None
+
+        def corner_guards(self, X: Any) -> np.ndarray:
+            """(m, 16): per row, each corner's entry (MuJoCo Warp's own float32 contact distance at
+            that corner where its collision makes one, <= 0; else MuJoCo's height kept positive)
+            and release (MuJoCo's, :meth:`corner_release`). The last batch is remembered: the
+            driver asks the 16 guards of one batch in turn."""
+            X = np.asarray(X, dtype=float).reshape(-1, self.dim)
+            key = X.tobytes()
+            if self._table is not None and self._table[0] == key:
+                return self._table[1]
+            out = np.empty((len(X), 16))
+            for r, (x, found) in enumerate(zip(X, self.contacts(X))):
+                corners, _, _ = self.corner_state(x)
+                for c in range(8):
+                    near = [dist for _, _, dist, pos in found if corner_at(corners, pos) == c]
+                    out[r, 2 * c] = min(min(near), 0.0) if near else max(float(corners[c, 2]), _TINY)
+                    out[r, 2 * c + 1] = self.corner_release(c, x)
+            self._table = (key, out)
+            return out
+
+        def guard_column(self, i: int, X: Any) -> np.ndarray:
+            return self.corner_guards(X)[:, i]
+
+    wbox = CubeWarpStep(xml, qpos_ref=qpos)
+    rows = [functools.partial(wbox.guard_column, i) for i in range(16)]
+    return StepFunction(wbox.step_rows, guards=rows, resets=[None] * 16, batch=True, precision="float32",
+                        name="mujoco_warp cube, a guard pair per corner"), wbox
+
+
 def horizon_fixture(cube: Any, x0: Sequence[float], t_final: float) -> Dict[str, Any]:
     """The shipped ``tumbling_cube`` fixture document moved to horizon ``t_final`` (its exact
     answer recomputed there by the core), for judging an engine after each strike."""
@@ -247,6 +372,11 @@ class CubeRow:
     verdict: str
     large_signs_right: float
     wall_s: float
+    #: The driver's rows only: events located, J (cube tangent coordinates), the probe and
+    #: tolerances used.
+    events: Optional[int] = None
+    jacobian: Optional[List[List[float]]] = None
+    resolution: Optional[Dict[str, float]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
@@ -283,11 +413,8 @@ def mujoco_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
     """MuJoCo (C) on the cube: central differences of its own map (probe h; 1e-6: what
     ``mjd_transitionFD`` chained over the steps gives; 1e-3: MuJoCo Warp's probe, a secant
     across the contact) and, with ``driver_dt``, the black-box driver through ``mj_step`` at
-    that step."""
+    that step (:func:`driver_row`)."""
     import mujoco
-
-    from .. import FerroError, hybrid_jacobian
-    from ._mujoco_model import mujoco_step_function
 
     model = mujoco.MjModel.from_xml_string(cube_mjcf(cube, timeconst, dt))
     docs = {t: horizon_fixture(cube, x0, t) for t in horizons}
@@ -299,29 +426,40 @@ def mujoco_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
         x, jac = jacobian_from([r[t_final] for r in runs], h)
         out.append(judge("mujoco", f"own map, differences h = {h:g}", timeconst, dt, docs[t_final], x, jac, wall))
         if driver_dt is not None:
-            qpos, qvel = to_mujoco(x0)
-            sys, box = mujoco_step_function(cube_mjcf(cube, timeconst, driver_dt), qpos=qpos.tolist())
-            start = time.perf_counter()
-            try:
-                s = hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, t_final, dt=driver_dt, halve_dt=False,
-                                    progress=False)
-            except FerroError as e:  # the driver's typed refusal is the row
-                out.append(refused("mujoco", "black-box driver on mj_step", timeconst, driver_dt, docs[t_final], e,
-                                   time.perf_counter() - start))
-                continue
-            x_end = from_mujoco(box.qpos(s.x), s.x[6:12])
-            jac = to_cube_tangent(box.tangent_at_end(s.jacobian, s.x), x0, x_end)
-            out.append(judge("mujoco", "black-box driver on mj_step", timeconst, driver_dt, docs[t_final], x_end,
-                             jac, time.perf_counter() - start))
+            out.append(driver_row(cube, x0, timeconst, driver_dt, docs[t_final], "mujoco"))
     return out
 
 
+def driver_row(cube: Any, x0: Sequence[float], timeconst: float, dt: float, doc: Dict[str, Any],
+               engine: str = "mujoco", halve_dt: bool = False) -> CubeRow:
+    """The black-box driver through the engine's step (``mj_step``, or MuJoCo Warp's float32
+    step), a guard pair per corner (:func:`cube_step_function`), from x0 to the horizon of
+    ``doc``: J carried to the cube's tangent coordinates and judged by the core; a refusal is the
+    row."""
+    from .. import FerroError, hybrid_jacobian
+
+    qpos, qvel = to_mujoco(x0)
+    sys, box = cube_step_function(cube, timeconst, dt, qpos, engine)
+    route = "black-box driver on " + ("mj_step" if engine == "mujoco" else "mujoco_warp.step (float32)")
+    start = time.perf_counter()
+    try:
+        s = hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, float(doc["t_final"]), dt=dt, halve_dt=halve_dt,
+                            progress=False)
+    except FerroError as e:  # the driver's typed refusal is the row
+        return refused(engine, route, timeconst, dt, doc, e, time.perf_counter() - start)
+    x_end = from_mujoco(box.qpos(s.x), s.x[6:12])
+    jac = to_cube_tangent(box.tangent_at_end(s.jacobian, s.x), x0, x_end)
+    row = judge(engine, route, timeconst, dt, doc, x_end, jac, time.perf_counter() - start)
+    return dataclasses.replace(row, events=len(s.events), jacobian=jac.tolist(), resolution=s.resolution)
+
+
 def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
-              horizons: Sequence[float] = HORIZONS, h: float = 1e-3) -> List[CubeRow]:
+              horizons: Sequence[float] = HORIZONS, h: float = 1e-3,
+              driver_dt: Optional[float] = None) -> List[CubeRow]:
     """MuJoCo Warp (CPU, float32) on the cube: central differences of its own float32 loop, the
-    25 probe runs as 25 worlds of one loop (probe h = 1e-3, far above float32's rounding). It
-    has no gradient of its own, and the black-box driver refuses its step
-    (``_mujoco_warp.REFUSAL``)."""
+    25 probe runs as 25 worlds of one loop (probe h = 1e-3, far above float32's rounding); it
+    has no gradient of its own. With ``driver_dt``, the black-box driver through its float32
+    step at that step (:func:`driver_row`): the gradient it lacks."""
     from ._mujoco_warp import MuJoCoWarpStep
 
     box = MuJoCoWarpStep(cube_mjcf(cube, timeconst, dt))
@@ -334,6 +472,8 @@ def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
         x, jac = jacobian_from(ends[t_final], h)
         out.append(judge("mujoco_warp", f"own f32 map, differences h = {h:g}", timeconst, dt, docs[t_final], x, jac,
                          wall))
+        if driver_dt is not None:
+            out.append(driver_row(cube, x0, timeconst, driver_dt, docs[t_final], "mujoco_warp"))
     return out
 
 

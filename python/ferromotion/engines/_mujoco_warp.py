@@ -1,7 +1,7 @@
-"""MuJoCo Warp 4.0 (CPU, one world or many): its step as ``step(x, dt)`` in MuJoCo's tangent chart
-(:class:`MuJoCoWarpStep`, the state and guards of :class:`~ferromotion.engines.MuJoCoModelStep`),
-and why the black-box driver cannot yet give it the gradient it lacks
-(:func:`mujoco_warp_step_function` refuses, saying so).
+"""MuJoCo Warp 4.0 (CPU, one world or many) through the black-box driver: its step as
+``step(x, dt)`` in MuJoCo's tangent chart (:class:`MuJoCoWarpStep`, the state and guards of
+:class:`~ferromotion.engines.MuJoCoModelStep`), and :func:`mujoco_warp_step_function`, which gives
+it the gradient it lacks.
 
 MuJoCo Warp has no gradient of its own: every kernel is built with ``enable_backward=False``, so
 ``wp.Tape`` has nothing to differentiate. The step here sets MuJoCo Warp's ``qpos``, ``qvel``,
@@ -11,54 +11,50 @@ calls ``mujoco_warp.step`` once; ``step_rows`` steps m states as m worlds of one
 :class:`mujoco_warp.Data` per batch size, rounded up to a power of two and padded with copies of
 the first row; worlds are independent programs).
 
-**Float32, and the driver's refusal.** MuJoCo Warp computes in float32 (every array, ``wp.vec3``
-included; there is no float64 build): each step's output is rounded to ~6e-8 of its size. The
-black-box driver differentiates the step map by central differences and checks, inside every
-segment after a law change, that the step's Jacobian does not jump from one step to the next
-(``SWITCH_FLOOR`` = 1e-6 of max(1, max|D|), and 1e3 times its neighbours' changes): its way of
-catching an undeclared contact release. A float32 step's Jacobian by differences carries noise of
-~6e-8/eps, quantised (consecutive flight steps often give identical bits, then one rounding
-quantum): measured on the drop (k = 1e4 N/m, dt = 1e-3 s, batched worlds):
+**Float32, declared.** MuJoCo Warp computes in float32 (every array, ``wp.vec3`` included; there
+is no float64 build): each step's output is rounded to ~6e-8 of its size, and a difference
+quotient at probe eps carries ~6e-8/eps of noise. At the driver's float64 probe (1e-6) and
+thresholds every answer was refused (measured on the drop, k = 1e4 N/m, dt = 1e-3 s: eps = 1e-3
+refused ``UnguardedSwitch`` on a 9.6e-6 noise jump in flight; eps = 1e-2 on the contact switch
+itself). The step function declares ``precision="float32"`` and the driver scales its probe
+(8.1e-4), its eps/eps-2 tolerance and its switch check's floor by it
+(``hybrid/black_box/precision.rs``, docs/engines.md).
 
-* eps = 1e-3, MuJoCo Warp's float32 state returned as is: refused ``UnguardedSwitch`` at
-  t = 0.667 s (in flight after the release), a jump of 9.6e-6, after 102 s;
-* eps = 1e-4, the state carried in float64 and MuJoCo Warp's increment added (a variant tried
-  and dropped: the output's own rounding stays): refused at t = 0.463 s, a jump of 1.49e-4;
-* eps = 1e-2 (the same variant; noise ~1e-6): refused at t = 0.453 s, a jump of 6.65 (the probes,
-  1 cm apart, now straddle the contact switch itself), after 35 s;
-* MuJoCo's C step on the same model answers (eps = 1e-6: J within 2.8e-2 of the rigid drop's,
-  verdict ``right``, 2.2 s).
+**Guards in the engine's own arithmetic.** The entry of pair i is MuJoCo Warp's own contact
+distance when its float32 collision makes a contact for the pair (the least over the pair's
+contacts, minus the margin: <= 0), and MuJoCo's float64 distance, kept positive, when it makes
+none: so "strictly past the zero" is exactly the state from which MuJoCo Warp's next step
+takes the contact. (MuJoCo's float64 distance alone disagrees with float32's about the sign
+within ~1e-7 m of the zero, and a step that takes the contact one step late is a jump of the
+contact's damping force times dt in the located map.) The release is MuJoCo's (the normal
+force's argument before the clamp): the force is continuous there, so float32's decision one
+step either side moves the state by the round-off alone.
 
-No probe is both above float32's noise and inside the contact's smooth pieces, so the driver
-refuses every answer. Giving MuJoCo Warp a gradient needs the driver to take the step's noise
-floor (a per-step-function precision the switch check and the probe check scale by): a change to
-the core's black-box driver, not made here. Until then :func:`mujoco_warp_step_function` raises
-``NotImplementedError`` with these numbers, and MuJoCo Warp's cube runs are its own map's central
-differences (``engines/_cube.py``), reported as such.
+**Where float32 does not resolve it.** The drop through the driver gets MuJoCo's verdict (J within
+5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) is refused ``ProbeDependent`` (J(eps)
+and J(eps/2) 0.16 apart after one strike, against the 7.3e-3 float32 allows): MuJoCo Warp's contact
+solve at impedance 0.9999 is ill-conditioned in float32, its own map's second differences through
+a strike 1e-3 in ω against MuJoCo's 1e-9 (docs/engines.md).
 
-**Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``):
-measured 36 s with most kernels already cached by an earlier session (load 1.5); an earlier session
-saw the cold compile not finish in 15 min at load 26. :func:`warm` times it; then ~20 ms a step
-(one world, load ~8: Warp launches ~60 CPU kernels per step).
+**Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``);
+:func:`warm` times it; then ~15-30 ms a step (one world or 64: Warp launches ~60 CPU kernels per
+step, so a call costs about the same for any number of worlds).
 """
+
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._mujoco_model import MuJoCoModelStep
 
-#: Why the driver refuses MuJoCo Warp's step (see the module docs), as the refusal says it.
-REFUSAL = ("the black-box driver cannot differentiate MuJoCo Warp's float32 step yet: its switch check "
-           "(a jump of the step Jacobian above 1e-6 of its size) sees float32 noise of ~6e-8/eps at any "
-           "probe below the contact's own switch (drop, k = 1e4 N/m, dt = 1e-3 s: eps = 1e-3 refused "
-           "UnguardedSwitch on a 9.6e-6 noise jump in flight, eps = 1e-2 on the contact switch itself); it needs a "
-           "noise floor per step function in the core's driver. MuJoCoWarpStep steps the model; central "
-           "differences of its own map are engines._cube.warp_rows")
-
+#: A positive guard value standing for "MuJoCo Warp makes no contact here" when MuJoCo's float64
+#: distance is already at or below zero (float32's sign differs within ~1e-7 m of the zero).
+_TINY = 1e-300
 
 def _warp() -> Tuple[Any, Any]:
     import warp as wp
@@ -83,6 +79,7 @@ class MuJoCoWarpStep(MuJoCoModelStep):
         with wp.ScopedDevice(self._device):
             self._wmodel = mjw.put_model(self.model)
         self._worlds: Dict[int, Any] = {}
+        self._seen: Optional[Tuple[bytes, List[List[Tuple[int, int, float, np.ndarray]]]]] = None
         self.version = (f"mujoco_warp {mjw.__version__} (warp {wp.__version__}, CPU, float32); "
                         f"charts and guards by mujoco {self.version}")
 
@@ -122,6 +119,57 @@ class MuJoCoWarpStep(MuJoCoModelStep):
         """One ``mujoco_warp.step`` of ``dt`` seconds from x (one world)."""
         return self.step_rows(np.asarray(x, dtype=float)[None, :], dt)[0]
 
+    # -- MuJoCo Warp's own contacts -------------------------------------------------------------------
+    def contacts(self, X: Any) -> List[List[Tuple[int, int, float, np.ndarray]]]:
+        """Per row of X, the contacts MuJoCo Warp's float32 collision makes at that state (what its
+        next step starts from): (geom1, geom2, dist, pos) each. The last batch is remembered."""
+        X = np.asarray(X, dtype=float).reshape(-1, self.dim)
+        key = X.tobytes()
+        if self._seen is not None and self._seen[0] == key:
+            return self._seen[1]
+        m = X.shape[0]
+        n, d = self._data(m)
+        rows = np.concatenate([X, np.repeat(X[:1], n - m, axis=0)]) if n > m else X
+        with self._wp.ScopedDevice(self._device):
+            d.qpos.assign(np.stack([self.qpos(x) for x in rows]).astype(np.float32))
+            self._mjw.kinematics(self._wmodel, d)
+            self._mjw.collision(self._wmodel, d)
+            k = min(int(d.nacon.numpy()[0]), int(d.naconmax))
+            world = d.contact.worldid.numpy()[:k]
+            geom = d.contact.geom.numpy()[:k]
+            dist = d.contact.dist.numpy()[:k].astype(float)
+            pos = d.contact.pos.numpy()[:k].astype(float)
+        out: List[List[Tuple[int, int, float, np.ndarray]]] = [[] for _ in range(m)]
+        for c in range(k):
+            if world[c] < m:
+                out[world[c]].append((int(geom[c][0]), int(geom[c][1]), float(dist[c]), pos[c]))
+        self._seen = (key, out)
+        return out
+
+    def entry_rows(self, i: int, X: Any) -> np.ndarray:
+        """Pair i's entry at each row: MuJoCo Warp's own contact distance minus the margin where its
+        collision makes a contact for the pair (<= 0), else MuJoCo's distance kept positive."""
+        g1, g2, margin = self.pairs[i]
+        X = np.asarray(X, dtype=float).reshape(-1, self.dim)
+        out = np.empty(len(X))
+        for r, (x, found) in enumerate(zip(X, self.contacts(X))):
+            mine = [dist for a, b, dist, _ in found if {a, b} == {g1, g2}]
+            out[r] = min(min(mine) - margin, 0.0) if mine else max(self.distance(i, x), _TINY)
+        return out
+
+    def release_rows(self, i: int, X: Any) -> np.ndarray:
+        """Pair i's release at each row (MuJoCo's, :meth:`release`)."""
+        return np.array([self.release(i, x) for x in np.asarray(X, dtype=float).reshape(-1, self.dim)])
+
+    def guard_rows(self, release: bool = True) -> List[Callable[[np.ndarray], np.ndarray]]:
+        """The batched guards (entry, release per pair), for ``StepFunction(batch=True)``."""
+        out: List[Callable[[np.ndarray], np.ndarray]] = []
+        for i in range(len(self.pairs)):
+            out.append(functools.partial(self.entry_rows, i))
+            if release:
+                out.append(functools.partial(self.release_rows, i))
+        return out
+
 
 def warm(model: Any) -> Dict[str, float]:
     """Compile (or load from Warp's cache) the kernels ``mujoco_warp.step`` needs for ``model``:
@@ -136,10 +184,21 @@ def warm(model: Any) -> Dict[str, float]:
     return {"first_step_s": first, "next_step_s": time.perf_counter() - start}
 
 
+def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None, *,
+                              pairs: Optional[Sequence[Tuple[int, int, float]]] = None,
+                              release: bool = True) -> Tuple[Any, MuJoCoWarpStep]:
+    """A MuJoCo model stepped by MuJoCo Warp as a :class:`ferromotion.StepFunction` (batched: the
+    driver's rows are MuJoCo Warp's worlds; ``precision="float32"``), and the step object.
 
+    The same state, chart and pairs as :func:`~ferromotion.engines.mujoco_step_function`; the
+    entry guards are MuJoCo Warp's own contact distances (module docs). Through
+    ``fm.hybrid_jacobian`` it gives MuJoCo Warp the gradient it lacks: the derivative of its
+    event-located map at its dt, measured on its float32 step, with the probe and tolerances
+    float32 allows (``HybridSolution.resolution``).
+    """
+    from .. import StepFunction
 
-def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None, **_: Any) -> Any:
-    """Refused (``NotImplementedError``, saying why): the black-box driver cannot yet differentiate
-    MuJoCo Warp's float32 step (module docs: the measured refusals). :class:`MuJoCoWarpStep` is
-    the step itself."""
-    raise NotImplementedError(REFUSAL)
+    box = MuJoCoWarpStep(model, qpos_ref=qpos, pairs=pairs)
+    guards = box.guard_rows(release)
+    return StepFunction(box.step_rows, guards=guards, resets=[None] * len(guards), batch=True, precision="float32",
+                        name=f"mujoco_warp model ({box.nq} qpos, {box.nv} dof, {len(box.pairs)} pairs)"), box

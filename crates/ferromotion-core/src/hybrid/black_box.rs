@@ -83,6 +83,11 @@
 //!   right) and J is reported in tangent coordinates, d(x(t1) ⊖ x̄(t1))/dδ with x(t0) =
 //!   x̄(t0) ⊕ δ; saltation matrices, the unguarded-switch check and the probe-tolerance
 //!   check likewise. A quaternion never leaves the unit sphere.
+//! - **A step's precision, declared.** [`StepOptions::precision`] is the unit round-off of
+//!   the step's arithmetic (float64 by default; float32 for MuJoCo Warp): the probe, the
+//!   probe tolerance and the unguarded-switch check's floor are scaled by the noise it puts
+//!   in a difference quotient (`black_box/precision.rs`), the same numbers in float64; the
+//!   answer reports them ([`StepSolution::resolution`]).
 //! - **Progress, and stopping.** [`step_jacobian_watched`] reports rows done, the work done
 //!   and the time left ([`StepProgress`]); an observer's error or a failed batch call stops
 //!   it with what finished ([`StepOutcome::Stopped`]).
@@ -96,15 +101,19 @@ mod manifold;
 mod measured;
 mod missing;
 mod partial;
+mod precision;
 mod rows;
 mod run;
 mod switches;
 mod system;
 
 pub use manifold::{Joint, JointKind, Manifold, UNIT_TOL};
+pub use precision::{Resolution, COARSEST, PROBE_NOISE, SWITCH_NOISE};
 pub use rows::{Observer, StepProgress, StepWatch, REPORT_EVERY};
 pub use switches::{Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW};
-pub use system::{StepOptions, StepSystem, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
+pub use system::{
+    StepOptions, StepSystem, FLOAT32, FLOAT64, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO,
+};
 
 use super::{HybridSolution, Piece};
 use crate::error::{finite, positive, FerroError, Result};
@@ -137,6 +146,9 @@ pub struct StepSolution {
     /// The switches no guard declared, located from the step's behaviour at dt (their
     /// events are guards `guard_count() + k`).
     pub switches: Vec<Switch>,
+    /// The probe and tolerances used, from the step's declared precision
+    /// (`black_box/precision.rs`).
+    pub resolution: Resolution,
 }
 
 /// The answer at dt/2, beside the one at dt.
@@ -509,6 +521,48 @@ fn validate(
     Ok(manifold)
 }
 
+/// The hidden-state measurement, as one row alone: the split residual, or what finished
+/// when it was stopped.
+fn hidden_state(
+    sys: &dyn StepSystem,
+    manifold: &Manifold,
+    x0: &DVector<f64>,
+    (t0, t1): (f64, f64),
+    opts: &StepOptions,
+    cost: &mut Cost,
+) -> Result<std::result::Result<f64, StepPartial>> {
+    let caller = Caller::default();
+    let h = opts.dt.min(0.5 * (t1 - t0));
+    let l = Link {
+        sys,
+        manifold,
+        caller: caller.clone(),
+        switches: &[],
+    };
+    let hidden = Row {
+        fut: Box::pin(
+            async move { run::measure_hidden_state(&l, x0, (h, t0), opts.precision).await },
+        ),
+        caller,
+        weight: 1.0,
+    };
+    let ran = rows::drive(
+        sys,
+        vec![hidden],
+        sys.batch_rows(),
+        &mut StepWatch::default(),
+        cost,
+        |_| false,
+    );
+    match (ran.stopped, ran.outs.into_iter().next().flatten()) {
+        (None, Some(r)) => Ok(Ok(r?)),
+        (cause, _) => {
+            let cause = cause.unwrap_or_else(|| FerroError::Scenario("stopped".into()));
+            Ok(Err(partial(cause, None, &[], &[], cost)))
+        }
+    }
+}
+
 /// [`step_jacobian`], watched: progress reported to `watch`, and stopped with what finished
 /// when its observer (or a batch call) returns an error.
 pub fn step_jacobian_watched(
@@ -520,37 +574,17 @@ pub fn step_jacobian_watched(
     mut watch: StepWatch<'_>,
 ) -> Result<StepOutcome> {
     let manifold = validate(sys, x0, t0, t1, opts)?;
+    // The probe and the checks' tolerances scaled by the step's precision (the same options
+    // in float64).
+    let resolution = precision::resolve(opts)?;
+    let opts = &precision::resolved(opts, &resolution);
     let cap = sys.batch_rows();
     let mut cost = Cost::default();
     // The hidden-state measurement first, alone: a step with memory is refused before
     // anything else is spent on it.
-    let caller = Caller::default();
-    let h = opts.dt.min(0.5 * (t1 - t0));
-    let l = Link {
-        sys,
-        manifold: &manifold,
-        caller: caller.clone(),
-        switches: &[],
-    };
-    let hidden = Row {
-        fut: Box::pin(async move { run::measure_hidden_state(&l, x0, h, t0).await }),
-        caller,
-        weight: 1.0,
-    };
-    let ran = rows::drive(
-        sys,
-        vec![hidden],
-        cap,
-        &mut StepWatch::default(),
-        &mut cost,
-        |_| false,
-    );
-    let split_residual = match (ran.stopped, ran.outs.into_iter().next().flatten()) {
-        (None, Some(r)) => r?,
-        (cause, _) => {
-            let cause = cause.unwrap_or_else(|| FerroError::Scenario("stopped".into()));
-            return Ok(StepOutcome::Stopped(partial(cause, None, &[], &[], &cost)));
-        }
+    let split_residual = match hidden_state(sys, &manifold, x0, (t0, t1), opts, &mut cost)? {
+        Ok(r) => r,
+        Err(stopped) => return Ok(StepOutcome::Stopped(stopped)),
     };
     let setup = Setup {
         manifold: &manifold,
@@ -606,7 +640,7 @@ pub fn step_jacobian_watched(
         part.summary = summary(&part);
         return Ok(StepOutcome::Stopped(part));
     }
-    let mut out = solution(answers, split_residual, &cost, total);
+    let mut out = solution(answers, split_residual, &cost, (total, resolution));
     out.switches = found.swap_remove(0);
     Ok(StepOutcome::Answered(out))
 }
@@ -662,7 +696,12 @@ fn probe_rows<'a>(
 }
 
 /// The answer at dt, with the one at dt/2 beside it.
-fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize) -> StepSolution {
+fn solution(
+    answers: Vec<Answer>,
+    split_residual: f64,
+    cost: &Cost,
+    (rows, resolution): (usize, Resolution),
+) -> StepSolution {
     let mut answers = answers.into_iter();
     let at = answers.next().expect("the answer at dt");
     let half_dt = answers.next().map(|h| HalfDt {
@@ -694,6 +733,7 @@ fn solution(answers: Vec<Answer>, split_residual: f64, cost: &Cost, rows: usize)
         batch_calls: cost.calls,
         rows,
         switches: Vec::new(),
+        resolution,
     }
 }
 

@@ -6,7 +6,7 @@ use super::run::{run, unguarded_switch, Run};
 use super::switches::{
     offset, Suspect, Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW,
 };
-use super::system::StepOptions;
+use super::system::{StepOptions, FLOAT64};
 use crate::error::{Num, Result};
 use nalgebra::{DMatrix, DVector};
 
@@ -23,6 +23,15 @@ pub(super) async fn row_run(
     let mut run = run(&link, &x0, t0, t1, &opts, nominal).await?;
     if nominal {
         if let Some(suspect) = unguarded_switch(&link, &run, &opts).await? {
+            if opts.precision != FLOAT64 {
+                // Classifying states within a probe of the switch, and comparing the two laws'
+                // fields there, need float64's differences.
+                return Err(suspect.refuse(format!(
+                    "the step declares a precision of {:e} (coarser than float64), where the driver does not \
+                     locate a switch itself",
+                    opts.precision
+                )));
+            }
             if link.switches.len() >= MAX_SWITCHES {
                 return Err(suspect.refuse(format!(
                     "the driver has located {MAX_SWITCHES} switches already (its limit)"

@@ -5,7 +5,7 @@
 
 use super::link::{amax, column, Link};
 use super::switches::{Suspect, Switch};
-use super::system::{StepOptions, SPLIT_FALL, SPLIT_RTOL, SWITCH_FLOOR, SWITCH_RATIO};
+use super::system::{StepOptions, SPLIT_FALL, SWITCH_RATIO};
 use crate::error::{FerroError, Result};
 use crate::hybrid::HybridEvent;
 use crate::numeric::fd::quotient;
@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 pub(super) async fn measure_hidden_state(
     link: &Link<'_>,
     x0: &DVector<f64>,
-    h: f64,
-    t0: f64,
+    (h, t0): (f64, f64),
+    precision: f64,
 ) -> Result<f64> {
+    let split_rtol = super::precision::split_rtol(precision);
     let scale = x0.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
     let split = |h: f64| async move {
         let whole = link.step(x0, 2.0 * h, t0).await?;
@@ -45,12 +46,12 @@ pub(super) async fn measure_hidden_state(
             (&first - &again).amax()
         )));
     }
-    if gap > SPLIT_RTOL {
+    if gap > split_rtol {
         let (gap_half, _) = split(0.5 * h).await?;
         if gap_half * SPLIT_FALL > gap {
             return Err(hidden(format!(
                 "measured: step(x0, 2h) and step(step(x0, h), h) differ by {gap:.3e} at h = {h:e} s and by \
-                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {SPLIT_RTOL:e} and not falling \
+                 {gap_half:.3e} at h/2 (relative to max(1, |x0|)): above {split_rtol:e} and not falling \
                  {SPLIT_FALL}x as an integrator's local error of order >= 1 does"
             )));
         }
@@ -435,9 +436,10 @@ async fn locate(
     if !link.has_reset(i) {
         // The step's own law changes here and the next step decides it from its start:
         // start strictly past the zero (a step deciding `g < 0` and one deciding `g <= 0`
-        // then agree), a few ulps of s on.
+        // then agree), a few ulps of s on (and on while a guard computed with round-off
+        // comes back to or above zero there).
         let mut ulp = tau * f64::EPSILON;
-        while link.guard(i, &minus, t + tau).await? == 0.0 && tau < h {
+        while link.guard(i, &minus, t + tau).await? >= 0.0 && tau < h {
             tau = (tau + ulp).min(h);
             ulp *= 2.0;
             minus = link.step(x, tau, t).await?;
@@ -568,10 +570,10 @@ async fn measured_event(
     })
 }
 
-/// The unguarded-switch check (see [`SWITCH_FLOOR`]): in every segment that began at
+/// The unguarded-switch check (see [`super::system::SWITCH_FLOOR`]): in every segment that began at
 /// an event without a reset (the step's own law changed there), the step Jacobians D_k of
 /// successive full steps (central differences in tangent coordinates, probe `eps`; all of
-/// them asked as one batch) must change smoothly. A jump (above [`SWITCH_FLOOR`] and
+/// them asked as one batch) must change smoothly. A jump (above [`super::system::SWITCH_FLOOR`] and
 /// [`SWITCH_RATIO`] times the smaller of its neighbours' changes) means the law
 /// changed again inside that step with no guard to locate it (a penalty contact's
 /// release): the answer would then hold the fixed grid's error across that switch. The
@@ -579,7 +581,8 @@ async fn measured_event(
 /// earlier where there is one: a state within a probe of the switch gives a mixed one) and
 /// after it (one step later likewise), for `switches.rs` to locate. Steps that hold an
 /// event, the step before one and the first step after one start within a probe of a
-/// switch and are left out (the run records only the others).
+/// switch and are left out (the run records only the others). The probe and the floor are
+/// the step's precision's (`precision.rs`; as said in float64).
 pub(super) async fn unguarded_switch(
     link: &Link<'_>,
     run: &Run,
@@ -598,10 +601,11 @@ pub(super) async fn unguarded_switch(
             )
         })
         .collect();
+    let (eps, floor) = super::precision::switch_check(opts.precision, opts.eps);
     let mut calls = Vec::new();
     let mut sizes = Vec::new();
     for s in segs.iter().flat_map(|(_, seg)| seg) {
-        let (points, size) = link.probes(&s.x, opts.eps);
+        let (points, size) = link.probes(&s.x, eps);
         calls.extend(points.into_iter().map(|p| (p, s.h)));
         sizes.push(size);
     }
@@ -628,7 +632,7 @@ pub(super) async fn unguarded_switch(
             let scale = amax(&d[i]).max(1.0);
             let before = if i > 0 { jumps[i - 1] } else { f64::INFINITY };
             let after_ = jumps.get(i + 1).copied().unwrap_or(f64::INFINITY);
-            if jump > SWITCH_FLOOR * scale && jump > SWITCH_RATIO * before.min(after_) {
+            if jump > floor * scale && jump > SWITCH_RATIO * before.min(after_) {
                 return Ok(Some(Suspect {
                     x: in_seg[i].x.clone(),
                     t: in_seg[i].t,

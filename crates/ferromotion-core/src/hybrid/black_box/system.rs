@@ -58,6 +58,11 @@ pub trait StepSystem {
     }
 }
 
+/// Unit round-off of float64 arithmetic, 2^-53: a step's default precision.
+pub const FLOAT64: f64 = f64::EPSILON / 2.0;
+/// Unit round-off of float32 arithmetic, 2^-24 (MuJoCo Warp, Warp, most GPU engines).
+pub const FLOAT32: f64 = f32::EPSILON as f64 / 2.0;
+
 /// Options of [`step_jacobian`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -80,6 +85,10 @@ pub struct StepOptions {
     /// event-located map at the engine's dt, which approaches the continuous law's as dt
     /// shrinks; the spread says how far along that is).
     pub halve_dt: bool,
+    /// The unit round-off of the step's arithmetic ([`FLOAT64`] by default; [`FLOAT32`]
+    /// for a float32 engine): the probe, the probe tolerance and the unguarded-switch
+    /// check's floor are scaled by it (`black_box/precision.rs`).
+    pub precision: f64,
 }
 
 impl Default for StepOptions {
@@ -93,6 +102,7 @@ impl Default for StepOptions {
             eps: 1e-6,
             time_eps: 1e-4,
             halve_dt: true,
+            precision: FLOAT64,
         }
     }
 }
@@ -106,7 +116,8 @@ pub const SPLIT_RTOL: f64 = 1e-9;
 /// room for the pre-asymptotic regime. Memory of an earlier call does not fall like that.
 pub const SPLIT_FALL: f64 = 3.0;
 
-/// A step Jacobian that changes by more than this (relative to max(1, max|D|)) from one
+/// A step Jacobian that changes by more than this (relative to max(1, max|D|); in float64,
+/// raised for a coarser declared precision, `black_box/precision.rs`) from one
 /// step to the next, inside a segment begun at a law change...
 pub const SWITCH_FLOOR: f64 = 1e-6;
 /// ...and by more than this many times the change between the steps either side of it, is
