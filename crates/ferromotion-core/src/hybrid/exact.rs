@@ -5,7 +5,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{HybridOptions, HybridSolution, HybridSystem, Run};
+use super::solve::Run;
+use super::{HybridOptions, HybridSolution, HybridSystem};
 use crate::error::{positive, FerroError, Result};
 
 /// Events [`exact_events`] goes through before it gives up.
