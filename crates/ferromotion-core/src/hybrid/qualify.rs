@@ -5,6 +5,26 @@ use super::locate::rk4;
 use super::solve::solve;
 use super::*;
 
+/// The start and span of a pass, as any entry point refuses them: t0 finite, t1 after it,
+/// x0 of the system's dimension and finite.
+pub(super) fn check_start(
+    sys: &dyn HybridSystem,
+    x0: &DVector<f64>,
+    t0: f64,
+    t1: f64,
+) -> Result<()> {
+    crate::error::finite("t0", t0)?;
+    positive("t1 - t0", t1 - t0)?;
+    if x0.len() != sys.dim() || x0.iter().any(|v| !v.is_finite()) {
+        return Err(FerroError::InvalidParameter {
+            name: "x0",
+            value: x0.len() as f64,
+            limit: format!("must hold {} finite numbers", sys.dim()),
+        });
+    }
+    Ok(())
+}
+
 /// Whole-vs-split residual above which a system is refused with `HiddenState`, relative
 /// to max(1, max|x0|).
 pub const HIDDEN_STATE_RTOL: f64 = 1e-9;
@@ -87,15 +107,7 @@ fn admit(
             limit: "must be finite and >= 0 (s)".into(),
         });
     }
-    crate::error::finite("t0", t0)?;
-    positive("t1 - t0", t1 - t0)?;
-    if x0.len() != sys.dim() || x0.iter().any(|v| !v.is_finite()) {
-        return Err(FerroError::InvalidParameter {
-            name: "x0",
-            value: x0.len() as f64,
-            limit: format!("must hold {} finite numbers", sys.dim()),
-        });
-    }
+    check_start(sys, x0, t0, t1)?;
     if let Some(what) = measured_hidden_state(sys, x0, mode0, opts.dt) {
         return Err(FerroError::HiddenState {
             system: sys.name(),

@@ -207,6 +207,17 @@ pub(super) fn outcomes_at_t1(
             Err(_) => return e_again(t, orders, xm),
         }
     }
+    set_valued(t, orders, outcomes, t1)
+}
+
+/// The set-valued refusal of a group at `t` whose orders end at these x(t1): their spread is
+/// the largest distance (max norm) of an outcome from the first.
+pub(super) fn set_valued(
+    t: f64,
+    orders: Vec<Vec<usize>>,
+    outcomes: Vec<Vec<f64>>,
+    t1: f64,
+) -> FerroError {
     let spread = outcomes
         .iter()
         .map(|x| {
