@@ -160,7 +160,7 @@ def test_receipts_validate_against_their_schema_and_version_two_still_loads() ->
     x = np.array([0.7, -1.3])
     for r in (fm.check_jacobian(_vector, _jacobian(x), x),
               fm.check_gradient(lambda y: float(max(y[0], 0.0)), [0.5], np.array([0.0])),
-              fm.check_fixture("drop-exact")):
+              fm.check_example("drop-exact")):
         jsonschema.validate(json.loads(r.to_json()), fm.receipt_schema())
     old = (DATA / "receipt_v2_drop_exact.json").read_text(encoding="utf-8")
     jsonschema.validate(json.loads(old), fm.receipt_schema(2))

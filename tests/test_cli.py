@@ -215,7 +215,7 @@ def test_version() -> None:
     ["audit", "--dt", "fast"],
     ["audit", "--json", "--csv"],
     ["check"],
-    ["check", "no-such-fixture"],
+    ["check", "no-such-example"],
     ["check", "scalar", "--seed", "-1"],
     ["check", "scalar", "--tol", "0"],
     ["quadruped", "--stiffness", "-1e4"],
@@ -298,31 +298,31 @@ def test_output_to_a_closed_pipe_is_not_a_traceback() -> None:
 # --- check ----------------------------------------------------------------------------------
 
 
-def test_check_list_says_what_each_fixture_checks() -> None:
+def test_check_list_says_what_each_example_checks() -> None:
     import ferromotion as fm
 
     p = run_cli("check", "--list")
     assert p.returncode == 0, p.stderr
     names = tuple(line for line in p.stdout.splitlines() if line and not line.startswith(" "))
-    assert names == fm.FIXTURES
+    assert names == fm.EXAMPLES
     blocks = p.stdout.split("\n")
-    for name in fm.FIXTURES:
+    for name in fm.EXAMPLES:
         i = blocks.index(name)
         checks, against, verdict = (line.strip() for line in blocks[i + 1:i + 4])
-        r = fm.check_fixture(name)
+        r = fm.check_example(name)
         assert checks.startswith("checks: ") and r.objective["name"] in checks and r.objective["units"] in checks
         assert against.startswith("claimed gradient: ") and r.objective["route"] in against
         assert verdict == f"verdict: {r.verdict} ({r.why})"
 
 
-@pytest.mark.parametrize("fixture, status, verdict", [
+@pytest.mark.parametrize("example, status, verdict", [
     ("drop-exact", 0, "verified"),
     ("drop-fixed", 3, "not-verified"),
     ("drop-across-impact", 4, "refused"),
     ("drop-grazing", 4, "refused"),
 ])
-def test_check_exit_status_is_the_verdict(fixture: str, status: int, verdict: str) -> None:
-    p = run_cli("check", fixture)
+def test_check_exit_status_is_the_verdict(example: str, status: int, verdict: str) -> None:
+    p = run_cli("check", example)
     assert p.returncode == status, (p.stdout, p.stderr)
     assert p.stderr == ""
     assert len(p.stdout.splitlines()) == 1 and f": {verdict} — " in p.stdout
@@ -333,6 +333,8 @@ def test_check_help_documents_the_exit_statuses() -> None:
     text = " ".join(p.stdout.split())
     assert "0 verified (or verified within evaluation noise); 3 not verified" in text and "4 refused" in text
     assert "5 verified in absolute terms only" in text and "2 on bad arguments" in text
+    # The checker's named objectives are worked examples ("fixture" is a conformance fixture).
+    assert "EXAMPLE" in text and "Examples: scalar, projectile," in text and "fixture" not in text.lower()
 
 
 def test_check_json_and_out(tmp_path: Path) -> None:

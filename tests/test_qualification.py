@@ -1,6 +1,6 @@
 """Gradient qualification through the binding: hybrid_jacobian (shipped and Python-defined
-systems), check_gradient on Python callables, receipts and their JSON Schema, fixtures and
-conditioning. Shapes, dtypes, orientation, exceptions and the document format; the numerics
+systems), check_gradient on Python callables, receipts and their JSON Schema, the worked examples
+and conditioning. Shapes, dtypes, orientation, exceptions and the document format; the numerics
 are tested in cargo (crates/ferromotion-core/tests/{check,hybrid}.rs)."""
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def test_environment_identity_is_filled_by_python() -> None:
     assert extra["package_version"] == fm.__version__ and extra["numpy"] == np.__version__
     commit = extra["git_commit"]
     assert commit == "unknown" or len(commit) == 40
-    assert dict(fm.check_fixture("scalar").environment["extra"]) == extra
+    assert dict(fm.check_example("scalar").environment["extra"]) == extra
 
 
 def test_objective_name_defaults_to_the_callable() -> None:
@@ -335,31 +335,47 @@ def test_receipt_writes_and_reads_back(tmp_path: Path) -> None:
 
 def test_receipt_plot() -> None:
     pytest.importorskip("bokeh")
-    fig = fm.check_fixture("drop-across-impact").plot()
+    fig = fm.check_example("drop-across-impact").plot()
     assert fig.x_scale.__class__.__name__ == "LogScale"
 
 
-# --- fixtures ------------------------------------------------------------------------------
+# --- worked examples -----------------------------------------------------------------------
 
 
-def test_fixture_names_come_from_the_core() -> None:
-    assert fm.FIXTURES == tuple(_core.FIXTURES)
-    assert {"scalar", "projectile", "drop-exact", "drop-fixed", "drop-across-impact"} <= set(fm.FIXTURES)
-    with pytest.raises(fm.InvalidParameter, match="unknown fixture `nope`; known: scalar"):
-        fm.check_fixture("nope")
+def test_example_names_come_from_the_core() -> None:
+    assert fm.EXAMPLES == tuple(_core.EXAMPLES)
+    assert {"scalar", "projectile", "drop-exact", "drop-fixed", "drop-across-impact"} <= set(fm.EXAMPLES)
+    with pytest.raises(fm.InvalidParameter, match="unknown example `nope`; known: scalar"):
+        fm.check_example("nope")
 
 
-def test_fixture_verdicts_and_classifications() -> None:
-    scalar = fm.check_fixture("scalar")
+def test_the_old_fixture_spellings_still_answer_with_a_deprecation_warning() -> None:
+    # The checker's examples were called fixtures; code written then keeps working, told why.
+    with pytest.deprecated_call(match="fm.check_fixture is renamed fm.check_example"):
+        old = fm.check_fixture
+    assert old is fm.check_example
+    with pytest.deprecated_call(match="fm.FIXTURES is renamed fm.EXAMPLES"):
+        assert fm.FIXTURES == fm.EXAMPLES
+    with pytest.deprecated_call():
+        from ferromotion import check_fixture
+    # The fixed-step tangent answers another question than the rigid drop's v(T), by either name.
+    assert check_fixture("drop-fixed").verdict == "not-verified"
+    assert "check_fixture" not in fm.__all__ and "FIXTURES" not in fm.__all__
+    with pytest.raises(AttributeError):
+        fm.no_such_name  # noqa: B018  (only the renamed names are answered)
+
+
+def test_example_verdicts_and_classifications() -> None:
+    scalar = fm.check_example("scalar")
     np.testing.assert_allclose(scalar.gradient, [-1.61, -1.725], rtol=1e-12)
-    assert fm.check_fixture("drop-exact").verdict == "verified"
-    fixed = fm.check_fixture("drop-fixed")
+    assert fm.check_example("drop-exact").verdict == "verified"
+    fixed = fm.check_example("drop-fixed")
     assert fixed.verdict == "not-verified" and fixed.objective["tolerances"] == [["k", 1e6], ["dt", 1e-4]]
-    across = fm.check_fixture("drop-across-impact")
+    across = fm.check_example("drop-across-impact")
     assert across.verdict == "refused" and "event-crossing" in {d.classification for d in across.directions}
     assert np.isnan(across.max_error)
-    assert fm.check_fixture("drop-grazing").directions[0].classification == "grazing"
-    assert fm.check_fixture("scalar", directions=0).directions[0].label == "coordinate 0"
+    assert fm.check_example("drop-grazing").directions[0].classification == "grazing"
+    assert fm.check_example("scalar", directions=0).directions[0].label == "coordinate 0"
 
 
 # --- the receipt schema ----------------------------------------------------------------------
@@ -377,9 +393,9 @@ def test_the_schema_ships_inside_the_package() -> None:
     assert fm.receipt_schema()["properties"]["schema"]["const"] == fm.RECEIPT_SCHEMA
 
 
-@pytest.mark.parametrize("name", fm.FIXTURES)
-def test_every_fixture_receipt_validates(name: str, validator: Any) -> None:
-    validator.validate(json.loads(fm.check_fixture(name).to_json()))
+@pytest.mark.parametrize("name", fm.EXAMPLES)
+def test_every_example_receipt_validates(name: str, validator: Any) -> None:
+    validator.validate(json.loads(fm.check_example(name).to_json()))
 
 
 def test_receipts_of_user_callables_validate(validator: Any) -> None:
@@ -392,7 +408,7 @@ def test_receipts_of_user_callables_validate(validator: Any) -> None:
 
 
 def test_the_schema_rejects_a_changed_receipt(validator: Any) -> None:
-    good = fm.check_fixture("scalar").to_dict()
+    good = fm.check_example("scalar").to_dict()
     for change in [
         lambda d: d["report"].__setitem__("verdict", "probably"),
         lambda d: d.__setitem__("schema", "ferromotion.receipt/1"),

@@ -21,7 +21,7 @@ Where things live: one module per topic of the core, everything re-exported here
 - ``descent``: :func:`descent`, :class:`Arm`, :class:`Descent` (``experiments/descent.rs``)
 - ``hybrid``: :func:`hybrid_jacobian`, the shipped systems and :class:`StepFunction` (a black-box
   step) (``hybrid.rs``, ``hybrid/black_box.rs``)
-- ``check``: :func:`check_gradient`, :func:`check_jacobian`, :func:`check_fixture`, :class:`Receipt`,
+- ``check``: :func:`check_gradient`, :func:`check_jacobian`, :func:`check_example`, :class:`Receipt`,
   :func:`conditioning` (``check/``)
 - ``quadruped``: :func:`quadruped`, :func:`quadruped_rollout` (the ``ferromotion-quadruped`` crate)
 - ``fit``: :func:`fit`, :class:`FitResult`, :class:`FitObjective`, :func:`fit_predict`, :func:`fit_demo`,
@@ -76,8 +76,8 @@ from .descent import Arm, Descent, DescentArm, DescentRun, Landscape, descent, s
 from . import systems
 from .hybrid import (BouncingDrop, HybridEvent, HybridSolution, HybridSystem, Interrupted, LocatedSwitch, PartialPass,
     Piece, SlopeBall, StepFunction, WarmStartedDrop, hybrid_jacobian)
-from .check import (CheckDirection, Conditioning, FIXTURES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, RECEIPT_SCHEMA_V2, Receipt,
-    check_fixture, check_gradient, check_jacobian, conditioning, environment, load_receipt, receipt_schema)
+from .check import (CheckDirection, Conditioning, EXAMPLES, RECEIPT_SCHEMA, RECEIPT_SCHEMA_V1, RECEIPT_SCHEMA_V2, Receipt,
+    check_example, check_gradient, check_jacobian, conditioning, environment, load_receipt, receipt_schema)
 from .fit import (FIT_SCHEMA, FitObjective, FitResult, WeakDirection, fit, fit_demo, fit_predict,
     fit_schema)
 from .quadruped import (FOOT_NAMES, MODE_NAMES, QuadrupedLaw, QuadrupedReport, QuadrupedTrajectory, quadruped,
@@ -93,7 +93,7 @@ __all__ = [
     "Blame",
     "blame",
     "BouncingDrop",
-    "check_fixture",
+    "check_example",
     "check_gradient",
     "check_jacobian",
     "CheckDirection",
@@ -127,7 +127,7 @@ __all__ = [
     "FitObjective",
     "FitResult",
     "fixed",
-    "FIXTURES",
+    "EXAMPLES",
     "flow",
     "FOOT_NAMES",
     "Grazing",
@@ -199,11 +199,24 @@ from .engines import audit_engine  # noqa: E402  (the engines are imported only 
 from .engines.conformance import conformance  # noqa: E402  (fixtures as data; no engine needed)
 
 
+#: Old names still answered, each with a DeprecationWarning saying what it is now.
+_RENAMED = {
+    "Fit": ("ExponentFit", "fm.Fit is renamed fm.ExponentFit (a log-log line's exponent); fm.fit is forward "
+            "matching, a different thing"),
+    "check_fixture": ("check_example", "fm.check_fixture is renamed fm.check_example: the gradient checker's "
+                      "named objectives are worked examples; a fixture is a conformance fixture "
+                      "(fm.conformance, `ferromotion fixtures export`)"),
+    "FIXTURES": ("EXAMPLES", "fm.FIXTURES is renamed fm.EXAMPLES (the gradient checker's worked examples); a "
+                 "fixture is a conformance fixture (fm.conformance)"),
+}
+
+
 def __getattr__(name: str) -> object:
-    """``fm.Fit``, the old name of :class:`ExponentFit`, with a DeprecationWarning."""
-    if name == "Fit":
+    """The old names in ``_RENAMED`` (``fm.Fit``, ``fm.check_fixture``, ``fm.FIXTURES``), each
+    with a DeprecationWarning."""
+    if name in _RENAMED:
         import warnings
-        warnings.warn("fm.Fit is renamed fm.ExponentFit (a log-log line's exponent); fm.fit is forward "
-                      "matching, a different thing", DeprecationWarning, stacklevel=2)
-        return ExponentFit
+        new, why = _RENAMED[name]
+        warnings.warn(why, DeprecationWarning, stacklevel=2)
+        return globals()[new]
     raise AttributeError(f"module 'ferromotion' has no attribute {name!r}")

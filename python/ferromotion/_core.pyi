@@ -64,7 +64,7 @@ __all__ = [
     "standard_arms",
     "sweep",
     "Workbench",
-    "FIXTURES",
+    "EXAMPLES",
     "RECEIPT_SCHEMA",
     "MODE_NAMES",
     "FOOT_NAMES",
@@ -82,7 +82,7 @@ __all__ = [
     "SetValued",
     "step_jacobian",
     "check_gradient",
-    "check_fixture",
+    "check_example",
     "check_jacobian",
     "fixtures",
     "read_fixture",
@@ -106,7 +106,7 @@ __all__ = [
 
 __version__: str
 DEFAULTS: dict[str, Any]
-FIXTURES: list[str]  # the core's fixtures::FIXTURES
+EXAMPLES: list[str]  # the core's check::examples::EXAMPLES
 RECEIPT_SCHEMA: str  # "ferromotion.receipt/2"
 FIT_SCHEMA: str  # "ferromotion.fit/1"
 FIT_DEMO: dict[str, Any]  # the core's FitDemo: the fit demo's truth and settings
@@ -398,7 +398,7 @@ def check_gradient(
     options: Optional[dict[str, Any]] = None,
     extra: Sequence[tuple[str, str]] = ...,
 ) -> Receipt: ...
-def check_fixture(
+def check_example(
     name: str, options: Optional[dict[str, Any]] = None, extra: Sequence[tuple[str, str]] = ...
 ) -> Receipt: ...
 # Exactly one of jacobian (an (m, n) array), jvp (p -> J p) or vjp (w -> J^T w).

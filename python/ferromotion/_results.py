@@ -890,7 +890,7 @@ class CheckDirection(Json):
 class Receipt(Json):
     """A gradient check's receipt: everything needed to judge its verdict later.
 
-    Made by :func:`check_gradient` and :func:`check_fixture`; the core writes it, this
+    Made by :func:`check_gradient` and :func:`check_example`; the core writes it, this
     class reads it. ``to_json()`` is the document ``receipt.schema.json`` describes
     (see :func:`receipt_schema`).
 

@@ -23,8 +23,9 @@ from ._results import CheckDirection
 # Gradient checks and receipts
 
 _CHECK: Dict[str, Any] = DEFAULTS["check"]
-#: The fixtures :func:`check_fixture` knows, by name.
-FIXTURES: Tuple[str, ...] = tuple(_core.FIXTURES)
+#: The worked examples :func:`check_example` knows, by name. (A *fixture* is a conformance
+#: fixture, :mod:`ferromotion.conformance`; these are examples of gradient checks.)
+EXAMPLES: Tuple[str, ...] = tuple(_core.EXAMPLES)
 #: The ``schema`` field of every receipt; ``receipt.schema.json`` describes the document.
 RECEIPT_SCHEMA: str = _core.RECEIPT_SCHEMA
 
@@ -78,7 +79,7 @@ def environment() -> Dict[str, str]:
 class Receipt(_results.Receipt):
     """A gradient check's receipt: everything needed to judge its verdict later.
 
-    Made by :func:`check_gradient` and :func:`check_fixture`; the core writes it, this
+    Made by :func:`check_gradient` and :func:`check_example`; the core writes it, this
     class reads it (its attributes: ``ferromotion._results.Receipt``, shared with the lab's
     in-browser package). ``to_json()`` is the document ``receipt.schema.json`` describes
     (see :func:`receipt_schema`).
@@ -86,7 +87,7 @@ class Receipt(_results.Receipt):
     Examples
     --------
     >>> import ferromotion as fm
-    >>> r = fm.check_fixture("drop-exact")
+    >>> r = fm.check_example("drop-exact")
     >>> r.verdict, r.verified, len(r.directions), r.directions[0].error.shape == r.directions[0].eps.shape
     ('verified', True, 6, True)
     >>> r.to_dict()["schema"]
@@ -165,7 +166,7 @@ def load_receipt(source: Union[str, "os.PathLike[str]"]) -> Receipt:
     Examples
     --------
     >>> import ferromotion as fm
-    >>> r = fm.check_fixture("scalar", directions=1)
+    >>> r = fm.check_example("scalar", directions=1)
     >>> fm.load_receipt(r.to_json()).verdict == r.verdict
     True
     """
@@ -388,11 +389,11 @@ def check_jacobian(f: Callable[[np.ndarray], Any], J: Any, x: ArrayLike, *, mode
     return Receipt(receipt)
 
 
-def check_fixture(name: str, *, eps: Optional[ArrayLike] = None, taylor_h: Optional[ArrayLike] = None,
+def check_example(name: str, *, eps: Optional[ArrayLike] = None, taylor_h: Optional[ArrayLike] = None,
                   directions: int = _CHECK["random_directions"], coordinates: bool = _CHECK["coordinates"],
                   seed: int = _CHECK["seed"], tol: float = _CHECK["tol"],
                   graze_speed: float = _CHECK["graze_speed"]) -> Receipt:
-    """The receipt of one of the core's fixtures (:data:`FIXTURES`).
+    """The receipt of one of the core's worked examples (:data:`EXAMPLES`).
 
     - ``scalar``: x_{k+1} = a x_k + b u, J = (x2 - 2)^2 / 2 at (a, b) = (0.5, 0.4), gradient
       (-1.61, -1.725);
@@ -416,12 +417,12 @@ def check_fixture(name: str, *, eps: Optional[ArrayLike] = None, taylor_h: Optio
     Examples
     --------
     >>> import ferromotion as fm
-    >>> [(n, fm.check_fixture(n).verdict) for n in ("scalar", "drop-fixed", "drop-across-impact")]
+    >>> [(n, fm.check_example(n).verdict) for n in ("scalar", "drop-fixed", "drop-across-impact")]
     [('scalar', 'verified'), ('drop-fixed', 'not-verified'), ('drop-across-impact', 'refused')]
     """
     options = _check_options(eps, taylor_h, random_directions=directions, coordinates=coordinates, seed=seed,
                              tol=tol, graze_speed=graze_speed)
-    return Receipt(_core.check_fixture(name, options=options, extra=_extra()))
+    return Receipt(_core.check_example(name, options=options, extra=_extra()))
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -41,7 +41,7 @@ pub mod physics;
 pub mod systems;
 
 // The flat API: every route, option and result by its name at the root. Modules are reached by
-// their group only (`physics::contact`, `lab::sweep`, `check::fixtures`, `hybrid`).
+// their group only (`physics::contact`, `lab::sweep`, `check::examples`, `hybrid`).
 pub use error::{FerroError, Result};
 pub use experiments::budget::{equal_budget, equal_budget_timed, BudgetOptions, EqualBudget};
 pub use lab::clock::Clock;

@@ -1,11 +1,11 @@
-//! The gradient checker: its fixtures, its evidence ladder and its refusals, each
+//! The gradient checker: its worked examples, its evidence ladder and its refusals, each
 //! cross-checked by an independent route.
 #![allow(clippy::disallowed_methods)] // native-only oracles: std floats are fine here
 
 mod common;
 
 use common::fixed_final_velocity;
-use ferromotion_core::check::fixtures::{linear_scalar, Projectile};
+use ferromotion_core::check::examples::{linear_scalar, Projectile};
 use ferromotion_core::check::*;
 use ferromotion_core::physics::contact::rigid::exact_with_impacts;
 use ferromotion_core::physics::integrate::fixed::contact_signature;
@@ -17,10 +17,10 @@ fn scalar(x: &[f64]) -> Result<f64> {
 }
 
 #[test]
-fn scalar_fixture_verifies_and_its_sweep_is_a_v() {
+fn scalar_example_verifies_and_its_sweep_is_a_v() {
     let x = [0.5, 0.4];
     let (_, g) = linear_scalar(x[0], x[1]);
-    // The printed digits, from the hand derivation in the fixture's docs.
+    // The printed digits, from the hand derivation in the example's docs.
     assert_eq!(format!("({:.2}, {:.3})", g[0], g[1]), "(-1.61, -1.725)");
     // The whole ladder (the walk stops early otherwise), to see the V.
     let opts = CheckOptions {
@@ -356,8 +356,8 @@ fn conditioning_finds_the_weak_combination() {
 }
 
 #[test]
-fn every_fixture_gives_the_verdict_its_physics_implies() {
-    use ferromotion_core::check::fixtures::{check_fixture, FIXTURES};
+fn every_example_gives_the_verdict_its_physics_implies() {
+    use ferromotion_core::check::examples::{check_example, EXAMPLES};
     let expected = [
         ("scalar", Verdict::Verified),
         ("projectile", Verdict::Verified),
@@ -367,13 +367,13 @@ fn every_fixture_gives_the_verdict_its_physics_implies() {
         ("drop-across-impact", Verdict::Refused),
         ("drop-grazing", Verdict::Refused),
     ];
-    assert_eq!(expected.len(), FIXTURES.len());
+    assert_eq!(expected.len(), EXAMPLES.len());
     for (name, verdict) in expected {
-        let r = check_fixture(name, &CheckOptions::default()).unwrap();
+        let r = check_example(name, &CheckOptions::default()).unwrap();
         assert_eq!(r.report.verdict, verdict, "{name}: {}", r.report.why);
         let json: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
         assert_eq!(json["schema"], RECEIPT_SCHEMA);
         assert_eq!(json["report"]["directions"].as_array().unwrap().len(), 6);
     }
-    assert!(check_fixture("nope", &CheckOptions::default()).is_err());
+    assert!(check_example("nope", &CheckOptions::default()).is_err());
 }

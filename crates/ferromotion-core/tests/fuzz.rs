@@ -123,7 +123,7 @@ proptest! {
         if let Ok(s) = hybrid_jacobian(&sys, &DVector::from_vec(vec![y, v]), 0, 0.0, t1, &opts) {
             prop_assert!(s.x.iter().chain(s.jacobian.iter()).all(|a| a.is_finite()));
         }
-        let mut f = |x: &[f64]| Ok(ferromotion_core::check::fixtures::linear_scalar(x[0], x[1]).0);
+        let mut f = |x: &[f64]| Ok(ferromotion_core::check::examples::linear_scalar(x[0], x[1]).0);
         let _ = check_gradient(&mut f, None, None, &[y, v], &[g0, g1], &CheckOptions { random_directions: 1, ..Default::default() });
         let _ = conditioning(&DMatrix::from_row_slice(2, 2, &[y, v, g0, g1]), 1e-8);
     }

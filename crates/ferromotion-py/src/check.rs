@@ -7,7 +7,7 @@ use crate::errors::{invalid_parameter, py_result};
 use ferromotion_core::check::{
     self, CheckOptions, EventSignature, JacobianClaim, ObjectiveInfo, Receipt,
 };
-use ferromotion_core::{self as fm, check::fixtures};
+use ferromotion_core::{self as fm, check::examples};
 use numpy::PyArray1;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -155,17 +155,17 @@ fn check_jacobian<'py>(
     ))
 }
 
-/// The receipt of one of the core's fixtures (`FIXTURES`), GIL released.
+/// The receipt of one of the core's worked examples (`EXAMPLES`), GIL released.
 #[pyfunction]
 #[pyo3(signature = (name, options=None, extra=Vec::new()))]
-fn check_fixture(
+fn check_example(
     py: Python<'_>,
     name: &str,
     options: Option<Options<CheckOptions>>,
     extra: Vec<(String, String)>,
 ) -> PyResult<PyReceipt> {
     let opts = self::options(options);
-    let r = py_result(py.detach(|| fixtures::check_fixture(name, &opts)))?;
+    let r = py_result(py.detach(|| examples::check_example(name, &opts)))?;
     Ok(receipt(r, extra))
 }
 
@@ -205,10 +205,10 @@ fn event_signature(obj: &Bound<'_, PyAny>) -> PyResult<EventSignature> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FIXTURES", fixtures::FIXTURES.to_vec())?;
+    m.add("EXAMPLES", examples::EXAMPLES.to_vec())?;
     m.add("RECEIPT_SCHEMA", check::RECEIPT_SCHEMA)?;
     m.add_function(wrap_pyfunction!(check_gradient, m)?)?;
-    m.add_function(wrap_pyfunction!(check_fixture, m)?)?;
+    m.add_function(wrap_pyfunction!(check_example, m)?)?;
     m.add_function(wrap_pyfunction!(check_jacobian, m)?)?;
     m.add_function(wrap_pyfunction!(conditioning, m)?)?;
     m.add_class::<PyReceipt>()

@@ -429,8 +429,8 @@ def log_grid(lo: float, hi: float, per_decade: int) -> Any:
 
 
 # What only the native package has: named as such, not a bare AttributeError.
-_NATIVE_ONLY = ("descent", "hybrid_jacobian", "quadruped", "study", "audit_engine", "Workbench", "check_fixture",
-                "step_stability")
+_NATIVE_ONLY = ("descent", "hybrid_jacobian", "quadruped", "study", "audit_engine", "Workbench", "check_example",
+                "check_fixture", "step_stability")
 #: The public names (``dir(fm)``): not the typing helpers this module imports.
 _PUBLIC = sorted(n for n in list(globals()) if not n.startswith("_")
                  and n not in {"Any", "Dict", "List", "Optional", "Union", "annotations", "dataclasses", "floats",

@@ -42,7 +42,7 @@
 //!    remainder must fall like h² (slope >= 1.75), or the direction is not verified.
 
 pub mod curve;
-pub mod fixtures;
+pub mod examples;
 pub mod gradient;
 pub mod jacobian;
 pub mod noise;

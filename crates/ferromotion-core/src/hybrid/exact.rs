@@ -5,8 +5,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{HybridOptions, HybridSolution, HybridSystem, Run};
-use crate::error::{positive, FerroError, Result};
+use super::qualify::check_start;
+use super::solve::{set_valued, Run};
+use super::{HybridOptions, HybridSolution, HybridSystem};
+use crate::error::{FerroError, Result};
 
 /// Events [`exact_events`] goes through before it gives up.
 pub const MAX_EXACT_EVENTS: usize = 10_000;
@@ -35,15 +37,7 @@ pub fn exact_events<S: ClosedForm>(
     opts: &HybridOptions,
 ) -> Result<HybridSolution> {
     sys.validate()?;
-    crate::error::finite("t0", t0)?;
-    positive("t1 - t0", t1 - t0)?;
-    if x0.len() != sys.dim() || x0.iter().any(|v| !v.is_finite()) {
-        return Err(FerroError::InvalidParameter {
-            name: "x0",
-            value: x0.len() as f64,
-            limit: format!("must hold {} finite numbers", sys.dim()),
-        });
-    }
+    check_start(sys, x0, t0, t1)?;
     let mut run = Run::new(x0, mode0);
     let mut t = t0;
     for _ in 0..MAX_EXACT_EVENTS {
@@ -106,19 +100,5 @@ fn set_valued_at_t1<S: ClosedForm>(
             Err(e) => return e,
         }
     }
-    let spread = outcomes
-        .iter()
-        .map(|x| {
-            x.iter()
-                .zip(&outcomes[0])
-                .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()))
-        })
-        .fold(0.0_f64, f64::max);
-    FerroError::SetValued {
-        t: te,
-        orders,
-        outcomes,
-        spread,
-        at: format!("at t1 = {t1} s"),
-    }
+    set_valued(te, orders, outcomes, t1)
 }

@@ -21,7 +21,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{event_at, HybridEvent, HybridSystem};
+use super::locate::event_at;
+use super::{HybridEvent, HybridSystem};
 use crate::error::{FerroError, Result};
 
 /// The most simultaneous events whose orders are enumerated (3! = 6 orders); beyond, only

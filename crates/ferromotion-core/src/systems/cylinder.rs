@@ -3,30 +3,24 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{bounce, fly, fly_jacobian, gravity_rhs, Declared, Entry, Fallback, Param, Spec};
+use super::exact_from_closed_form;
+use super::POSITIVE;
+use super::{bounce_jacobian, fly, Ball, Declared, Entry, Param, Spec, BALL_STATE, BALL_UNITS};
 use super::{GRAVITY, RESTITUTION};
-use crate::error::Result;
-use crate::hybrid::{HybridSolution, HybridSystem};
 
 /// The cylinder's definition.
 pub static SPEC: Spec = Spec {
     kind: "cylinder",
     class: "Cylinder",
     summary: "a ball outside a circle of `radius` centred at the origin, gravity along -y; guard |p| - radius, reset v+ = v- - (1+e)(n.v-) n with n = p/|p| (the normal turns with the impact point)",
-    state_names: &["p_x", "p_y", "v_x", "v_y"],
-    units: &["m", "m", "m/s", "m/s"],
+    state_names: BALL_STATE,
+    units: BALL_UNITS,
     params: &[
         Param {
             name: "radius",
             unit: "m",
-            len: 1,
-            lo: 0.0,
-            lo_closed: false,
-            hi: f64::INFINITY,
-            hi_closed: false,
-            range: "> 0",
-            default: Fallback::Required,
             doc: "radius of the cylinder",
+            ..POSITIVE
         },
         RESTITUTION,
         GRAVITY,
@@ -62,48 +56,35 @@ fn unit(x: &DVector<f64>) -> (f64, f64, f64) {
     (x[0] / r, x[1] / r, r)
 }
 
-impl HybridSystem for Cylinder {
-    fn name(&self) -> String {
-        "ball outside a cylinder".into()
+impl Ball for Cylinder {
+    const NAME: &'static str = "ball outside a cylinder";
+    fn gravity(&self) -> f64 {
+        self.gravity
     }
-    fn validate(&self) -> Result<()> {
-        SPEC.check(&self.values())
+    fn restitution(&self) -> f64 {
+        self.restitution
     }
-    fn dim(&self) -> usize {
-        4
-    }
-    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
-        gravity_rhs(x, self.gravity).0
-    }
-    fn rhs_jacobian(&self, _: usize, x: &DVector<f64>) -> DMatrix<f64> {
-        gravity_rhs(x, self.gravity).1
-    }
-    fn guard_count(&self, _: usize) -> usize {
+    fn surfaces(&self) -> usize {
         1
     }
-    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
+    fn gap(&self, _: usize, x: &DVector<f64>) -> f64 {
         libm::hypot(x[0], x[1]) - self.radius
     }
-    fn guard_gradient(&self, _: usize, _: usize, x: &DVector<f64>) -> DVector<f64> {
+    fn surface_normal(&self, _: usize, x: &DVector<f64>) -> (f64, f64) {
         let (nx, ny, _) = unit(x);
-        DVector::from_vec(vec![nx, ny, 0.0, 0.0])
-    }
-    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
-        let (nx, ny, _) = unit(x);
-        (mode, bounce(x, (nx, ny), self.restitution))
+        (nx, ny)
     }
     /// dx+/dx-: the velocity block I - (1+e) n nᵀ, and the curvature term
     /// dv+/dp = -(1+e)·(n vᵀ + (n·v) I)·(I - n nᵀ)/|p| (n = p/|p| turns with p).
-    fn reset_jacobian(&self, _: usize, _: usize, x: &DVector<f64>) -> DMatrix<f64> {
+    fn surface_bounce_jacobian(&self, _: usize, x: &DVector<f64>) -> DMatrix<f64> {
         let (nx, ny, r) = unit(x);
         let c = 1.0 + self.restitution;
         let n = [nx, ny];
         let v = [x[2], x[3]];
         let vn = nx * v[0] + ny * v[1];
-        let mut out = DMatrix::identity(4, 4);
+        let mut out = bounce_jacobian((nx, ny), self.restitution);
         for a in 0..2 {
             for b in 0..2 {
-                out[(2 + a, 2 + b)] -= c * n[a] * n[b];
                 // (n vᵀ + vn I)(I - n nᵀ) / r, entry (a, b).
                 let mut m = 0.0;
                 for k in 0..2 {
@@ -116,37 +97,10 @@ impl HybridSystem for Cylinder {
         }
         out
     }
-}
-
-impl Declared for Cylinder {
-    fn spec(&self) -> &'static Spec {
-        &SPEC
-    }
-    fn values(&self) -> Vec<f64> {
-        vec![self.radius, self.restitution, self.gravity]
-    }
-    fn exact(
-        &self,
-        x0: &DVector<f64>,
-        mode0: usize,
-        t0: f64,
-        t1: f64,
-    ) -> Option<Result<HybridSolution>> {
-        super::closed_form_exact(self, x0, mode0, t0, t1)
-    }
-}
-
-impl super::ClosedForm for Cylinder {
-    fn flight(&self, _: usize, x: &DVector<f64>, t: f64) -> DVector<f64> {
-        fly(x, self.gravity, t)
-    }
-    fn flight_jacobian(&self, _: usize, _: &DVector<f64>, t: f64) -> DMatrix<f64> {
-        fly_jacobian(t)
-    }
     /// The first entering root of |p(s)|² - r² (a quartic in s): its real roots from the
     /// companion matrix, each polished by Newton steps on |p(s)| - r; the smallest s > 0
     /// where the distance is falling.
-    fn time_to_guard(&self, _: usize, _: usize, x: &DVector<f64>) -> Option<f64> {
+    fn time_to_surface(&self, _: usize, x: &DVector<f64>) -> Option<f64> {
         let g = self.gravity;
         let (px, py, vx, vy) = (x[0], x[1], x[2], x[3]);
         // q(s) = c4 s⁴ + c3 s³ + c2 s² + c1 s + c0.
@@ -190,4 +144,14 @@ impl super::ClosedForm for Cylinder {
         }
         best
     }
+}
+
+impl Declared for Cylinder {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
+    fn values(&self) -> Vec<f64> {
+        vec![self.radius, self.restitution, self.gravity]
+    }
+    exact_from_closed_form!();
 }

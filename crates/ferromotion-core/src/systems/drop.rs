@@ -3,9 +3,10 @@
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 
+use super::exact_from_closed_form;
 use super::{Declared, Entry, Spec, GRAVITY, LIMIT_RESTITUTION};
 use crate::error::{positive, Result};
-use crate::hybrid::{hybrid_jacobian, HybridEvent, HybridOptions, HybridSolution, HybridSystem};
+use crate::hybrid::{hybrid_jacobian, HybridEvent, HybridOptions, HybridSystem};
 
 /// The drop's definition.
 pub static SPEC: Spec = Spec {
@@ -81,15 +82,7 @@ impl Declared for BouncingDrop {
     fn values(&self) -> Vec<f64> {
         vec![self.gravity, self.restitution]
     }
-    fn exact(
-        &self,
-        x0: &DVector<f64>,
-        mode0: usize,
-        t0: f64,
-        t1: f64,
-    ) -> Option<Result<HybridSolution>> {
-        super::closed_form_exact(self, x0, mode0, t0, t1)
-    }
+    exact_from_closed_form!();
 }
 
 impl super::ClosedForm for BouncingDrop {

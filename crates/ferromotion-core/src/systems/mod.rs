@@ -8,7 +8,8 @@
 //!
 //! Adding a system: its file here (the struct, its [`Spec`], [`HybridSystem`] and
 //! [`Declared`]), one line in [`REGISTRY`] (and its `mod`), its tests, and its paragraph in
-//! `docs/systems.md`.
+//! `docs/systems.md`. A ball bouncing off fixed surfaces implements [`Ball`] instead of
+//! [`HybridSystem`] and [`ClosedForm`]: its flight and reflection are [`ballistic`]'s.
 
 pub mod cylinder;
 pub mod drop;
@@ -35,9 +36,13 @@ pub mod registry;
 pub mod spec;
 
 pub use crate::hybrid::exact::ClosedForm;
-pub use ballistic::{bounce, falling_root, fly, fly_jacobian, gravity_rhs};
+pub use ballistic::{
+    bounce, bounce_jacobian, falling_root, fly, fly_jacobian, gravity_rhs, Ball, BALL_STATE,
+    BALL_UNITS,
+};
 pub use registry::{build, catalogue, REGISTRY};
+pub(crate) use spec::exact_from_closed_form;
 pub use spec::{
     closed_form_exact, Declared, Entry, Fallback, Param, Spec, ANY, GRAVITY, LIMIT_RESTITUTION,
-    RESTITUTION,
+    POSITIVE, RESTITUTION,
 };

@@ -16,22 +16,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{Declared, Entry, Fallback, Param, Spec, GRAVITY, RESTITUTION};
+use super::exact_from_closed_form;
+use super::{Declared, Entry, Fallback, Param, Spec, GRAVITY, POSITIVE, RESTITUTION};
 use crate::error::Result;
-use crate::hybrid::{HybridSolution, HybridSystem};
-
-const POSITIVE: Param = Param {
-    name: "",
-    unit: "",
-    len: 1,
-    lo: 0.0,
-    lo_closed: false,
-    hi: f64::INFINITY,
-    hi_closed: false,
-    range: "> 0",
-    default: Fallback::Required,
-    doc: "",
-};
+use crate::hybrid::HybridSystem;
 
 const MASS: Param = Param {
     name: "mass",
@@ -258,15 +246,7 @@ impl Declared for RigidRod {
             self.gravity,
         ]
     }
-    fn exact(
-        &self,
-        x0: &DVector<f64>,
-        mode0: usize,
-        t0: f64,
-        t1: f64,
-    ) -> Option<Result<HybridSolution>> {
-        super::closed_form_exact(self, x0, mode0, t0, t1)
-    }
+    exact_from_closed_form!();
 }
 
 /// How far ahead [`RigidRod`]'s closed form looks for an impact, s, and the scan's step.

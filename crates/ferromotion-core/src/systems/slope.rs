@@ -2,7 +2,8 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use super::{Declared, Entry, Fallback, Param, Spec, GRAVITY, LIMIT_RESTITUTION};
+use super::{falling_root, fly, fly_jacobian, Ball, Declared, Entry, Fallback, Param, Spec};
+use super::{BALL_UNITS, GRAVITY, LIMIT_RESTITUTION};
 use crate::error::{FerroError, Result};
 use crate::hybrid::HybridSystem;
 use crate::physics::contact::rigid::DEFAULT_GRAZE_SPEED;
@@ -16,7 +17,7 @@ pub static SPEC: Spec = Spec {
     class: "SlopeBall",
     summary: "a ball above a frictionless plane inclined by `angle` through the origin: guard n.p, reset v+ = v- - (1+e)(n.v-) n",
     state_names: &["p_x", "p_z", "v_x", "v_z"],
-    units: &["m", "m", "m/s", "m/s"],
+    units: BALL_UNITS,
     params: &[
         Param {
             name: "angle",
@@ -61,60 +62,19 @@ pub struct SlopeBall {
     pub angle: f64,
 }
 
-impl SlopeBall {
-    fn normal(&self) -> (f64, f64) {
-        (-libm::sin(self.angle), libm::cos(self.angle))
+impl Ball for SlopeBall {
+    const NAME: &'static str = "ball on a slope";
+    fn gravity(&self) -> f64 {
+        self.gravity
     }
-}
-
-impl HybridSystem for SlopeBall {
-    fn name(&self) -> String {
-        "ball on a slope".into()
+    fn restitution(&self) -> f64 {
+        self.restitution
     }
-    fn validate(&self) -> Result<()> {
-        SPEC.check(&self.values())
-    }
-    fn dim(&self) -> usize {
-        4
-    }
-    fn rhs(&self, _: usize, x: &DVector<f64>) -> DVector<f64> {
-        DVector::from_vec(vec![x[2], x[3], 0.0, -self.gravity])
-    }
-    fn rhs_jacobian(&self, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        let mut a = DMatrix::zeros(4, 4);
-        a[(0, 2)] = 1.0;
-        a[(1, 3)] = 1.0;
-        a
-    }
-    fn guard_count(&self, _: usize) -> usize {
+    fn surfaces(&self) -> usize {
         1
     }
-    fn guard(&self, _: usize, _: usize, x: &DVector<f64>) -> f64 {
-        let (nx, nz) = self.normal();
-        nx * x[0] + nz * x[1]
-    }
-    fn guard_gradient(&self, _: usize, _: usize, _: &DVector<f64>) -> DVector<f64> {
-        let (nx, nz) = self.normal();
-        DVector::from_vec(vec![nx, nz, 0.0, 0.0])
-    }
-    fn reset(&self, mode: usize, _: usize, x: &DVector<f64>) -> (usize, DVector<f64>) {
-        let (nx, nz) = self.normal();
-        let vn = nx * x[2] + nz * x[3];
-        let k = (1.0 + self.restitution) * vn;
-        (
-            mode,
-            DVector::from_vec(vec![x[0], x[1], x[2] - k * nx, x[3] - k * nz]),
-        )
-    }
-    fn reset_jacobian(&self, _: usize, _: usize, _: &DVector<f64>) -> DMatrix<f64> {
-        let (nx, nz) = self.normal();
-        let c = 1.0 + self.restitution;
-        let mut r = DMatrix::identity(4, 4);
-        r[(2, 2)] -= c * nx * nx;
-        r[(2, 3)] -= c * nx * nz;
-        r[(3, 2)] -= c * nz * nx;
-        r[(3, 3)] -= c * nz * nz;
-        r
+    fn surface_normal(&self, _: usize, _: &DVector<f64>) -> (f64, f64) {
+        (-libm::sin(self.angle), libm::cos(self.angle))
     }
 }
 
@@ -139,20 +99,6 @@ pub fn slope_exact(
     let guard_grad = ball.guard_gradient(0, 0, &DVector::zeros(4));
     let (nx, nz) = (guard_grad[0], guard_grad[1]);
     let an = -g * nz; // normal acceleration (< 0)
-    let fly = |x: &DVector<f64>, t: f64| {
-        DVector::from_vec(vec![
-            x[0] + x[2] * t,
-            x[1] + x[3] * t - 0.5 * g * t * t,
-            x[2],
-            x[3] - g * t,
-        ])
-    };
-    let flight_jac = |t: f64| {
-        let mut a = DMatrix::identity(4, 4);
-        a[(0, 2)] = t;
-        a[(1, 3)] = t;
-        a
-    };
     let mut x = DVector::from_row_slice(x0);
     let mut jac = DMatrix::identity(4, 4);
     let mut t = 0.0;
@@ -167,21 +113,17 @@ pub fn slope_exact(
     }
     loop {
         // After an impact h is 0 up to round-off and v_n > 0: the larger root is the next impact.
-        let h = (nx * x[0] + nz * x[1]).max(0.0);
+        let h = nx * x[0] + nz * x[1];
         let vn = nx * x[2] + nz * x[3];
-        // Larger root of h + vn*s + an*s^2/2 = 0 (an < 0), written without cancellation.
-        let disc = libm::sqrt(vn * vn - 2.0 * an * h);
-        let s = if vn >= 0.0 {
-            (vn + disc) / (-an)
-        } else {
-            2.0 * h / (disc - vn)
+        let s = match falling_root(h, vn, an) {
+            Some(s) if t + s < t_final => s,
+            _ => {
+                let rest = t_final - t;
+                x = fly(&x, g, rest);
+                jac = fly_jacobian(rest) * jac;
+                break;
+            }
         };
-        if t + s >= t_final {
-            let rest = t_final - t;
-            x = fly(&x, rest);
-            jac = flight_jac(rest) * jac;
-            break;
-        }
         if impacts.len() >= MAX_IMPACTS {
             return Err(FerroError::TooManySteps {
                 route: "slope_exact",
@@ -190,12 +132,12 @@ pub fn slope_exact(
             });
         }
         t += s;
-        let mut xm = fly(&x, s);
+        let mut xm = fly(&x, g, s);
         // Land exactly on the plane: move p along n by the round-off left in the guard.
         let miss = nx * xm[0] + nz * xm[1];
         xm[0] -= miss * nx;
         xm[1] -= miss * nz;
-        jac = flight_jac(s) * jac;
+        jac = fly_jacobian(s) * jac;
         let speed = -(nx * xm[2] + nz * xm[3]);
         if speed < DEFAULT_GRAZE_SPEED {
             return Err(FerroError::Grazing {

@@ -76,18 +76,27 @@ impl Fallback {
     }
 }
 
-/// Gravity, m/s² (the drop's default), a parameter every falling system shares.
-pub const GRAVITY: Param = Param {
-    name: "gravity",
-    unit: "m/s^2",
+/// A positive scalar, required (a length, a mass): the base of such parameters.
+pub const POSITIVE: Param = Param {
+    name: "",
+    unit: "",
     len: 1,
     lo: 0.0,
     lo_closed: false,
     hi: f64::INFINITY,
     hi_closed: false,
     range: "> 0",
+    default: Fallback::Required,
+    doc: "",
+};
+
+/// Gravity, m/s² (the drop's default), a parameter every falling system shares.
+pub const GRAVITY: Param = Param {
+    name: "gravity",
+    unit: "m/s^2",
     default: Fallback::Values(&[9.81]),
     doc: "gravitational acceleration, along -y",
+    ..POSITIVE
 };
 
 /// A scalar with no bound (a field's component).
@@ -278,6 +287,24 @@ pub fn closed_form_exact<S: ClosedForm>(
         &HybridOptions::default(),
     ))
 }
+
+/// `Declared::exact` of a system with a closed-form flight ([`ClosedForm`]): its exact answer
+/// is [`closed_form_exact`]'s. Written once here; a system's `impl Declared` says
+/// `exact_from_closed_form!();` beside its `spec` and `values`.
+macro_rules! exact_from_closed_form {
+    () => {
+        fn exact(
+            &self,
+            x0: &nalgebra::DVector<f64>,
+            mode0: usize,
+            t0: f64,
+            t1: f64,
+        ) -> Option<crate::error::Result<crate::hybrid::HybridSolution>> {
+            crate::systems::closed_form_exact(self, x0, mode0, t0, t1)
+        }
+    };
+}
+pub(crate) use exact_from_closed_form;
 
 /// One system in the registry: its definition and how to build it from checked values.
 pub struct Entry {

@@ -4,9 +4,10 @@
 
 use nalgebra::{DMatrix, DVector};
 
+use super::exact_from_closed_form;
 use super::{Declared, Entry, Fallback, Param, Spec, ANY};
 use crate::error::Result;
-use crate::hybrid::{HybridSolution, HybridSystem};
+use crate::hybrid::HybridSystem;
 
 /// The switched field's definition.
 pub static SPEC: Spec = Spec {
@@ -127,15 +128,7 @@ impl Declared for SwitchedField {
     fn values(&self) -> Vec<f64> {
         self.fields.iter().flatten().copied().collect()
     }
-    fn exact(
-        &self,
-        x0: &DVector<f64>,
-        mode0: usize,
-        t0: f64,
-        t1: f64,
-    ) -> Option<Result<HybridSolution>> {
-        super::closed_form_exact(self, x0, mode0, t0, t1)
-    }
+    exact_from_closed_form!();
 }
 
 impl super::ClosedForm for SwitchedField {

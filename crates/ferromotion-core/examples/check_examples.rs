@@ -1,5 +1,5 @@
-//! Check every fixture and print its verdict; `--json NAME` prints that fixture's receipt.
-use ferromotion_core::check::fixtures::{check_fixture, FIXTURES};
+//! Check every example and print its verdict; `--json NAME` prints that example's receipt.
+use ferromotion_core::check::examples::{check_example, EXAMPLES};
 use ferromotion_core::check::CheckOptions;
 
 fn main() -> Result<(), ferromotion_core::FerroError> {
@@ -7,14 +7,14 @@ fn main() -> Result<(), ferromotion_core::FerroError> {
     if args.len() == 3 && args[1] == "--json" {
         println!(
             "{}",
-            check_fixture(&args[2], &CheckOptions::default())?.to_json()?
+            check_example(&args[2], &CheckOptions::default())?.to_json()?
         );
         return Ok(());
     }
-    for name in FIXTURES {
+    for name in EXAMPLES {
         println!(
             "{name:>20}: {}",
-            check_fixture(name, &CheckOptions::default())?.summary()
+            check_example(name, &CheckOptions::default())?.summary()
         );
     }
     Ok(())

@@ -1,5 +1,7 @@
-//! Objectives with known answers for the gradient checker, each with its gradient and,
-//! where it has events, its event signature.
+//! Worked examples for the gradient checker: objectives with known answers, each with its
+//! gradient and, where it has events, its event signature, checked by name ([`EXAMPLES`],
+//! [`check_example`]). ("Fixture" means a conformance fixture, `crate::conformance`: a JSON
+//! document with an exact answer an engine is judged against; these are examples of checks.)
 //!
 //! - [`linear_scalar`]: `x_{k+1} = a·x_k + b·u`, x0 = 1, u = 1, `J = ½·(x2 - 2)²`; at
 //!   (a, b) = (0.5, 0.4) the gradient is (-1.61, -1.725) (by hand: x1 = a + b,
@@ -92,8 +94,8 @@ impl Projectile {
     }
 }
 
-/// The fixtures the CLI and the lab can check by name (the rows of [`TABLE`], in order).
-pub const FIXTURES: [&str; 7] = {
+/// The examples the CLI and the lab can check by name (the rows of [`TABLE`], in order).
+pub const EXAMPLES: [&str; 7] = {
     let mut names = [""; 7];
     let mut i = 0;
     while i < TABLE.len() {
@@ -103,8 +105,8 @@ pub const FIXTURES: [&str; 7] = {
     names
 };
 
-/// One fixture: the objective its receipt describes and how its gradient is checked.
-struct Fixture {
+/// One example: the objective its receipt describes and how its gradient is checked.
+struct Example {
     name: &'static str,
     /// The objective, in words (with its formula), and its units.
     objective: &'static str,
@@ -117,7 +119,7 @@ struct Fixture {
     check: fn(&CheckOptions) -> Result<Checked>,
 }
 
-/// A fixture's check, for its receipt.
+/// An example's check, for its receipt.
 struct Checked {
     x: [f64; 2],
     gradient: [f64; 2],
@@ -131,13 +133,13 @@ const RIGID: &str = "saltation matrices (rigid impact)";
 const FIXED: &str = "fixed-step forward-mode tangent (penalty contact)";
 const EULER: &str = "semi-implicit Euler";
 const FLIGHT: &str = "closed-form flight";
-/// The drop fixtures' stiffness (N/m) and step (s).
+/// The drop examples' stiffness (N/m) and step (s).
 const K: f64 = 1e6;
 const DT: f64 = 1e-4;
 
-/// Every fixture: one row each.
-const TABLE: [Fixture; 7] = [
-    Fixture {
+/// Every example: one row each.
+const TABLE: [Example; 7] = [
+    Example {
         name: "scalar",
         objective: "J = ½(x2 - 2)² of x_{k+1} = a·x_k + b·u, x0 = 1, u = 1",
         units: "1",
@@ -145,7 +147,7 @@ const TABLE: [Fixture; 7] = [
         integrator: "none (two map steps)",
         check: scalar,
     },
-    Fixture {
+    Example {
         name: "projectile",
         objective: "J = ½(x_land - 2 m)²",
         units: "m²",
@@ -153,7 +155,7 @@ const TABLE: [Fixture; 7] = [
         integrator: EULER,
         check: projectile,
     },
-    Fixture {
+    Example {
         name: "drop-exact",
         objective: "v(T) of the rigid drop",
         units: "m/s",
@@ -161,7 +163,7 @@ const TABLE: [Fixture; 7] = [
         integrator: FLIGHT,
         check: |opts| rigid_drop(Drop::default(), Claim::Rigid, opts),
     },
-    Fixture {
+    Example {
         name: "drop-fixed",
         objective: "v(T) of the rigid drop",
         units: "m/s",
@@ -169,7 +171,7 @@ const TABLE: [Fixture; 7] = [
         integrator: EULER,
         check: |opts| rigid_drop(Drop::default(), Claim::FixedStep, opts),
     },
-    Fixture {
+    Example {
         name: "drop-fixed-own-map",
         objective: "v(T) of the fixed-step penalty map itself",
         units: "m/s",
@@ -177,7 +179,7 @@ const TABLE: [Fixture; 7] = [
         integrator: EULER,
         check: fixed_own_map,
     },
-    Fixture {
+    Example {
         name: "drop-across-impact",
         objective: "v(T) of the rigid drop",
         units: "m/s",
@@ -185,7 +187,7 @@ const TABLE: [Fixture; 7] = [
         integrator: FLIGHT,
         check: |opts| rigid_drop(across_impact(), Claim::Rigid, opts),
     },
-    Fixture {
+    Example {
         name: "drop-grazing",
         objective: "v(T) of the rigid drop",
         units: "m/s",
@@ -195,22 +197,22 @@ const TABLE: [Fixture; 7] = [
     },
 ];
 
-/// Run the gradient check of a named fixture and write its receipt.
-pub fn check_fixture(name: &str, opts: &CheckOptions) -> Result<Receipt> {
-    let Some(fixture) = TABLE.iter().find(|f| f.name == name) else {
+/// Run the gradient check of a named example and write its receipt.
+pub fn check_example(name: &str, opts: &CheckOptions) -> Result<Receipt> {
+    let Some(example) = TABLE.iter().find(|f| f.name == name) else {
         return Err(crate::FerroError::InvalidParameter {
-            name: "fixture",
+            name: "example",
             value: f64::NAN,
-            limit: format!("unknown fixture `{name}`; known: {}", FIXTURES.join(", ")),
+            limit: format!("unknown example `{name}`; known: {}", EXAMPLES.join(", ")),
         });
     };
-    let checked = (fixture.check)(opts)?;
+    let checked = (example.check)(opts)?;
     let info = ObjectiveInfo {
-        name: fixture.objective.into(),
-        units: fixture.units.into(),
+        name: example.objective.into(),
+        units: example.units.into(),
         description: checked.description,
-        route: fixture.route.into(),
-        integrator: fixture.integrator.into(),
+        route: example.route.into(),
+        integrator: example.integrator.into(),
         tolerances: checked
             .tolerances
             .iter()
@@ -260,7 +262,7 @@ fn projectile(opts: &CheckOptions) -> Result<Checked> {
     })
 }
 
-/// Which gradient a rigid-drop fixture claims for v(T): the rigid model's own, or the
+/// Which gradient a rigid-drop example claims for v(T): the rigid model's own, or the
 /// fixed-step route's (which the rigid objective exposes as wrong).
 #[derive(Clone, Copy, PartialEq)]
 enum Claim {
