@@ -412,11 +412,19 @@ class ToeGuards:
 
     def row_guards(self) -> List[Callable[[np.ndarray], np.ndarray]]:
         """The guards over rows (``StepFunction(batch=True)``), in :meth:`guards`' order."""
+        import functools
+
         out: List[Callable[[np.ndarray], np.ndarray]] = []
         for i in range(len(self.box.pairs)):
-            out.append(lambda X, i=i: self.entries(X)[:, i])
-            out += [lambda X, i=i, f=f: self.facets(X)[:, i, f] for f in range(self.rows())]
+            out.append(functools.partial(self._entry_rows, i))
+            out += [functools.partial(self._facet_rows, i, f) for f in range(self.rows())]
         return out
+
+    def _entry_rows(self, i: int, X: Any) -> np.ndarray:
+        return self.entries(X)[:, i]
+
+    def _facet_rows(self, i: int, f: int, X: Any) -> np.ndarray:
+        return self.facets(X)[:, i, f]
 
     def separation(self, i: int, x: Any) -> float:
         return 1.0 if i in self._rows(x) else -self.box.distance(i, x)
