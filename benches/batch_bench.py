@@ -12,8 +12,9 @@ guarded) carrying n - 2 further coordinates:
 * **mujoco**: a sphere on a slide joint over a plane (``condim`` 1, the same k and c as a direct
   ``solref``, a constant impedance: the drop adapter's mapping) and
   n/2 - 1 hinged pendulums that collide with nothing (n = 2 nv), through
-  ``fm.engines.mujoco_step_function``; the rows through ``mujoco.rollout``, a thread per core
-  (``quadruped3d.RowsStep``), the guards per row.
+  ``fm.engines.mujoco_step_function``; the rows through ``quadruped3d.RowsStep`` (from 64 rows
+  up one ``mujoco.rollout`` call, a thread per core; fewer rows one ``mj_step`` after another), the
+  guards per row.
 
 Printed per (system, n): the one-state wall time, then each batch setting's wall time and its ratio
 to the one-state time, the rows (step evaluations) and the calls, and whether the Jacobians are the
