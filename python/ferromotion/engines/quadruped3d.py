@@ -30,8 +30,10 @@ the unrestricted model makes on the same run (none on the default trot).
 * (b) central differences of MuJoCo's own fixed-step map at dt (:func:`difference_jacobian`);
 * (c) the event-located black-box derivative through MuJoCo's step
   (``fm.engines.mujoco_step_function`` + ``fm.hybrid_jacobian``; :func:`located_jacobian`), with
-  its answer at dt/2 and their spread. Where touchdowns fall in one step or adjacent steps the
-  driver refuses (``TwoEventsInOneStep`` / ``EventsInAdjacentSteps``) and the row says which.
+  its answer at dt/2 and their spread, the driver's probes run as rows of one batch
+  (:class:`RowsStep`, :meth:`ToeGuards.row_guards`: the one-state answer's bits). Touchdowns at one
+  instant give the derivative's pieces (``NotDifferentiable`` where they differ); one guard crossed
+  twice in a step is refused (``TwoEventsInOneStep``), and the row says which.
 
 :func:`table` compares (a) and (b) against (c): sign agreement of (c)'s largest entries, the relative
 error max|X - C| / max|C|, the dt refinement, and the split of (b)'s error into the part the fixed
