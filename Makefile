@@ -7,7 +7,7 @@ PORT ?= 8000
 .PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines cube-engines quadruped3d clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
 
 bootstrap: ## install what is missing (apt toolchain, chromium, wasm-bindgen-cli, .venv); fast no-op otherwise
 	@scripts/bootstrap.sh
@@ -44,7 +44,7 @@ test: ## every test: fmt, clippy, cargo test, wasm + Node golden parity, maturin
 lint: ## cargo fmt --check and clippy -D warnings
 	@scripts/lint.sh
 
-bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sweeps, route costs, scaling
+bench: ## core vs C loop, wasm (Node, Chromium), JAX, NumPy, Python: ns/step, sweeps, route costs, scaling; batched step functions vs one state (docs/bench.md)
 	@scripts/bench.sh
 
 bench-check: ## gradient checkers side by side on benches/check_suite.py: false passes, false alarms, refusals, evaluations
@@ -80,7 +80,7 @@ engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_T
 cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp; minutes; docs/engines.md) in .venv-engines
 	@.venv-engines/bin/python scripts/cube_engines.py
 
-quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (28 min on 2 busy cores; docs/engines.md)
+quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (37 min on 2 cores at load 6-19; docs/engines.md)
 	@.venv-engines/bin/python -m ferromotion.engines.quadruped3d --out target/quadruped3d.json
 
 clean: ## remove build outputs (target/, web/pkg/, the built extension, caches); keeps .venv

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: the core against a plain C loop, JAX, NumPy and plain Python, natively, in
 # WebAssembly under Node and in headless Chromium; then every route's cost and the sweep's
-# scaling (benches/bench.py prints the tables and writes target/bench/results.json).
+# scaling (benches/bench.py prints the tables and writes target/bench/results.json); the
+# gradient checkers side by side; the black-box driver's batched rows (benches/batch_bench.py).
 # Installs what is missing first: .venv (bootstrap) and .venv-bench, the benchmark's own
 # environment with JAX (scripts/bench_env.sh). A benchmark: it times, it asserts nothing;
 # on a busy machine the ratios move, so quote numbers from a quiet one.
@@ -25,3 +26,13 @@ mkdir -p target/bench
 # The gradient checkers, ours beside scipy, JAX, numdifftools and torch (also `make bench-check`).
 echo
 "$ROOT/.venv-bench/bin/python" benches/check_bench.py
+
+# fm.hybrid_jacobian on a step function, one state per call against batched rows, against the
+# state's dimension: numpy, JAX and MuJoCo in .venv-engines (numpy and JAX alone without it).
+echo
+if [ -x "$ROOT/.venv-engines/bin/python" ]; then
+    "$ROOT/.venv-engines/bin/python" benches/batch_bench.py
+else
+    echo "batched step functions: .venv-engines is absent (make engines builds it), so MuJoCo's rows are skipped"
+    "$ROOT/.venv-bench/bin/python" benches/batch_bench.py --system numpy --system jax
+fi

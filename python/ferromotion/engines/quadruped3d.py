@@ -30,8 +30,10 @@ the unrestricted model makes on the same run (none on the default trot).
 * (b) central differences of MuJoCo's own fixed-step map at dt (:func:`difference_jacobian`);
 * (c) the event-located black-box derivative through MuJoCo's step
   (``fm.engines.mujoco_step_function`` + ``fm.hybrid_jacobian``; :func:`located_jacobian`), with
-  its answer at dt/2 and their spread. Where touchdowns fall in one step or adjacent steps the
-  driver refuses (``TwoEventsInOneStep`` / ``EventsInAdjacentSteps``) and the row says which.
+  its answer at dt/2 and their spread, the driver's probes run as rows of one batch
+  (:class:`RowsStep`, :meth:`ToeGuards.row_guards`: the one-state answer's bits). Touchdowns at one
+  instant give the derivative's pieces (``NotDifferentiable`` where they differ); one guard crossed
+  twice in a step is refused (``TwoEventsInOneStep``), and the row says which.
 
 :func:`table` compares (a) and (b) against (c): sign agreement of (c)'s largest entries, the relative
 error max|X - C| / max|C|, the dt refinement, and the split of (b)'s error into the part the fixed
@@ -341,27 +343,90 @@ class ToeGuards:
     def __init__(self, box: Any) -> None:
         self.box = box
         self.model = box.model
-        self._memo: Optional[Tuple[Tuple[float, ...], Dict[int, np.ndarray]]] = None
+        self._memo: Optional[Tuple[bytes, Dict[int, np.ndarray]]] = None
+        self._memo_entries: Optional[Tuple[bytes, np.ndarray]] = None
+        self._memo_facets: Optional[Tuple[bytes, np.ndarray]] = None
+        self._pair_index = {k: i for i, (g1, g2, _) in enumerate(box.pairs) for k in ((g1, g2), (g2, g1))}
 
     def _rows(self, x: Any) -> Dict[int, np.ndarray]:
         """Per guarded pair held by MuJoCo at x: -jar of its rows."""
-        key = tuple(float(v) for v in x)
+        key = np.asarray(x, dtype=float).tobytes()
         if self._memo is not None and self._memo[0] == key:
             return self._memo[1]
-        mj, m = self.box._mj, self.model
         d = self.box._set(np.asarray(x, dtype=float))
-        mj.mj_forward(m, d)
-        jar = d.efc_J.reshape(d.nefc, m.nv) @ d.qacc - d.efc_aref if d.nefc else np.zeros(0)
-        held: Dict[int, np.ndarray] = {}
-        for c in range(d.ncon):
-            pair = {int(d.contact.geom1[c]), int(d.contact.geom2[c])}
-            for i, (g1, g2, _) in enumerate(self.box.pairs):
-                if pair == {g1, g2}:
-                    adr, dim = int(d.contact.efc_address[c]), int(d.contact.dim[c])
-                    n = 1 if dim == 1 else 2 * (dim - 1)
-                    held[i] = -jar[adr:adr + n]
+        self.box._mj.mj_forward(self.model, d)
+        held = self._held(d)
         self._memo = (key, held)
         return held
+
+    def _held(self, d: Any) -> Dict[int, np.ndarray]:
+        """Per guarded pair held in d (after ``mj_forward``): -jar of its rows."""
+        if not d.ncon:
+            return {}
+        m = self.model
+        jar = d.efc_J.reshape(d.nefc, m.nv) @ d.qacc - d.efc_aref if d.nefc else np.zeros(0)
+        held: Dict[int, np.ndarray] = {}
+        con = d.contact
+        for c, (g1, g2, adr, dim) in enumerate(zip(con.geom1.tolist(), con.geom2.tolist(), con.efc_address.tolist(),
+                                                   con.dim.tolist())):
+            i = self._pair_index.get((g1, g2))
+            if i is not None:
+                n = 1 if dim == 1 else 2 * (dim - 1)
+                held[i] = -jar[adr:adr + n]
+        return held
+
+    def entries(self, X: Any) -> np.ndarray:
+        """(m, n) -> (m, toes): each toe's distance minus margin per row, the one-state
+        :meth:`MuJoCoModelStep.distance`'s numbers (``mj_kinematics`` per row)."""
+        X = np.asarray(X, dtype=float)
+        key = X.tobytes()
+        if self._memo_entries is not None and self._memo_entries[0] == key:
+            return self._memo_entries[1]
+        mj, m, box = self.box._mj, self.model, self.box
+        out = np.empty((X.shape[0], len(box.pairs)))
+        distmax = 10.0 * max(1.0, float(m.stat.extent))
+        for r, x in enumerate(X):
+            d = box._set(x)
+            mj.mj_kinematics(m, d)
+            for i, (g1, g2, margin) in enumerate(box.pairs):
+                out[r, i] = float(mj.mj_geomDistance(m, d, g1, g2, distmax + margin, None)) - margin
+        self._memo_entries = (key, out)
+        return out
+
+    def facets(self, X: Any) -> np.ndarray:
+        """(m, n) -> (m, toes, rows): each facet's guard per row (:meth:`facet`'s numbers, one
+        ``mj_forward`` per row)."""
+        X = np.asarray(X, dtype=float)
+        key = X.tobytes()
+        if self._memo_facets is not None and self._memo_facets[0] == key:
+            return self._memo_facets[1]
+        mj, m, box = self.box._mj, self.model, self.box
+        n = self.rows()
+        out = np.full((X.shape[0], len(box.pairs), n), -1.0)
+        for r, x in enumerate(X):
+            d = box._set(x)
+            mj.mj_forward(m, d)
+            for i, rows in self._held(d).items():
+                k = min(n, len(rows))
+                out[r, i, :k] = rows[:k]
+        self._memo_facets = (key, out)
+        return out
+
+    def row_guards(self) -> List[Callable[[np.ndarray], np.ndarray]]:
+        """The guards over rows (``StepFunction(batch=True)``), in :meth:`guards`' order."""
+        import functools
+
+        out: List[Callable[[np.ndarray], np.ndarray]] = []
+        for i in range(len(self.box.pairs)):
+            out.append(functools.partial(self._entry_rows, i))
+            out += [functools.partial(self._facet_rows, i, f) for f in range(self.rows())]
+        return out
+
+    def _entry_rows(self, i: int, X: Any) -> np.ndarray:
+        return self.entries(X)[:, i]
+
+    def _facet_rows(self, i: int, f: int, X: Any) -> np.ndarray:
+        return self.facets(X)[:, i, f]
 
     def separation(self, i: int, x: Any) -> float:
         return 1.0 if i in self._rows(x) else -self.box.distance(i, x)
@@ -391,34 +456,86 @@ class ToeGuards:
         return [f"{foot} {kind}" for foot in FEET for kind in ["entry"] + [f"facet {f}" for f in range(n)]]
 
 
-def _window_box(m: Any, td: Touchdown) -> Tuple[Any, Any, np.ndarray]:
+class RowsStep:
+    """The window's ``mj_step`` over rows (``StepFunction(batch=True)``): from ``ROLLOUT_ROWS``
+    rows up, every row one step of one ``mujoco.rollout`` call, a thread per core; below, the rows
+    are stepped one after another. Each row starts from the state the one-state step sets (warm
+    start zero, clock zero, the window's command), so each row is the one-state step's number, bit
+    for bit; the charts (``mj_integratePos`` / ``mj_differentiatePos``) per row."""
+
+    #: Fewest rows sent through ``mujoco.rollout``. Measured on this robot (CPU time per row, 2
+    #: cores): one ``mj_step`` with its charts costs ~26 us one by one and 24-39 us through the
+    #: rollout, so its threads only pay on wide calls; and on a loaded machine every call that
+    #: hands rows to a thread waits for the scheduler (calls of 8 rows took 2.5x the one-state
+    #: time at load 10). The driver's wide calls are its probe waves (4n + 1 rows, n = 56).
+    ROLLOUT_ROWS = 64
+
+    def __init__(self, box: Any, threads: Optional[int] = None) -> None:
+        import os
+
+        from mujoco import rollout
+
+        self.box, self._rollout = box, rollout
+        mj, m = box._mj, box.model
+        self._spec = mj.mjtState.mjSTATE_FULLPHYSICS
+        self._nstate = mj.mj_stateSize(m, self._spec)
+        self._threads = [mj.MjData(m) for _ in range(max(1, threads or os.cpu_count() or 1))]
+
+    def __call__(self, X: Any, dt: float) -> np.ndarray:
+        box, mj, m = self.box, self.box._mj, self.box.model
+        X = np.asarray(X, dtype=float)
+        if X.shape[0] < self.ROLLOUT_ROWS:
+            return np.array([box.step(x, dt) for x in X]).reshape(X.shape)
+        m.opt.timestep = float(dt)
+        s0 = np.empty((X.shape[0], self._nstate))
+        for r, x in enumerate(X):
+            mj.mj_getState(m, box._set(x), s0[r], self._spec)
+        ctrl = np.tile(box.ctrl, (X.shape[0], 1, 1))
+        nthread = min(len(self._threads), X.shape[0])
+        state, _ = self._rollout.rollout(m, self._threads[:nthread], s0, ctrl, nstep=1,
+                                         initial_warmstart=np.zeros((X.shape[0], box.nv)))
+        nq, nv = box.nq, box.nv
+        out = np.empty_like(X)
+        for r in range(X.shape[0]):  # FULLPHYSICS = [time, qpos, qvel, act, ...]
+            out[r, :nv] = box.dq(state[r, 0, 1:1 + nq])
+        out[:, nv:] = state[:, 0, 1 + nq:1 + nq + nv + box.na]
+        return out
+
+
+def _window_box(m: Any, td: Touchdown, batch: bool = False) -> Tuple[Any, Any, np.ndarray]:
+    """The window as a :class:`ferromotion.StepFunction` (one state per call, or rows with
+    ``batch``: :class:`RowsStep` and :meth:`ToeGuards.row_guards`), its step object and x0."""
     from .. import StepFunction
     from ._mujoco_model import MuJoCoModelStep
 
     box = MuJoCoModelStep(m, qpos_ref=td.qpos.tolist(), pairs=toe_pairs(m))
     box.ctrl = np.array(td.ctrl, dtype=float)
     toes = ToeGuards(box)
-    guards = toes.guards()
-    sys_ = StepFunction(box.step, guards=guards, resets=[None] * len(guards),
-                        name=f"dm_control quadruped in mujoco {box.version}")
+    guards = toes.row_guards() if batch else toes.guards()
+    sys_ = StepFunction(RowsStep(box) if batch else box.step, guards=guards, resets=[None] * len(guards),
+                        batch=batch, name=f"dm_control quadruped in mujoco {box.version}")
     return sys_, box, box.state_of(td.qpos, td.qvel, td.act)
 
 
 def located_jacobian(m: Any, td: Touchdown, dt: float = DT, halve_dt: bool = True,
-                     progress: Any = False, probe_rtol: float = PROBE_RTOL, timeout: Optional[float] = None) -> Answer:
+                     progress: Any = False, probe_rtol: float = PROBE_RTOL, timeout: Optional[float] = None,
+                     batch: bool = True) -> Answer:
     """(c): ``fm.hybrid_jacobian`` over the window through MuJoCo's step with :class:`ToeGuards`;
-    rows and columns in MuJoCo's tangent coordinates. With ``timeout`` (s) it runs in a child
+    rows and columns in MuJoCo's tangent coordinates. With ``batch`` (the default) the driver's
+    probes run as rows (:class:`RowsStep`, :meth:`ToeGuards.row_guards`): the same answer as one
+    state per call, bit for bit, in a fraction of the time. With ``timeout`` (s) it runs in a child
     process that is stopped at the timeout (the core's spectral radius of J once spun forever on
     some of this robot's 56 x 56 Jacobians; its Schur iteration is now capped, and the timeout
     stays as a guard); the answer then says so as its refusal."""
     if timeout is None:
-        return _located(m, td, dt, halve_dt, progress, probe_rtol)
+        return _located(m, td, dt, halve_dt, progress, probe_rtol, batch)
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     start = time.perf_counter()
-    proc = ctx.Process(target=_located_child, args=(child, m, td, dt, halve_dt, probe_rtol), daemon=True)
+    proc = ctx.Process(target=_located_child, args=(child, m, td, dt, halve_dt, probe_rtol, batch),
+                       daemon=True)
     proc.start()
     child.close()
     try:
@@ -435,15 +552,17 @@ def located_jacobian(m: Any, td: Touchdown, dt: float = DT, halve_dt: bool = Tru
                           "spectral radius of J, nalgebra's Schur iteration, did not return)")
 
 
-def _located_child(conn: Any, m: Any, td: Touchdown, dt: float, halve_dt: bool, probe_rtol: float) -> None:
-    conn.send(_located(m, td, dt, halve_dt, False, probe_rtol))
+def _located_child(conn: Any, m: Any, td: Touchdown, dt: float, halve_dt: bool, probe_rtol: float,
+                    batch: bool) -> None:
+    conn.send(_located(m, td, dt, halve_dt, False, probe_rtol, batch))
     conn.close()
 
 
-def _located(m: Any, td: Touchdown, dt: float, halve_dt: bool, progress: Any, probe_rtol: float) -> Answer:
+def _located(m: Any, td: Touchdown, dt: float, halve_dt: bool, progress: Any, probe_rtol: float,
+             batch: bool = True) -> Answer:
     from .. import FerroError, hybrid_jacobian
 
-    sys_, box, x0 = _window_box(m, td)
+    sys_, box, x0 = _window_box(m, td, batch)
     start = time.perf_counter()
     try:
         s = hybrid_jacobian(sys_, x0, td.t0, td.t1, dt=dt, halve_dt=halve_dt, progress=progress,
