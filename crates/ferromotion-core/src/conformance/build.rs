@@ -252,16 +252,33 @@ pub struct Case {
     pub key_entry: [usize; 2],
     /// What it shows, in words.
     pub description: &'static str,
+    /// The contact law an engine should map, in words.
+    pub contact_law: &'static str,
 }
+
+/// The rod fixtures' x(0) = (x, y, theta, v_x, v_y, omega): level, its centre 0.5 m above the
+/// ground, at rest; both ends strike at t = sqrt(2*0.5/g) = 0.319 s.
+pub const ROD_X0: [f64; 6] = [0.0, 0.5, 0.0, 0.0, 0.0, 0.0];
 
 /// The rigid law of the v2 fixtures, in words.
 pub(super) const RIGID_LAW: &str = "frictionless rigid impact: at each guard's zero the reset v+ = v- - (1+e)(n.v-) n (n the contact's unit normal), restitution e on the normal velocity; simultaneous impacts applied in turn, each while its contact is approaching (sequential Newton restitution)";
 
+/// The rigid rod's law, in words (the reset of [`crate::systems::RigidRod`]).
+pub(super) const ROD_LAW: &str = "frictionless rigid impact at a rod's end: at end i's zero height (y + s*(L/2)*sin(theta), s = -1 left, +1 right), Newton restitution e on its normal velocity u = v_y + r*omega (r = s*(L/2)*cos(theta) its lever arm), impulse P = -(1+e)*u/(1/m + r^2/I) along +y: v_y += P/m, omega += r*P/I; simultaneous impacts applied in turn, the order swept again while any end still approaches (sequential Newton restitution)";
+
 /// The v2 fixtures: the V-groove (commuting, set-valued, off the axis), the cylinder, the
-/// switched field.
+/// switched field, the rigid rod landing flat (uniform: set-valued; dumbbell: commuting).
 pub fn cases() -> Vec<Case> {
     let deg = std::f64::consts::PI / 180.0;
     let groove = |angle: f64| vec![("angle", vec![angle]), ("restitution", vec![0.5])];
+    let rod = |inertia: f64| {
+        vec![
+            ("mass", vec![1.0]),
+            ("length", vec![1.0]),
+            ("inertia", vec![inertia]),
+            ("restitution", vec![0.5]),
+        ]
+    };
     vec![
         Case {
             name: "v_groove_90",
@@ -271,6 +288,7 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "a ball dropped on the axis of a 90 degree V-groove meets both walls at the vertex at once; the walls' normals are orthogonal, the two orders give one state and one matrix: a Jacobian exists",
+            contact_law: RIGID_LAW,
         },
         Case {
             name: "v_groove_100",
@@ -280,6 +298,7 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "the same drop in a 100 degree groove: the two orders give mirror-image states, so no derivative exists (set-valued); an engine's gradient here is an artefact of its tie-breaking",
+            contact_law: RIGID_LAW,
         },
         Case {
             name: "v_groove_off_axis",
@@ -289,6 +308,7 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "the 100 degree groove dropped 5 cm off its axis: one wall at a time, an ordinary Jacobian",
+            contact_law: RIGID_LAW,
         },
         Case {
             name: "cylinder",
@@ -298,6 +318,7 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "a ball dropped off-centre onto a cylinder of radius 0.5 m: the contact normal turns with the impact point, and the reset's Jacobian carries that curvature",
+            contact_law: RIGID_LAW,
         },
         Case {
             name: "switched_field",
@@ -307,6 +328,27 @@ pub fn cases() -> Vec<Case> {
             t_final: 2.0,
             key_entry: [0, 0],
             description: "a piecewise-constant field switched by x1 = 0 and x2 = 0, both crossed at t = 1: the flow is continuous, its derivative has two pieces (one per order of the switches) that differ, so no Jacobian exists; the directional derivative does",
+            contact_law: "no contact: a piecewise-constant field switched when x1 or x2 reaches 0 from above",
+        },
+        Case {
+            name: "rigid_rod",
+            kind: "rigid_rod",
+            parameters: rod(1.0 / 12.0),
+            x0: ROD_X0.to_vec(),
+            t_final: 0.45,
+            key_entry: [4, 1],
+            description: "a uniform rod (I = m L^2/12) dropped flat lands on both ends at once; an impulse at one end moves the other (the ends are coupled in the mass metric), so the two orders of the sequential impacts leave mirror-image states (the rod spinning one way or the other): no derivative exists (set-valued)",
+            contact_law: ROD_LAW,
+        },
+        Case {
+            name: "dumbbell_rod",
+            kind: "rigid_rod",
+            parameters: rod(0.25),
+            x0: ROD_X0.to_vec(),
+            t_final: 0.5,
+            key_entry: [4, 1],
+            description: "a dumbbell (I = m (L/2)^2, the mass at the ends) dropped flat lands on both ends at once; an impulse at one end leaves the other's velocity unchanged (the ends decouple), so the two orders give one state and one matrix: a Jacobian exists",
+            contact_law: ROD_LAW,
         },
     ]
 }
@@ -393,7 +435,7 @@ pub fn case_fixture(case: &Case) -> Result<Fixture> {
             "{}; {} from x0 = {:?}, run to T = {} s",
             case.description, spec.summary, case.x0, case.t_final
         ),
-        contact_law: RIGID_LAW.into(),
+        contact_law: case.contact_law.into(),
         state_names: spec.state_names.iter().map(|s| s.to_string()).collect(),
         units: spec.units.iter().map(|s| s.to_string()).collect(),
         parameters: None,
