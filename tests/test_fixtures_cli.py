@@ -154,3 +154,19 @@ def test_export_writes_the_rods_landing_flat_uniform_set_valued_and_dumbbell_dif
     assert bell["exact"]["outcome"] == "differentiable" and len(bell["exact"]["pieces"]) == 2
     assert abs(bell["exact"]["jacobian"][4][1] - 1.5 * g / np.sqrt(2 * g * y0)) < 1e-12
     assert fm.conformance(bell, bell["exact"]["state"], bell["exact"]["jacobian"]).verdict == "conforms"
+
+
+def test_export_writes_the_penalty_rod_as_a_converged_numeric_jacobian_said_so(tmp_path: Path) -> None:
+    import jsonschema
+
+    p = run_cli("fixtures", "export", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "penalty_rod.json").read_text())
+    jsonschema.validate(doc, json.loads((tmp_path / "fixture.schema.json").read_text()))
+    assert doc["system"]["kind"] == "penalty_rod" and doc["exact"]["outcome"] == "differentiable"
+    assert "converged numeric answer, not a closed form" in doc["description"]
+    assert doc["suggested"]["stiffness"] == doc["system"]["parameters"]["stiffness"] == [1e4]
+    # The ends touch down together and let go together: two simultaneous groups, the orders agreeing.
+    assert len(doc["exact"]["impacts"]) == 2 and len(doc["exact"]["pieces"]) >= 2
+    for piece in doc["exact"]["pieces"]:
+        np.testing.assert_allclose(piece["jacobian"], doc["exact"]["jacobian"], rtol=0, atol=1e-8)
