@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -102,3 +103,70 @@ def test_a_non_finite_number_in_a_fixture_document_is_refused_naming_its_field()
 def test_an_engine_answer_of_the_wrong_shape_names_it() -> None:
     with pytest.raises(fm.InvalidParameter, match="state"):
         fm.conformance("drop", [1.0, 2.0, 3.0], np.eye(2))
+
+
+def _flat_landing(inertia: Fraction, order: tuple, e: Fraction = Fraction(1, 2)) -> tuple:
+    """A rod of mass 1 and length 1 landing flat at v_y = -1: Newton impulses at the ends of
+    `order` in turn (the first always, then each while its end approaches), swept until none
+    approaches; (v_y, omega) per unit impact speed, exact."""
+    vy, om, first = Fraction(-1), Fraction(0), True
+    while True:
+        fired = False
+        for i in order:
+            r = Fraction(-1 if i == 0 else 1, 2)
+            u = vy + r * om
+            if not first and u >= 0:
+                continue
+            first = False
+            p = -(1 + e) * u / (1 + r * r / inertia)
+            vy, om, fired = vy + p, om + r * p / inertia, True
+        if not fired:
+            return vy, om
+
+
+def test_export_writes_the_rods_landing_flat_uniform_set_valued_and_dumbbell_differentiable(tmp_path: Path) -> None:
+    import jsonschema
+
+    p = run_cli("fixtures", "export", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    schema = json.loads((tmp_path / "fixture.schema.json").read_text())
+    rod = json.loads((tmp_path / "rigid_rod.json").read_text())
+    bell = json.loads((tmp_path / "dumbbell_rod.json").read_text())
+    for doc in (rod, bell):
+        jsonschema.validate(doc, schema)
+        assert fm.engines.conformance.load_fixture(doc) == doc
+        assert doc["schema"] == "ferromotion.fixture/2" and doc["system"]["kind"] == "rigid_rod"
+    assert rod["system"]["parameters"]["inertia"] == [1 / 12] and bell["system"]["parameters"]["inertia"] == [0.25]
+    # Uniform: each order's x(T) is the exact landing flown to T (the Rust test checks no end strikes
+    # again before it).
+    assert rod["exact"]["outcome"] == "set_valued" and rod["exact"]["state"] == []
+    g, y0, t1 = 9.81, rod["initial_state"][1], rod["t_final"]
+    ti = np.sqrt(2 * y0 / g)
+    s = t1 - ti
+    for o in rod["exact"]["outcomes"]:
+        vy, om = (float(v) * g * ti for v in _flat_landing(Fraction(1, 12), tuple(o["order"])))
+        want = [0.0, vy * s - 0.5 * g * s * s, om * s, 0.0, vy - g * s, om]
+        assert want[1] - 0.5 * abs(np.sin(want[2])) > 0  # both ends still above the ground at T
+        np.testing.assert_allclose(o["state"], want, rtol=0, atol=1e-12)
+    assert sorted(tuple(o["order"]) for o in rod["exact"]["outcomes"]) == [(0, 1), (1, 0)]
+    # Dumbbell: both orders give v_y = e*V, omega = 0, so one J; dv_y(T)/dy0 = (1 + e) g / V.
+    assert _flat_landing(Fraction(1, 4), (0, 1)) == _flat_landing(Fraction(1, 4), (1, 0)) == (Fraction(1, 2), 0)
+    assert bell["exact"]["outcome"] == "differentiable" and len(bell["exact"]["pieces"]) == 2
+    assert abs(bell["exact"]["jacobian"][4][1] - 1.5 * g / np.sqrt(2 * g * y0)) < 1e-12
+    assert fm.conformance(bell, bell["exact"]["state"], bell["exact"]["jacobian"]).verdict == "conforms"
+
+
+def test_export_writes_the_penalty_rod_as_a_converged_numeric_jacobian_said_so(tmp_path: Path) -> None:
+    import jsonschema
+
+    p = run_cli("fixtures", "export", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "penalty_rod.json").read_text())
+    jsonschema.validate(doc, json.loads((tmp_path / "fixture.schema.json").read_text()))
+    assert doc["system"]["kind"] == "penalty_rod" and doc["exact"]["outcome"] == "differentiable"
+    assert "converged numeric answer, not a closed form" in doc["description"]
+    assert doc["suggested"]["stiffness"] == doc["system"]["parameters"]["stiffness"] == [1e4]
+    # The ends touch down together and let go together: two simultaneous groups, the orders agreeing.
+    assert len(doc["exact"]["impacts"]) == 2 and len(doc["exact"]["pieces"]) >= 2
+    for piece in doc["exact"]["pieces"]:
+        np.testing.assert_allclose(piece["jacobian"], doc["exact"]["jacobian"], rtol=0, atol=1e-8)

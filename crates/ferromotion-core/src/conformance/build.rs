@@ -2,6 +2,7 @@
 //! built from its exact answer.
 
 use super::*;
+use crate::hybrid::{hybrid_jacobian, HybridOptions};
 
 pub(super) fn verdict_meanings() -> BTreeMap<String, String> {
     let m = [
@@ -126,7 +127,17 @@ pub fn slope_fixture(drop: &Drop, angle: f64, x0: &[f64; 4], t_final: f64) -> Re
 }
 
 /// Every shipped fixture at the defaults: `drop` and `slope` (v1), then each of [`cases`] (v2).
+/// Built once per process (the penalty rod's converged answer takes ~0.2 s), then copied.
 pub fn fixtures() -> Result<Vec<Fixture>> {
+    static SHIPPED: std::sync::OnceLock<Vec<Fixture>> = std::sync::OnceLock::new();
+    if let Some(all) = SHIPPED.get() {
+        return Ok(all.clone());
+    }
+    let all = build_fixtures()?;
+    Ok(SHIPPED.get_or_init(|| all).clone())
+}
+
+fn build_fixtures() -> Result<Vec<Fixture>> {
     let d = Drop::default();
     let mut all = vec![
         drop_fixture(&d)?,
@@ -252,13 +263,33 @@ pub struct Case {
     pub key_entry: [usize; 2],
     /// What it shows, in words.
     pub description: &'static str,
+    /// The contact law an engine should map, in words.
+    pub contact_law: &'static str,
+    /// `None`: the answer is the system's exact one. `Some(dt)`: the system has no closed
+    /// form; the answer is [`hybrid_jacobian`]'s at this step, converged (its dt/2 probe
+    /// must agree within [`CONVERGED_RTOL`]) and said so in the description.
+    pub converged_dt: Option<f64>,
 }
+
+/// How close a converged numeric answer's J must stay when dt is halved, relative to
+/// max(1, max|J|).
+pub const CONVERGED_RTOL: f64 = 1e-10;
+
+/// The rod fixtures' x(0) = (x, y, theta, v_x, v_y, omega): level, its centre 0.5 m above the
+/// ground, at rest; both ends strike at t = sqrt(2*0.5/g) = 0.319 s.
+pub const ROD_X0: [f64; 6] = [0.0, 0.5, 0.0, 0.0, 0.0, 0.0];
 
 /// The rigid law of the v2 fixtures, in words.
 pub(super) const RIGID_LAW: &str = "frictionless rigid impact: at each guard's zero the reset v+ = v- - (1+e)(n.v-) n (n the contact's unit normal), restitution e on the normal velocity; simultaneous impacts applied in turn, each while its contact is approaching (sequential Newton restitution)";
 
+/// The rigid rod's law, in words (the reset of [`crate::systems::RigidRod`]).
+pub(super) const ROD_LAW: &str = "frictionless rigid impact at a rod's end: at end i's zero height (y + s*(L/2)*sin(theta), s = -1 left, +1 right), Newton restitution e on its normal velocity u = v_y + r*omega (r = s*(L/2)*cos(theta) its lever arm), impulse P = -(1+e)*u/(1/m + r^2/I) along +y: v_y += P/m, omega += r*P/I; simultaneous impacts applied in turn, the order swept again while any end still approaches (sequential Newton restitution)";
+
+/// The penalty rod's law, in words (the forces of [`crate::systems::PenaltyRod`]).
+pub(super) const PENALTY_ROD_LAW: &str = "frictionless push-only spring-damper at each end of a rod: while end i is below the ground (height g_i = y + s*(L/2)*sin(theta) < 0, s = -1 left, +1 right), a force F_i = max(0, -k*g_i - c*g_i') along +y at that end, lever arm r = s*(L/2)*cos(theta); forces summed: dv_y/dt += F_i/m, domega/dt += r*F_i/I. The answer is this law's own at this k and c (no rigid limit is meant)";
+
 /// The v2 fixtures: the V-groove (commuting, set-valued, off the axis), the cylinder, the
-/// switched field.
+/// switched field, the rigid rod landing flat (uniform: set-valued; dumbbell: commuting).
 pub fn cases() -> Vec<Case> {
     let deg = std::f64::consts::PI / 180.0;
     let groove = |angle: f64| vec![("angle", vec![angle]), ("restitution", vec![0.5])];
@@ -271,6 +302,8 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "a ball dropped on the axis of a 90 degree V-groove meets both walls at the vertex at once; the walls' normals are orthogonal, the two orders give one state and one matrix: a Jacobian exists",
+            contact_law: RIGID_LAW,
+            converged_dt: None,
         },
         Case {
             name: "v_groove_100",
@@ -280,6 +313,8 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "the same drop in a 100 degree groove: the two orders give mirror-image states, so no derivative exists (set-valued); an engine's gradient here is an artefact of its tie-breaking",
+            contact_law: RIGID_LAW,
+            converged_dt: None,
         },
         Case {
             name: "v_groove_off_axis",
@@ -289,6 +324,8 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "the 100 degree groove dropped 5 cm off its axis: one wall at a time, an ordinary Jacobian",
+            contact_law: RIGID_LAW,
+            converged_dt: None,
         },
         Case {
             name: "cylinder",
@@ -298,6 +335,8 @@ pub fn cases() -> Vec<Case> {
             t_final: 0.8,
             key_entry: [2, 0],
             description: "a ball dropped off-centre onto a cylinder of radius 0.5 m: the contact normal turns with the impact point, and the reset's Jacobian carries that curvature",
+            contact_law: RIGID_LAW,
+            converged_dt: None,
         },
         Case {
             name: "switched_field",
@@ -307,6 +346,65 @@ pub fn cases() -> Vec<Case> {
             t_final: 2.0,
             key_entry: [0, 0],
             description: "a piecewise-constant field switched by x1 = 0 and x2 = 0, both crossed at t = 1: the flow is continuous, its derivative has two pieces (one per order of the switches) that differ, so no Jacobian exists; the directional derivative does",
+            contact_law: "no contact: a piecewise-constant field switched when x1 or x2 reaches 0 from above",
+            converged_dt: None,
+        },
+    ]
+    .into_iter()
+    .chain(rod_cases())
+    .collect()
+}
+
+/// The rod landing flat: uniform and rigid (set-valued), a dumbbell (commuting), uniform on
+/// spring-dampers (commuting; a converged numeric answer).
+fn rod_cases() -> Vec<Case> {
+    let rod = |inertia: f64| {
+        vec![
+            ("mass", vec![1.0]),
+            ("length", vec![1.0]),
+            ("inertia", vec![inertia]),
+            ("restitution", vec![0.5]),
+        ]
+    };
+    vec![
+        Case {
+            name: "rigid_rod",
+            kind: "rigid_rod",
+            parameters: rod(1.0 / 12.0),
+            x0: ROD_X0.to_vec(),
+            t_final: 0.45,
+            key_entry: [4, 1],
+            description: "a uniform rod (I = m L^2/12) dropped flat lands on both ends at once; an impulse at one end moves the other (the ends are coupled in the mass metric), so the two orders of the sequential impacts leave mirror-image states (the rod spinning one way or the other): no derivative exists (set-valued)",
+            contact_law: ROD_LAW,
+            converged_dt: None,
+        },
+        Case {
+            name: "dumbbell_rod",
+            kind: "rigid_rod",
+            parameters: rod(0.25),
+            x0: ROD_X0.to_vec(),
+            t_final: 0.5,
+            key_entry: [4, 1],
+            description: "a dumbbell (I = m (L/2)^2, the mass at the ends) dropped flat lands on both ends at once; an impulse at one end leaves the other's velocity unchanged (the ends decouple), so the two orders give one state and one matrix: a Jacobian exists",
+            contact_law: ROD_LAW,
+            converged_dt: None,
+        },
+        Case {
+            name: "penalty_rod",
+            kind: "penalty_rod",
+            parameters: vec![
+                ("mass", vec![1.0]),
+                ("length", vec![1.0]),
+                ("inertia", vec![1.0 / 12.0]),
+                ("stiffness", vec![1e4]),
+                ("damping", vec![20.0]),
+            ],
+            x0: ROD_X0.to_vec(),
+            t_final: 0.45,
+            key_entry: [4, 1],
+            description: "a uniform rod dropped flat onto a push-only spring-damper at each end: both ends touch down at once and let go at once; the forces add, each guard depends on positions only and each switch changes accelerations only, so the orders give one state and one matrix (the switches commute): a Jacobian exists. A converged numeric answer, not a closed form: x(T) and J are hybrid_jacobian's (RK4 with located switches and saltation matrices) at dt = 1e-5 s, J moving by less than 1e-10 max(1, max|J|) when dt is halved",
+            contact_law: PENALTY_ROD_LAW,
+            converged_dt: Some(1e-5),
         },
     ]
 }
@@ -328,13 +426,71 @@ pub fn case_fixture(case: &Case) -> Result<Fixture> {
         at += p.len;
     }
     let x0 = nalgebra::DVector::from_vec(case.x0.clone());
-    let Some(answer) = sys.exact(&x0, 0, 0.0, case.t_final) else {
-        return Err(FerroError::Scenario(format!(
-            "{} has no exact answer",
-            spec.class
-        )));
+    let exact = case_answer(sys.as_ref(), case, &x0)?;
+    let suggested = case_suggested(case, &parameters);
+    Ok(Fixture {
+        schema: SCHEMA_V2.into(),
+        name: case.name.into(),
+        description: format!(
+            "{}; {} from x0 = {:?}, run to T = {} s",
+            case.description, spec.summary, case.x0, case.t_final
+        ),
+        contact_law: case.contact_law.into(),
+        state_names: spec.state_names.iter().map(|s| s.to_string()).collect(),
+        units: spec.units.iter().map(|s| s.to_string()).collect(),
+        parameters: None,
+        system: Some(SystemDoc {
+            kind: case.kind.into(),
+            parameters,
+        }),
+        initial_state: case.x0.clone(),
+        t_final: case.t_final,
+        exact,
+        key_entry: case.key_entry,
+        tolerances: tolerances(),
+        verdicts: v2_verdicts(),
+        suggested,
+    })
+}
+
+/// The suggestions; a penalty law's fixture (a converged answer) suggests its own stiffness.
+fn case_suggested(
+    case: &Case,
+    parameters: &BTreeMap<String, Vec<f64>>,
+) -> BTreeMap<String, Vec<f64>> {
+    let mut out = suggested();
+    if let (Some(_), Some(k)) = (case.converged_dt, parameters.get("stiffness")) {
+        out.insert("stiffness".into(), k.clone());
+    }
+    out
+}
+
+/// `case`'s answer: the system's exact one, or (a system without one, `converged_dt` given)
+/// [`hybrid_jacobian`]'s at that step, its dt/2 probe held to [`CONVERGED_RTOL`].
+fn case_answer(
+    sys: &dyn crate::systems::Declared,
+    case: &Case,
+    x0: &nalgebra::DVector<f64>,
+) -> Result<Answer> {
+    let spec = sys.spec();
+    let answer = match (sys.exact(x0, 0, 0.0, case.t_final), case.converged_dt) {
+        (Some(answer), _) => answer,
+        (None, Some(dt)) => {
+            let opts = HybridOptions {
+                dt,
+                probe_rtol: CONVERGED_RTOL,
+                ..Default::default()
+            };
+            hybrid_jacobian(sys, x0, 0, 0.0, case.t_final, &opts)
+        }
+        (None, None) => {
+            return Err(FerroError::Scenario(format!(
+                "{} has no exact answer",
+                spec.class
+            )))
+        }
     };
-    let exact = match answer {
+    Ok(match answer {
         Ok(sol) => {
             let pieces: Vec<PieceDoc> = if sol.pieces.largest_group > 1 {
                 sol.pieces
@@ -385,29 +541,6 @@ pub fn case_fixture(case: &Case) -> Result<Fixture> {
                 .collect(),
         },
         Err(e) => return Err(e),
-    };
-    Ok(Fixture {
-        schema: SCHEMA_V2.into(),
-        name: case.name.into(),
-        description: format!(
-            "{}; {} from x0 = {:?}, run to T = {} s",
-            case.description, spec.summary, case.x0, case.t_final
-        ),
-        contact_law: RIGID_LAW.into(),
-        state_names: spec.state_names.iter().map(|s| s.to_string()).collect(),
-        units: spec.units.iter().map(|s| s.to_string()).collect(),
-        parameters: None,
-        system: Some(SystemDoc {
-            kind: case.kind.into(),
-            parameters,
-        }),
-        initial_state: case.x0.clone(),
-        t_final: case.t_final,
-        exact,
-        key_entry: case.key_entry,
-        tolerances: tolerances(),
-        verdicts: v2_verdicts(),
-        suggested: suggested(),
     })
 }
 
