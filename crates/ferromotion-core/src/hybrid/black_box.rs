@@ -227,9 +227,9 @@ pub(crate) struct PassLayout {
 enum Verdict<'r> {
     /// Not yet: an unfinished row comes before any refusal.
     Pending,
-    /// Every step size's nominal run finished, and some located a switch no guard declared:
-    /// (pass, switch) each; the rows are run again with them.
-    Found(Vec<(usize, Switch)>),
+    /// Every step size's nominal run finished, and some located a switch no guard declared
+    /// (in its `found`): the rows are run again with them.
+    Found,
     Refused(FerroError),
     /// Every step size's answer.
     Answered(Vec<Answer<'r>>),
@@ -437,17 +437,12 @@ fn simultaneous(
 
 fn judge<'r>(outs: &'r Outs, s: &Setup, passes: &[PassLayout]) -> Verdict<'r> {
     let nominals: Vec<&Option<Result<Run>>> = passes.iter().map(|p| &outs[p.start]).collect();
-    let found: Vec<(usize, Switch)> = nominals
+    if nominals
         .iter()
-        .enumerate()
-        .filter_map(|(k, o)| match o {
-            Some(Ok(r)) => r.found.clone().map(|s| (k, s)),
-            _ => None,
-        })
-        .collect();
-    if !found.is_empty() {
+        .any(|o| matches!(o, Some(Ok(r)) if r.found.is_some()))
+    {
         return if nominals.iter().all(|o| o.is_some()) {
-            Verdict::Found(found)
+            Verdict::Found
         } else {
             Verdict::Pending
         };
@@ -604,9 +599,11 @@ pub fn step_jacobian_watched(
             !matches!(judge(outs, &setup, &layout), Verdict::Pending)
         });
         if ran.stopped.is_none() {
-            if let Verdict::Found(new) = judge(&ran.outs, &setup, &layout) {
-                for (k, sw) in new {
-                    found[k].push(sw);
+            if let Verdict::Found = judge(&ran.outs, &setup, &layout) {
+                for (k, p) in layout.iter().enumerate() {
+                    if let Some(Ok(r)) = &ran.outs[p.start] {
+                        found[k].extend(r.found.clone());
+                    }
                 }
                 continue;
             }
@@ -627,7 +624,7 @@ pub fn step_jacobian_watched(
     let mut answers = match judge(&ran.outs, &setup, &layout) {
         Verdict::Answered(a) => a,
         Verdict::Refused(e) => return Err(e),
-        Verdict::Pending | Verdict::Found(_) => {
+        Verdict::Pending | Verdict::Found => {
             unreachable!("every row finished, nothing new found")
         }
     };

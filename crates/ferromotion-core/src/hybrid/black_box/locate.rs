@@ -3,9 +3,7 @@
 
 use super::link::{amax, column, Link};
 use super::run::{run, unguarded_switch, Run};
-use super::switches::{
-    offset, Suspect, Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW,
-};
+use super::switches::{Suspect, Switch, CLASSIFY_EPS, FIELD_RTOL, MAX_SWITCHES, RANK_ONE, WINDOW};
 use super::system::{StepOptions, FLOAT64};
 use crate::error::{Num, Result};
 use nalgebra::{DMatrix, DVector};
@@ -98,7 +96,7 @@ pub(super) async fn locate_switch(
     }
     let at = sides[1].clone();
     // Oriented so that the state before the switch is positive.
-    if normal.dot(&offset(link.manifold, &at, &s.x)) < 0.0 {
+    if normal.dot(&link.manifold.offset(&at, &s.x)) < 0.0 {
         normal = -normal;
     }
     Ok(Switch {
@@ -217,7 +215,7 @@ async fn field_jump(
     ];
     let ys = link.steps(calls, t).await?;
     let field = |base: &DVector<f64>, a: &DVector<f64>, b: &DVector<f64>| {
-        (4.0 * offset(m, base, a) - offset(m, base, b)) / (2.0 * delta)
+        (4.0 * m.offset(base, a) - m.offset(base, b)) / (2.0 * delta)
     };
     let f_minus = field(minus, &ys[0], &ys[1]);
     let f_plus = field(plus, &ys[2], &ys[3]);

@@ -230,6 +230,13 @@ impl Manifold {
         out
     }
 
+    /// x ⊖ base in tangent coordinates: the chart of x at `base` less the chart of `base`
+    /// itself (flat coordinates are not shifted by [`Self::chart`]; a rotation's chart of its
+    /// own base is 0).
+    pub fn offset(&self, base: &DVector<f64>, x: &DVector<f64>) -> DVector<f64> {
+        self.chart(base, x) - self.chart(base, base)
+    }
+
     /// The first quaternion of x more than [`UNIT_TOL`] from unit norm: (where its w is,
     /// its norm).
     pub fn off_sphere(&self, x: &DVector<f64>) -> Option<(usize, f64)> {

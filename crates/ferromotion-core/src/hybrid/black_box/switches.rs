@@ -65,13 +65,8 @@ impl Switch {
         if (t - self.t).abs() > self.window {
             return 1.0;
         }
-        self.normal.dot(&offset(m, &self.at, x))
+        self.normal.dot(&m.offset(&self.at, x))
     }
-}
-
-/// x ⊖ base in tangent coordinates (charts at `base`, whose flat coordinates are not shifted).
-pub(super) fn offset(m: &Manifold, base: &DVector<f64>, x: &DVector<f64>) -> DVector<f64> {
-    m.chart(base, x) - m.chart(base, base)
 }
 
 /// A jump the check found: the step from `x` (at `t`, length `h`) holds it, with the step
