@@ -144,6 +144,18 @@ def test_route_options_reach_the_core(drop: fm.Drop) -> None:
         fm.fixed(drop, k=1e6, dt=1e-4, max_steps=100)
 
 
+def test_tolerance_with_default_options_is_the_same_answer_as_with_every_option_spelled_out(drop: fm.Drop) -> None:
+    # fm.tolerance passes only rtol when the rest are its defaults; the answer must be the one
+    # the binding gives with all seven options written out (the core's defaults, by value).
+    opts = dict(_core.DEFAULTS["tolerance"], rtol=1e-6)
+    full = _core.tolerance(drop, 1e5, (tuple(opts), tuple(opts.values())))
+    short = fm.tolerance(drop, k=1e5, rtol=1e-6)
+    assert short.jacobian.tolist() == full.jacobian.tolist() and short.force_evals == full.force_evals
+    # A value of the wrong type that merely equals a default still reaches the core and is refused.
+    with pytest.raises(fm.ScenarioError, match="max_steps"):
+        fm.tolerance(drop, k=1e5, max_steps=float(_core.DEFAULTS["tolerance"]["max_steps"]))
+
+
 # --- readouts -----------------------------------------------------------------------------
 
 
