@@ -100,8 +100,12 @@ def test_a_wrong_option_type_is_refused_by_wasm_naming_the_key() -> None:
                 "m.routeTolerance(drop, 1e6, {rtol: 1e-6, events: 'yes'})",
                 "m.routeFlow(drop, 1e6, {max_event: 3})"])
     assert [g["kind"] for g in got] == ["Scenario"] * 3, got
-    assert got[0]["message"].startswith("invalid scenario: `max_steps`: "), got[0]
-    assert got[1]["message"].startswith("invalid scenario: `events`: "), got[1]
+    assert got[0]["message"].startswith("invalid scenario: `max_steps` must be a whole number"), got[0]
+    assert got[1]["message"].startswith("invalid scenario: `events` must be true or false"), got[1]
+    # The native binding refuses the same values in the same words (it once read any object as
+    # a bool by its truth: events="yes" ran as True).
+    assert refusal(lambda: fm.fixed(DROP, 1e6, 1e-4, max_steps="many"))[1] == got[0]["message"]
+    assert refusal(lambda: fm.tolerance(DROP, 1e6, rtol=1e-6, events="yes"))[1] == got[1]["message"]
     # An unknown key is refused with serde's own message, the native binding's text too.
     with pytest.raises(fm.ScenarioError) as native:
         _core.flow(DROP, 1e6, {"max_event": 3})

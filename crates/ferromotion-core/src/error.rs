@@ -468,10 +468,43 @@ pub fn option_message(key: Option<&str>, message: &str) -> String {
             );
         }
     }
+    if let Some(words) = wrong_type(key, message) {
+        return words;
+    }
     match key {
         Some(k) => format!("`{k}`: {message}"),
         None => message.to_string(),
     }
+}
+
+/// serde's "invalid type: string \"x\", expected f64" as "`rtol` must be a number, not the
+/// string \"x\"": what the option takes in words (not Rust's type names), then what it got.
+fn wrong_type(key: Option<&str>, message: &str) -> Option<String> {
+    let (got, expected) = message
+        .strip_prefix("invalid type: ")?
+        .split_once(", expected ")?;
+    let takes = match expected {
+        "f64" | "f32" => "a number",
+        "u64" | "u32" | "u16" | "u8" | "usize" => "a whole number, 0 or more",
+        "i64" | "i32" | "i16" | "i8" | "isize" => "a whole number",
+        "a boolean" => "true or false",
+        other => other,
+    };
+    let ticked = |kind: &str| {
+        got.strip_prefix(kind)
+            .and_then(|v| v.strip_prefix(" `"))
+            .and_then(|v| v.strip_suffix('`'))
+            .map(str::to_string)
+    };
+    let got = ticked("floating point")
+        .or_else(|| ticked("integer"))
+        .or_else(|| ticked("boolean"))
+        .unwrap_or_else(|| match got {
+            "unit value" => "nothing (None, null)".to_string(),
+            other => format!("the {other}"),
+        });
+    let what = key.map_or("the value".to_string(), |k| format!("`{k}`"));
+    Some(format!("{what} must be {takes}, not {got}"))
 }
 
 #[cfg(test)]
@@ -571,7 +604,25 @@ mod words {
         );
         assert_eq!(
             option_message(Some("rtol"), "invalid type: string \"x\", expected f64"),
-            "`rtol`: invalid type: string \"x\", expected f64"
+            "`rtol` must be a number, not the string \"x\""
+        );
+        assert_eq!(
+            option_message(
+                Some("max_steps"),
+                "invalid type: floating point `10000000.0`, expected u64"
+            ),
+            "`max_steps` must be a whole number, 0 or more, not 10000000.0"
+        );
+        assert_eq!(
+            option_message(
+                Some("events"),
+                "invalid type: string \"no\", expected a boolean"
+            ),
+            "`events` must be true or false, not the string \"no\""
+        );
+        assert_eq!(
+            option_message(None, "invalid type: map, expected a sequence"),
+            "the value must be a sequence, not the map"
         );
     }
 }

@@ -42,17 +42,20 @@ impl<'a, 'py, T: DeserializeOwned> FromPyObject<'a, 'py> for Options<T> {
         let py = obj.py();
         let mut obj = obj.to_owned();
         if let Some((names, values)) = flat::pair(&obj) {
-            if let Ok(t) = T::deserialize(flat::Entries::new(names.iter().zip(values.iter()))) {
-                return Ok(Options(t));
+            let entries = || names.iter().zip(values.iter());
+            match T::deserialize(flat::Entries::new(entries())) {
+                Ok(t) => return Ok(Options(t)),
+                Err(e) => flat::refuse::<T, _>(entries, &e)?,
             }
             let dict = PyDict::new(py);
-            for (name, value) in names.iter().zip(values.iter()) {
+            for (name, value) in entries() {
                 dict.set_item(name, value)?;
             }
             obj = dict.into_any();
         } else if let Ok(dict) = obj.cast::<PyDict>() {
-            if let Ok(t) = T::deserialize(flat::Entries::new(dict.iter())) {
-                return Ok(Options(t));
+            match T::deserialize(flat::Entries::new(dict.iter())) {
+                Ok(t) => return Ok(Options(t)),
+                Err(e) => flat::refuse::<T, _>(|| dict.iter(), &e)?,
             }
         }
         let read = pythonize::depythonize(&obj).map_err(|e| {
@@ -75,7 +78,7 @@ mod flat {
     use pyo3::prelude::*;
     use pyo3::sync::PyOnceLock;
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
-    use serde::de::{self, value::Error, IntoDeserializer, Visitor};
+    use serde::de::{self, value::Error, DeserializeOwned, IntoDeserializer, Visitor};
     use std::sync::Mutex;
 
     /// The entries, as a deserializer of the whole struct and then as its map.
@@ -111,8 +114,34 @@ mod flat {
     }
     struct Value<'py>(Bound<'py, PyAny>);
 
+    /// What [`refused`] says: the entries are not all flat, and pythonize reads them instead.
+    const NOT_FLAT: &str = "not a flat value";
+
     fn refused<T>() -> Result<T, Error> {
-        Err(de::Error::custom("not a flat value"))
+        Err(de::Error::custom(NOT_FLAT))
+    }
+
+    /// `Ok(())` when the flat reading failed only because some entry is not flat (pythonize
+    /// then reads the whole); otherwise the flat reading's own refusal, final: every value is
+    /// a plain None, bool, float, int or string that the struct does not take as it is, and
+    /// pythonize would be laxer about it (it reads any object as a bool by its truth, so
+    /// `events="no"` would mean True). The refusal names the entry whose one-entry reading
+    /// fails the same way (a struct with required fields fails otherwise with one entry).
+    pub fn refuse<'py, T, I>(entries: impl Fn() -> I, error: &Error) -> PyResult<()>
+    where
+        T: DeserializeOwned,
+        I: Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    {
+        let message = error.to_string();
+        if message == NOT_FLAT {
+            return Ok(());
+        }
+        let key = entries().find_map(|(key, value)| {
+            let one = T::deserialize(Entries::new(std::iter::once((key.clone(), value))));
+            matches!(one, Err(e) if e.to_string() == message).then(|| key.to_string())
+        });
+        let words = ferromotion_core::error::option_message(key.as_deref(), &message);
+        crate::errors::py_result(Err(ferromotion_core::FerroError::Scenario(words)))
     }
 
     type Interned = &'static [Py<PyString>];

@@ -40,7 +40,7 @@ pub fn from_js<T: DeserializeOwned + Default>(value: JsValue) -> Result<T, JsErr
 
 /// A JS value as a core serde type. A malformed value is the core's `Scenario` error: an
 /// unknown key (refused by the struct's `deny_unknown_fields`) or a wrong type, named by
-/// the key it failed on (`` `max_steps`: invalid type: ... ``), as the native binding's
+/// the key it failed on (`` `max_steps` must be a whole number, 0 or more, not ... ``), as the native binding's
 /// options reader names it.
 pub fn read<T: DeserializeOwned>(value: JsValue) -> Result<T, JsError> {
     core_value(value).map_err(js_error)
@@ -255,12 +255,12 @@ impl<'de> de::MapAccess<'de> for Entries {
     }
 
     /// The value, an error in it named by its key when serde's message names nothing (a
-    /// wrong type): `` `max_steps`: invalid type: string "x", expected u64 ``.
+    /// wrong type, in the core's words): `` `max_steps` must be a whole number, 0 or more, not the string "x" ``.
     fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let value = self.value.take().unwrap_or(JsValue::UNDEFINED);
         seed.deserialize(Strict(value)).map_err(|e| {
             let text = message(e);
-            if text.starts_with("unknown variant") {
+            if text.starts_with("unknown variant") || text.starts_with("invalid type: ") {
                 de::Error::custom(ferromotion_core::error::option_message(
                     Some(&self.key),
                     &text,
