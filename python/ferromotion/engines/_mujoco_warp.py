@@ -171,17 +171,54 @@ class MuJoCoWarpStep(MuJoCoModelStep):
         return out
 
 
-def warm(model: Any) -> Dict[str, float]:
-    """Compile (or load from Warp's cache) the kernels ``mujoco_warp.step`` needs for ``model``:
-    the seconds taken by the first step and by the next."""
+def warm(model: Any, progress: bool = False) -> Dict[str, float]:
+    """Compile (or load from Warp's cache) the kernels ``mujoco_warp.step`` and its collision need
+    for ``model``: the seconds taken by the first step and by the next. With ``progress``, every
+    30 s of the first step prints the time so far and the kernel cache's entry count."""
+    import threading
+
     box = MuJoCoWarpStep(model)
     x = np.zeros(box.dim)
+    cache = str(box._wp.config.kernel_cache_dir or "")
+    done = threading.Event()
+
+    def beat() -> None:
+        import os
+
+        while not done.wait(30.0):
+            count = len(os.listdir(cache)) if cache and os.path.isdir(cache) else 0
+            print(f"  ... {time.perf_counter() - start:.0f} s, {count} entries in {cache}", flush=True)
+
     start = time.perf_counter()
-    box.step(x, float(box.model.opt.timestep))
+    if progress:
+        threading.Thread(target=beat, daemon=True).start()
+    try:
+        box.step(x, float(box.model.opt.timestep))
+        box.contacts(x[None, :])
+    finally:
+        done.set()
     first = time.perf_counter() - start
     start = time.perf_counter()
     box.step(x, float(box.model.opt.timestep))
     return {"first_step_s": first, "next_step_s": time.perf_counter() - start}
+
+
+def warm_tested_models() -> None:
+    """``make warp``'s warm-up (scripts/warp.sh): :func:`warm` the models the MuJoCo Warp
+    tests step (the drop's; the cube's, both cones), printing each as it starts and its times."""
+    from .. import Drop, systems
+    from ._cube import WARP_OPTION, cube_mjcf
+    from ._mujoco import mjcf
+
+    cube = systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
+    models = (("the drop (k = 1e4 N/m, dt = 1e-3 s)", mjcf(Drop(), 1e4, 1e-3)),
+              ("the cube (pyramidal cone)", cube_mjcf(cube, 0.01, 2e-4)),
+              ("the cube (elliptic cone)", cube_mjcf(cube, 0.01, 2e-4, option=WARP_OPTION)))
+    for name, xml in models:
+        print(f"warp: {name}: first step (compiles what the cache lacks; cold, all of them: "
+              "~400 s on 2 cores under load)", flush=True)
+        t = warm(xml, progress=True)
+        print(f"warp: {name}: first step {t['first_step_s']:.1f} s, next {1e3 * t['next_step_s']:.0f} ms", flush=True)
 
 
 def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None, *,
@@ -202,3 +239,4 @@ def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None
     guards = box.guard_rows(release)
     return StepFunction(box.step_rows, guards=guards, resets=[None] * len(guards), batch=True, precision="float32",
                         name=f"mujoco_warp model ({box.nq} qpos, {box.nv} dof, {len(box.pairs)} pairs)"), box
+
