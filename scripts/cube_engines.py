@@ -34,10 +34,14 @@ def main() -> int:
     p.add_argument("--engines", default="mujoco,mujoco_warp,mjx")
     p.add_argument("--json", help="write the rows as JSON here")
     p.add_argument("--noise", action="store_true", help="MuJoCo Warp's noise through a strike, by model setting")
+    p.add_argument("--driver", action="store_true",
+                   help="only the driver rows (a guard pair per corner, timeconst 0.01 s), both horizons, both cones")
     args = p.parse_args()
     cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
     if args.noise:
         return noise(cube, args.json)
+    if args.driver:
+        return driver(cube, args.engines.split(","), args.json)
     rows = []
     start = time.perf_counter()
     for engine in args.engines.split(","):
@@ -56,6 +60,27 @@ def main() -> int:
     print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([r.to_dict() for r in rows], f, indent=2)
+    return 0
+
+
+def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -> int:
+    """The driver's rows on the cube (timeconst 0.01 s, DRIVER_DT), after one strike and after both:
+    MuJoCo on its default (pyramidal) cone and on MuJoCo Warp's (elliptic, _cube.WARP_OPTION), MuJoCo
+    Warp on the elliptic cone (docs/engines.md, "MuJoCo Warp through the driver")."""
+    rows = []
+    start = time.perf_counter()
+    for t_final in _cube.HORIZONS:
+        doc = _cube.horizon_fixture(cube, X0, t_final)
+        for engine in engines:
+            if engine not in ("mujoco", "mujoco_warp"):
+                continue  # MJX has no step for the driver here
+            for option in ((None, _cube.WARP_OPTION) if engine == "mujoco" else (_cube.WARP_OPTION,)):
+                rows.append(_cube.driver_row(cube, X0, 0.01, DRIVER_DT, doc, engine, option=option))
+                print(_cube.table(rows[-1:]), flush=True)
+    print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
             json.dump([r.to_dict() for r in rows], f, indent=2)
     return 0
 

@@ -19,7 +19,8 @@ import pytest
 
 pytestmark = pytest.mark.mujoco_warp
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is installed only in .venv-engines (scripts/engines_env.sh)")
-pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only by `make warp` (tests/engines/requirements-warp.txt)")
+pytest.importorskip("mujoco_warp",
+                    reason="MuJoCo Warp is installed only by `make warp` (tests/engines/requirements-warp.txt)")
 
 import ferromotion as fm  # noqa: E402
 from ferromotion.engines import _cube, _cube_noise  # noqa: E402

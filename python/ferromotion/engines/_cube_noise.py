@@ -6,14 +6,16 @@ docs/engines.md "MuJoCo Warp's noise through a strike, located").
 **What is measured.** From the exact flight's state 0.25 s in (corner 1 strikes 13.2 ms later, at
 0.2632 s), at the driver's step dt = 2e-4 s: ω(T) of six starts 1e-4 rad/s apart along ω_x, at
 T = 12 ms (in flight) and 30 ms (through the strike); the noise is the largest second difference of
-ω(T) (a smooth map's are ~1e-8 here: its curvature times 1e-8). And the gap of plain central
-differences, max|J(eps) − J(eps/2)| / max(1, max|J(eps)|) at the float32 probe eps = 8.1e-4 (what the
-driver's ``ProbeDependent`` check measures on its event-located map), through the strike.
+ω(T) (MuJoCo's float64 map's are ~1e-9). And, through the strike, plain central differences at the
+driver's float32 probe eps = 8.1e-4 (its per-coordinate sizes): the gap max|J(eps) − J(eps/2)| /
+max(1, max|J(eps)|) (the check the driver makes on its event-located map, here on the fixed-step
+map), and MuJoCo Warp's J(eps) against MuJoCo's, relative alike.
 
 Each engine runs as the black-box driver steps it: the state set from x before every step and the
 solver's warm start cleared (``MuJoCoModelStep.step``, ``MuJoCoWarpStep.step_rows``). Beside it,
-MuJoCo with its state rounded to float32 before every step (the float32 state alone, in a float64
-solver), and MuJoCo Warp's own warm-started loop (``_cube.warp_rollouts``).
+MuJoCo with its qpos and qvel rounded to float32 on the way in and out of every step, as MuJoCo Warp
+takes and gives them (the float32 state alone, in MuJoCo's float64 collision and solver: the floor of
+any float32 state), and MuJoCo Warp's own warm-started loop (``_cube.warp_rollouts``).
 """
 
 from __future__ import annotations
@@ -117,13 +119,12 @@ def starts(box: Any, x0: Any, probes: bool = True) -> Tuple[np.ndarray, np.ndarr
     return np.array(rows), sizes
 
 
-def _chain(step_rows: Any, X: np.ndarray, horizons: Sequence[float], round32: bool) -> Dict[float, np.ndarray]:
-    """Each row of X (MuJoCo's chart) at each horizon by the driver's step ``step_rows``; ``round32``
-    rounds the state to float32 before every step."""
+def _chain(step_rows: Any, X: np.ndarray, horizons: Sequence[float]) -> Dict[float, np.ndarray]:
+    """Each row of X (MuJoCo's chart) at each horizon by the driver's step ``step_rows``."""
     out, n = {}, 0
     for t_final in sorted(horizons):
         while n < round(t_final / DT):
-            X = step_rows(X.astype(np.float32).astype(float) if round32 else X, DT)
+            X = step_rows(X, DT)
             n += 1
         out[t_final] = X
     return out
@@ -146,7 +147,30 @@ def _measures(box: Any, ends: Dict[float, np.ndarray], sizes: np.ndarray) -> Dic
     jac = [np.stack([(e[6 + 24 * k + 2 * j] - e[7 + 24 * k + 2 * j]) / (2 * sizes[j] * (1.0 - 0.5 * k))
                      for j in range(12)], axis=1) for k in (0, 1)]
     out["gap"] = float(np.max(np.abs(jac[0] - jac[1])) / max(1.0, np.max(np.abs(jac[0]))))
+    out["jacobian"] = jac[0]
     return out
+
+
+def _float32_state(c: Any) -> Any:
+    """MuJoCo's step (``MuJoCoModelStep`` ``c``) with its qpos and qvel rounded to float32 on the way in
+    and out, as MuJoCo Warp's step takes and gives them (``MuJoCoWarpStep.step_rows``): float32's
+    state in MuJoCo's float64 collision and solver."""
+    import mujoco
+
+    f32 = np.float32
+
+    def step_rows(X: np.ndarray, dt: float) -> np.ndarray:
+        out = []
+        c.model.opt.timestep = float(dt)
+        for x in X:
+            d = c._set(x)
+            d.qpos[:] = c.qpos(x).astype(f32)
+            d.qvel[:] = x[6:12].astype(f32)
+            mujoco.mj_step(c.model, d)
+            out.append(np.concatenate([c.dq(d.qpos.astype(f32).astype(float)), d.qvel.astype(f32)]))
+        return np.array(out)
+
+    return step_rows
 
 
 def noise_row(cube: Any, x0: Any, setting: Setting, gap: bool = True) -> Dict[str, Any]:
@@ -165,17 +189,21 @@ def noise_row(cube: Any, x0: Any, setting: Setting, gap: bool = True) -> Dict[st
     if setting.tolerance is not None:
         c.model.opt.tolerance = setting.tolerance
     X, sizes = starts(c, x0, gap)
-    row["mujoco"] = _measures(c, _chain(c.step_rows, X, horizons, False), sizes)
-    row["mujoco_f32_state"] = _measures(c, _chain(c.step_rows, X, horizons, True), sizes)
+    row["mujoco"] = _measures(c, _chain(c.step_rows, X, horizons), sizes)
+    row["mujoco_f32_state"] = _measures(c, _chain(_float32_state(c), X, horizons), sizes)
     with _incremental(setting.incremental):
         w = MuJoCoWarpStep(xml, qpos_ref=c.qpos_ref)
         w._wmodel.opt.warn_overflow = 0  # the iteration-limit warning at tolerance 0 (a compile-time switch)
         if setting.tolerance is not None:
             w._wmodel.opt.tolerance.fill_(setting.tolerance)
-        row["warp"] = _measures(w, _chain(w.step_rows, X, horizons, False), sizes)
+        row["warp"] = _measures(w, _chain(w.step_rows, X, horizons), sizes)
         own = _cube.warp_rollouts(w, line_starts(x0), horizons)
         row["warp_own_loop"] = {name: _second(own[t][:, 9:12]) for name, t in (("flight", FLIGHT), ("strike", STRIKE))}
     row["gap"] = gap
+    if gap:  # MuJoCo Warp's J at eps against MuJoCo's, relative to max|J|
+        jw, jc = row["warp"].pop("jacobian"), row["mujoco"].pop("jacobian")
+        row["mujoco_f32_state"].pop("jacobian")
+        row["warp_vs_mujoco"] = float(np.max(np.abs(jw - jc)) / max(1.0, np.max(np.abs(jc))))
     row["contacts"] = _contact_counts(mujoco, c, w, x0)
     row["wall_s"] = time.perf_counter() - start
     return row
@@ -196,7 +224,8 @@ def _contact_counts(mujoco: Any, c: Any, w: Any, x0: Any) -> Tuple[int, int]:
     return most[0], most[1]
 
 
-def noise_rows(cube: Any, x0: Any, settings: Sequence[Setting] = SETTINGS, progress: bool = True) -> List[Dict[str, Any]]:
+def noise_rows(cube: Any, x0: Any, settings: Sequence[Setting] = SETTINGS,
+               progress: bool = True) -> List[Dict[str, Any]]:
     """:func:`noise_row` for each setting (the first run of a setting compiles MuJoCo Warp's kernels
     it changes: seconds to a minute each)."""
     out = []
@@ -208,13 +237,15 @@ def noise_rows(cube: Any, x0: Any, settings: Sequence[Setting] = SETTINGS, progr
     return out
 
 
-HEADER = ("| setting | MuJoCo (f64): flight / strike | MuJoCo, state rounded to f32 each step | MuJoCo Warp, the driver's "
-          "step | MuJoCo Warp, its own loop | J(eps) vs J(eps/2) through the strike: MuJoCo / MuJoCo Warp | contacts "
-          "(MuJoCo / Warp) | wall (s) |\n|---|---|---|---|---|---|---|---|")
+HEADER = ("| setting | MuJoCo (f64): flight / strike | MuJoCo, its state rounded to f32 as Warp's | MuJoCo Warp, the "
+          "driver's step | MuJoCo Warp, its own loop | J(eps) vs J(eps/2), strike: MuJoCo / Warp | Warp's J(eps) vs "
+          "MuJoCo's | contacts (MuJoCo / Warp) | wall (s) |\n|---|---|---|---|---|---|---|---|---|")
 
 
 def _gaps(row: Dict[str, Any]) -> str:
-    return f"{row['mujoco']['gap']:.1e} / {row['warp']['gap']:.1e}" if row["gap"] else "—"
+    if not row["gap"]:
+        return "— | —"
+    return f"{row['mujoco']['gap']:.1e} / {row['warp']['gap']:.1e} | {row['warp_vs_mujoco']:.1e}"
 
 
 def format_row(row: Dict[str, Any]) -> str:

@@ -30,11 +30,14 @@ contact's damping force times dt in the located map.) The release is MuJoCo's (t
 force's argument before the clamp): the force is continuous there, so float32's decision one
 step either side moves the state by the round-off alone.
 
-**Where float32 does not resolve it.** The drop through the driver gets MuJoCo's verdict (J within
-5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) is refused ``ProbeDependent`` (J(eps)
-and J(eps/2) 0.16 apart after one strike, against the 7.3e-3 float32 allows): MuJoCo Warp's contact
-solve at impedance 0.9999 is ill-conditioned in float32, its own map's second differences through
-a strike 1e-3 in ω against MuJoCo's 1e-9 (docs/engines.md).
+**Where its solver's fast path does not resolve it.** The drop through the driver gets MuJoCo's
+verdict (J within 5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) with MuJoCo's default
+pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.14-0.27 apart, against the 7.3e-3
+float32 allows): MuJoCo Warp's Newton solver with a non-elliptic cone updates its Hessian
+incrementally and exits early, and through a corner strike that answer is ~100 times noisier than the
+float32 state itself. With that path off (the elliptic cone, the same law for a frictionless contact)
+its noise is the float32 state's and the driver answers the cube with MuJoCo's verdict
+(``_cube.WARP_OPTION``; docs/engines.md, "MuJoCo Warp's noise through a strike, located").
 
 **Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``);
 :func:`warm` times it; then ~15-30 ms a step (one world or 64: Warp launches ~60 CPU kernels per
