@@ -77,7 +77,7 @@ mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD
 engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
-warp: engines ## MuJoCo Warp into .venv-engines (tests/engines/requirements-warp.txt), its kernel cache warmed (cold ~400 s), its tests
+warp: engines ## MuJoCo Warp into .venv-engines (tests/engines/requirements-warp.txt), its kernel cache warmed (cold: 1-7 min), its tests (~2 min)
 	@scripts/warp.sh
 
 cube-engines: engines ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp: installed if missing; minutes; docs/engines.md); NOISE=1: Warp's noise by setting

@@ -65,9 +65,9 @@ def main() -> int:
 
 
 def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -> int:
-    """The driver's rows on the cube (timeconst 0.01 s, DRIVER_DT), after one strike and after both:
-    MuJoCo on its default (pyramidal) cone and on MuJoCo Warp's (elliptic, _cube.WARP_OPTION), MuJoCo
-    Warp on the elliptic cone (docs/engines.md, "MuJoCo Warp through the driver")."""
+    """The driver's rows on the cube (timeconst 0.01 s, DRIVER_DT), after one strike and after both,
+    MuJoCo's and MuJoCo Warp's, on the cube's MJCF (the default pyramidal cone) and on the elliptic cone
+    (_cube.WARP_OPTION; docs/engines.md, "MuJoCo Warp through the driver")."""
     rows = []
     start = time.perf_counter()
     for t_final in _cube.HORIZONS:
@@ -75,7 +75,7 @@ def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -
         for engine in engines:
             if engine not in ("mujoco", "mujoco_warp"):
                 continue  # MJX has no step for the driver here
-            for option in ((None, _cube.WARP_OPTION) if engine == "mujoco" else (_cube.WARP_OPTION,)):
+            for option in (None, _cube.WARP_OPTION):
                 rows.append(_cube.driver_row(cube, X0, 0.01, DRIVER_DT, doc, engine, option=option))
                 print(_cube.table(rows[-1:]), flush=True)
     print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # MuJoCo Warp in .venv-engines (`make warp`): install tests/engines/requirements-warp.txt when something
 # in it is missing (a fast no-op otherwise), compile Warp's CPU kernels for the models its tests run
-# (the drop's and the cube's; cold ~400 s on the 2-core machine, then cached in ~/.cache/warp and
-# loaded in about a second), then run the MuJoCo Warp tests (pytest -m mujoco_warp).
+# (the drop's and the cube's; into an empty cache 48 s at load 3, 396 s at load 9-10; then cached in
+# ~/.cache/warp and loaded in about a second), then run the MuJoCo Warp tests (pytest -m mujoco_warp,
+# ~100 s at load 3).
 #
 #   scripts/warp.sh            install, warm the kernel cache, test
 #   scripts/warp.sh install    install only
 #
 # It is not part of `make test` (scripts/test.sh deselects the mujoco_warp tests): the cold compile
-# alone would cost CI ~7 minutes on a fresh machine. ENGINES_VENV=DIR installs into another checkout's
+# and the tests together cost 2.5 min at load 3 and far more under load (docs/engines.md). ENGINES_VENV=DIR installs into another checkout's
 # engines environment (the tests and the warm-up still import this checkout's python/ first).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -29,7 +30,7 @@ if [ "${1:-}" = "install" ]; then
 fi
 
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-step "warm Warp's kernel cache for MuJoCo Warp (the drop, the cube; cold: ~400 s on 2 cores)" \
+step "warm Warp's kernel cache for MuJoCo Warp (the drop, the cube; an empty cache: ~1 min at load 3, ~7 at load 10)" \
     "$ENG_PY" -c "from ferromotion.engines._mujoco_warp import warm_tested_models; warm_tested_models()"
 step "pytest -m mujoco_warp tests/engines (MuJoCo Warp, in .venv-engines)" \
     "$ENG_PY" -m pytest tests/engines -m mujoco_warp -q -p no:cacheprovider

@@ -31,6 +31,7 @@ from ferromotion.engines import _cube, mujoco_step_function  # noqa: E402
 
 X0 = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0]
 CUBE = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
+WARP_SKIP = "MuJoCo Warp is installed only by `make warp` (tests/engines/requirements-warp.txt)"
 
 
 def _driver(timeconst: float, dt: float, t_final: float, x0=X0):
@@ -106,7 +107,7 @@ def test_a_guard_pair_per_corner_takes_both_strikes_through_mj_step_with_the_exa
 
 @pytest.mark.mujoco_warp
 def test_mujoco_warps_step_is_mujocos_to_float32() -> None:
-    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
+    pytest.importorskip("mujoco_warp", reason=WARP_SKIP)
     from ferromotion.engines._mujoco_warp import MuJoCoWarpStep
 
     xml = _cube.cube_mjcf(CUBE, 0.01, 1e-4)
@@ -135,7 +136,7 @@ def test_mujoco_warps_step_is_mujocos_to_float32() -> None:
 
 @pytest.mark.mujoco_warp
 def test_mujoco_warps_drop_gets_mujocos_verdict_through_the_driver() -> None:
-    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp is installed only in .venv-engines")
+    pytest.importorskip("mujoco_warp", reason=WARP_SKIP)
     from ferromotion.engines._mujoco import mjcf
     from ferromotion.engines._mujoco_warp import mujoco_warp_step_function
     from ferromotion.engines.conformance import conformance, fixtures

@@ -218,8 +218,8 @@ def warm_tested_models() -> None:
               ("the cube (pyramidal cone)", cube_mjcf(cube, 0.01, 2e-4)),
               ("the cube (elliptic cone)", cube_mjcf(cube, 0.01, 2e-4, option=WARP_OPTION)))
     for name, xml in models:
-        print(f"warp: {name}: first step (compiles what the cache lacks; cold, all of them: "
-              "~400 s on 2 cores under load)", flush=True)
+        print(f"warp: {name}: first step (compiles the kernels Warp's cache lacks: for all three, 48 s at "
+              "load 3, 396 s at load 9-10)", flush=True)
         t = warm(xml, progress=True)
         print(f"warp: {name}: first step {t['first_step_s']:.1f} s, next {1e3 * t['next_step_s']:.0f} ms", flush=True)
 
