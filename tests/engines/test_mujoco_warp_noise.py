@@ -29,7 +29,7 @@ X0 = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0]
 CUBE = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
 
 
-def test_warps_noise_through_a_strike_is_its_incremental_newton_path_not_float32_or_the_impedance() -> None:
+def test_warps_noise_through_a_strike_is_its_incremental_newton_path_not_its_float32_state() -> None:
     x0 = CUBE.solve(X0, _cube_noise.START).state
     by = {s.name: s for s in _cube_noise.SETTINGS}
     rows = {name: _cube_noise.noise_row(CUBE, x0, by[name], gap=False)

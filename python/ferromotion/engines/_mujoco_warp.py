@@ -32,8 +32,8 @@ step either side moves the state by the round-off alone.
 
 **Where its solver's fast path does not resolve it.** The drop through the driver gets MuJoCo's
 verdict (J within 5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) with MuJoCo's default
-pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.14-0.27 apart, against the 7.3e-3
-float32 allows): MuJoCo Warp's Newton solver with a non-elliptic cone updates its Hessian
+pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.16 and 0.27 apart after one and two
+strikes, against the 7.3e-3 float32 allows): MuJoCo Warp's Newton solver with a non-elliptic cone updates its Hessian
 incrementally and exits early, and through a corner strike that answer is ~100 times noisier than the
 float32 state itself. With that path off (the elliptic cone, the same law for a frictionless contact)
 its noise is the float32 state's and the driver answers the cube with MuJoCo's verdict
