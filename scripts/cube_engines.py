@@ -35,13 +35,17 @@ def main() -> int:
     p.add_argument("--json", help="write the rows as JSON here")
     p.add_argument("--noise", action="store_true", help="MuJoCo Warp's noise through a strike, by model setting")
     p.add_argument("--driver", action="store_true",
-                   help="only the driver rows (a guard pair per corner, timeconst 0.01 s), both horizons, both cones")
+                   help="only the driver rows (a guard pair per corner), both horizons, both cones")
+    p.add_argument("--timeconst", type=float, default=0.01,
+                   help="with --driver or --noise: the contact's time constant (s)")
+    p.add_argument("--settings",
+                   help="with --noise: only these rows (their numbers in the table, from 1, comma-separated)")
     args = p.parse_args()
     cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
     if args.noise:
-        return noise(cube, args.json)
+        return noise(cube, args.json, args.timeconst, args.settings)
     if args.driver:
-        return driver(cube, args.engines.split(","), args.json)
+        return driver(cube, args.engines.split(","), args.json, args.timeconst)
     rows = []
     start = time.perf_counter()
     for engine in args.engines.split(","):
@@ -64,8 +68,8 @@ def main() -> int:
     return 0
 
 
-def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -> int:
-    """The driver's rows on the cube (timeconst 0.01 s, DRIVER_DT), after one strike and after both,
+def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None, timeconst: float = 0.01) -> int:
+    """The driver's rows on the cube (DRIVER_DT), after one strike and after both,
     MuJoCo's and MuJoCo Warp's, on the cube's MJCF (the default pyramidal cone) and on the elliptic cone
     (_cube.WARP_OPTION; docs/engines.md, "MuJoCo Warp through the driver")."""
     rows = []
@@ -76,7 +80,7 @@ def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -
             if engine not in ("mujoco", "mujoco_warp"):
                 continue  # MJX has no step for the driver here
             for option in (None, _cube.WARP_OPTION):
-                rows.append(_cube.driver_row(cube, X0, 0.01, DRIVER_DT, doc, engine, option=option))
+                rows.append(_cube.driver_row(cube, X0, timeconst, DRIVER_DT, doc, engine, option=option))
                 print(_cube.table(rows[-1:]), flush=True)
     print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")
     if out:
@@ -85,17 +89,20 @@ def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None) -
     return 0
 
 
-def noise(cube: fm.systems.TumblingCube, out: str | None) -> int:
+def noise(cube: fm.systems.TumblingCube, out: str | None, timeconst: float = 0.01, only: str | None = None) -> int:
     """The noise table (docs/engines.md, "MuJoCo Warp's noise through a strike, located")."""
     from ferromotion.engines import _cube_noise
 
     x0 = cube.solve(X0, _cube_noise.START).state
-    print(f"from the exact flight's state at {_cube_noise.START} s; timeconst {_cube_noise.TIMECONST} s, dt "
+    settings = _cube_noise.SETTINGS
+    if only:
+        settings = tuple(settings[int(i) - 1] for i in only.split(","))
+    print(f"from the exact flight's state at {_cube_noise.START} s; timeconst {timeconst} s, dt "
           f"{_cube_noise.DT} s; flight: {_cube_noise.FLIGHT} s, strike: {_cube_noise.STRIKE} s; second differences "
           f"of omega(T) (rad/s) over starts {_cube_noise.SPACING} rad/s apart; gap at eps {_cube_noise.EPS32:.2g}")
     print(_cube_noise.HEADER, flush=True)
     start = time.perf_counter()
-    rows = _cube_noise.noise_rows(cube, x0)
+    rows = _cube_noise.noise_rows(cube, x0, settings, timeconst=timeconst)
     print(f"\n{_cube_noise.HEADER}\n" + "\n".join(_cube_noise.format_row(r) for r in rows))
     print(f"\nwhole table: {time.perf_counter() - start:.0f} s")
     if out:

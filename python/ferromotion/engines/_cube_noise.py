@@ -55,8 +55,8 @@ class Setting:
     tolerance: Optional[float] = None
     incremental: bool = True
 
-    def mjcf(self, cube: Any) -> str:
-        return _cube.cube_mjcf(cube, TIMECONST, DT, impedance=self.impedance, option=dict(self.option),
+    def mjcf(self, cube: Any, timeconst: float = TIMECONST) -> str:
+        return _cube.cube_mjcf(cube, timeconst, DT, impedance=self.impedance, option=dict(self.option),
                                flag=dict(self.flag))
 
 
@@ -173,15 +173,15 @@ def _float32_state(c: Any) -> Any:
     return step_rows
 
 
-def noise_row(cube: Any, x0: Any, setting: Setting, gap: bool = True) -> Dict[str, Any]:
+def noise_row(cube: Any, x0: Any, setting: Setting, gap: bool = True, timeconst: float = TIMECONST) -> Dict[str, Any]:
     """One setting's row: per engine route, the noise in flight and through the strike, and (``gap``)
-    the J(eps)/J(eps/2) gap."""
+    the J(eps)/J(eps/2) gap; the contact's time constant ``timeconst``."""
     import mujoco
 
     from ._mujoco_model import MuJoCoModelStep
     from ._mujoco_warp import MuJoCoWarpStep
 
-    xml = setting.mjcf(cube)
+    xml = setting.mjcf(cube, timeconst)
     horizons = (FLIGHT, STRIKE)
     row: Dict[str, Any] = {"setting": setting.name}
     start = time.perf_counter()
@@ -224,13 +224,13 @@ def _contact_counts(mujoco: Any, c: Any, w: Any, x0: Any) -> Tuple[int, int]:
     return most[0], most[1]
 
 
-def noise_rows(cube: Any, x0: Any, settings: Sequence[Setting] = SETTINGS,
-               progress: bool = True) -> List[Dict[str, Any]]:
+def noise_rows(cube: Any, x0: Any, settings: Sequence[Setting] = SETTINGS, progress: bool = True,
+               timeconst: float = TIMECONST) -> List[Dict[str, Any]]:
     """:func:`noise_row` for each setting (the first run of a setting compiles MuJoCo Warp's kernels
     it changes: seconds to a minute each)."""
     out = []
     for s in settings:
-        row = noise_row(cube, x0, s)
+        row = noise_row(cube, x0, s, timeconst=timeconst)
         out.append(row)
         if progress:
             print(format_row(row), flush=True)
