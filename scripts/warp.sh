@@ -9,8 +9,9 @@
 #   scripts/warp.sh install    install only
 #
 # It is not part of `make test` (scripts/test.sh deselects the mujoco_warp tests): the cold compile
-# and the tests together cost 2.5 min at load 3 and far more under load (docs/engines.md). ENGINES_VENV=DIR installs into another checkout's
-# engines environment (the tests and the warm-up still import this checkout's python/ first).
+# and the tests together cost 2.5 min at load 3 and far more under load (docs/engines.md).
+# ENGINES_VENV=DIR installs into another checkout's engines environment (the tests and the warm-up
+# still import this checkout's python/ first).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 

@@ -20,7 +20,7 @@ strikes are located (one guard for the box refused the second, ``TwoEventsInOneS
 :func:`driver_row` runs it for MuJoCo (float64) or MuJoCo Warp (float32 declared). MuJoCo Warp's
 runs the elliptic cone (:data:`WARP_OPTION`: the same law for this frictionless contact): with the
 default pyramidal cone its Newton solver's incremental Hessian updates made its float32 answer
-through a strike 10-50 times noisier than its float32 state, and the driver refused it
+through a strike ~100 times noisier than its float32 state at timeconst 0.01 s, and the driver refused it
 ``ProbeDependent`` (docs/engines.md).
 
 **Coordinates.** The cube's x = (c, θ, v, ω): θ a world-frame rotation vector (R = Exp(θ)),
@@ -47,8 +47,8 @@ IMPEDANCE = 0.9999
 #: (condim 1) it is the same law as the default pyramidal cone: MuJoCo's ``mj_step`` gives the same
 #: trajectory bit for bit (tests/engines/test_cube_engines.py). In MuJoCo Warp 4.0 it switches off
 #: the incremental Hessian updates of its Newton solver (``solver._use_incremental``: Newton with a
-#: non-elliptic cone), whose float32 answer through a corner strike was 10-50 times noisier than the
-#: float32 state (docs/engines.md, "MuJoCo Warp's noise through a strike, located"). MJX 3.17 does
+#: non-elliptic cone), whose float32 answer through a corner strike was ~100 times noisier than the
+#: float32 state at timeconst 0.01 s (docs/engines.md, "MuJoCo Warp's noise through a strike, located"). MJX 3.17 does
 #: not implement condim 1 with the elliptic cone, so the cube's MJCF keeps the default.
 WARP_OPTION = {"cone": "elliptic"}
 #: The cube fixture's horizons for the per-impact table: after the first strike (0.263 s) and

@@ -32,10 +32,10 @@ step either side moves the state by the round-off alone.
 
 **Where its solver's fast path does not resolve it.** The drop through the driver gets MuJoCo's
 verdict (J within 5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) with MuJoCo's default
-pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.16 and 0.27 apart after one and two
-strikes, against the 7.3e-3 float32 allows): MuJoCo Warp's Newton solver with a non-elliptic cone updates its Hessian
-incrementally and exits early, and through a corner strike that answer is ~100 times noisier than the
-float32 state itself. With that path off (the elliptic cone, the same law for a frictionless contact)
+pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.16 and 0.27 apart after one
+and two strikes, against the 7.3e-3 float32 allows): MuJoCo Warp's Newton solver with a non-elliptic
+cone updates its Hessian incrementally and exits early, and through a corner strike that answer is
+~100 times noisier than the float32 state itself. With that path off (the elliptic cone, the same law for a frictionless contact)
 its noise is the float32 state's and the driver answers the cube with MuJoCo's verdict
 (``_cube.WARP_OPTION``; docs/engines.md, "MuJoCo Warp's noise through a strike, located").
 
@@ -242,4 +242,3 @@ def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None
     guards = box.guard_rows(release)
     return StepFunction(box.step_rows, guards=guards, resets=[None] * len(guards), batch=True, precision="float32",
                         name=f"mujoco_warp model ({box.nq} qpos, {box.nv} dof, {len(box.pairs)} pairs)"), box
-
