@@ -35,9 +35,10 @@ verdict (J within 5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) wi
 pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.16 and 0.27 apart after one
 and two strikes, against the 7.3e-3 float32 allows): MuJoCo Warp's Newton solver with a non-elliptic
 cone updates its Hessian incrementally and exits early, and through a corner strike that answer is
-~100 times noisier than the float32 state itself. With that path off (the elliptic cone, the same law for a frictionless contact)
-its noise is the float32 state's and the driver answers the cube with MuJoCo's verdict
-(``_cube.WARP_OPTION``; docs/engines.md, "MuJoCo Warp's noise through a strike, located").
+~100 times noisier than the float32 state itself. With that path off (the elliptic cone, the same
+law for a frictionless contact) its noise is the float32 state's and the driver answers the cube
+with MuJoCo's verdict (``_cube.WARP_OPTION``; docs/engines.md, "MuJoCo Warp's noise through a
+strike, located").
 
 **Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``);
 :func:`warm` times it; then ~15-30 ms a step (one world or 64: Warp launches ~60 CPU kernels per
