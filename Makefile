@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 PORT ?= 8000
 
-.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines cube-engines quadruped3d clean
+.PHONY: help bootstrap wasm py lab site dist dist-test test lint bench bench-check bench-lab bench-lab-phone bench-fit bench-study fuzz mutants engines warp cube-engines quadruped3d clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  make %-10s %s\n", $$1, $$2 }'
@@ -77,8 +77,12 @@ mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD
 engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
-cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp; minutes; docs/engines.md) in .venv-engines
-	@.venv-engines/bin/python scripts/cube_engines.py
+warp: engines ## MuJoCo Warp into .venv-engines (tests/engines/requirements-warp.txt), its kernel cache warmed (cold: 1-7 min), its tests (~2 min)
+	@scripts/warp.sh
+
+cube-engines: engines ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp: installed if missing; minutes; docs/engines.md); NOISE=1: Warp's noise by setting
+	@scripts/warp.sh install
+	@.venv-engines/bin/python scripts/cube_engines.py $(if $(NOISE),--noise)
 
 quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (37 min on 2 cores at load 6-19; docs/engines.md)
 	@.venv-engines/bin/python -m ferromotion.engines.quadruped3d --out target/quadruped3d.json

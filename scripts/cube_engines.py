@@ -5,6 +5,11 @@ exact ones by the core. Run in .venv-engines: `make cube-engines` (minutes: MuJo
 minutes each).
 
     .venv-engines/bin/python scripts/cube_engines.py [--engines mujoco,mujoco_warp,mjx] [--json FILE]
+
+`--noise` prints instead where MuJoCo Warp's noise through a corner strike comes from: per model setting
+(each applied to both engines' model), second differences of ω(T) in flight and through corner 1's strike
+and the J(eps)/J(eps/2) gap, MuJoCo beside MuJoCo Warp (ferromotion.engines._cube_noise; ~3 min warm, and
+Warp compiles the kernels each setting changes on its first run).
 """
 
 from __future__ import annotations
@@ -28,8 +33,19 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--engines", default="mujoco,mujoco_warp,mjx")
     p.add_argument("--json", help="write the rows as JSON here")
+    p.add_argument("--noise", action="store_true", help="MuJoCo Warp's noise through a strike, by model setting")
+    p.add_argument("--driver", action="store_true",
+                   help="only the driver rows (a guard pair per corner), both horizons, both cones")
+    p.add_argument("--timeconst", type=float, default=0.01,
+                   help="with --driver or --noise: the contact's time constant (s)")
+    p.add_argument("--settings",
+                   help="with --noise: only these rows (their numbers in the table, from 1, comma-separated)")
     args = p.parse_args()
     cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
+    if args.noise:
+        return noise(cube, args.json, args.timeconst, args.settings)
+    if args.driver:
+        return driver(cube, args.engines.split(","), args.json, args.timeconst)
     rows = []
     start = time.perf_counter()
     for engine in args.engines.split(","):
@@ -49,6 +65,49 @@ def main() -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump([r.to_dict() for r in rows], f, indent=2)
+    return 0
+
+
+def driver(cube: fm.systems.TumblingCube, engines: list[str], out: str | None, timeconst: float = 0.01) -> int:
+    """The driver's rows on the cube (DRIVER_DT), after one strike and after both,
+    MuJoCo's and MuJoCo Warp's, on the cube's MJCF (the default pyramidal cone) and on the elliptic cone
+    (_cube.WARP_OPTION; docs/engines.md, "MuJoCo Warp through the driver")."""
+    rows = []
+    start = time.perf_counter()
+    for t_final in _cube.HORIZONS:
+        doc = _cube.horizon_fixture(cube, X0, t_final)
+        for engine in engines:
+            if engine not in ("mujoco", "mujoco_warp"):
+                continue  # MJX has no step for the driver here
+            for option in (None, _cube.WARP_OPTION):
+                rows.append(_cube.driver_row(cube, X0, timeconst, DRIVER_DT, doc, engine, option=option))
+                print(_cube.table(rows[-1:]), flush=True)
+    print(f"\n{_cube.table(rows)}\n\nwhole table: {time.perf_counter() - start:.0f} s")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump([r.to_dict() for r in rows], f, indent=2)
+    return 0
+
+
+def noise(cube: fm.systems.TumblingCube, out: str | None, timeconst: float = 0.01, only: str | None = None) -> int:
+    """The noise table (docs/engines.md, "MuJoCo Warp's noise through a strike, located")."""
+    from ferromotion.engines import _cube_noise
+
+    x0 = cube.solve(X0, _cube_noise.START).state
+    settings = _cube_noise.SETTINGS
+    if only:
+        settings = tuple(settings[int(i) - 1] for i in only.split(","))
+    print(f"from the exact flight's state at {_cube_noise.START} s; timeconst {timeconst} s, dt "
+          f"{_cube_noise.DT} s; flight: {_cube_noise.FLIGHT} s, strike: {_cube_noise.STRIKE} s; second differences "
+          f"of omega(T) (rad/s) over starts {_cube_noise.SPACING} rad/s apart; gap at eps {_cube_noise.EPS32:.2g}")
+    print(_cube_noise.HEADER, flush=True)
+    start = time.perf_counter()
+    rows = _cube_noise.noise_rows(cube, x0, settings, timeconst=timeconst)
+    print(f"\n{_cube_noise.HEADER}\n" + "\n".join(_cube_noise.format_row(r) for r in rows))
+    print(f"\nwhole table: {time.perf_counter() - start:.0f} s")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=2)
     return 0
 
 

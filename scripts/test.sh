@@ -61,8 +61,9 @@ step "pytest tests/bench_env (JAX parity, in .venv-bench)" \
 # with them, 17.7 min cold at load ~11 (Warp compiling Newton's kernels into a fresh cache, and a
 # slope test since cut from 559 s to 24 s), and the Newton/Drake tests alone 3.7 min warm.
 step "engines environment .venv-engines (scripts/engines_env.sh)" "$S/engines_env.sh"
+# MuJoCo Warp's tests are `make warp`'s (scripts/warp.sh: its cold kernel compile is minutes), not these.
 step "pytest tests/engines (MuJoCo, MJX, JAX, Newton, Drake, in .venv-engines)" \
-    "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider
+    "$ROOT/.venv-engines/bin/python" -m pytest tests/engines -q -p no:cacheprovider -m "not dist and not mujoco_warp"
 
 echo
 echo "test: all steps passed"

@@ -17,8 +17,11 @@ rows are ``timeconst`` values (smaller is stiffer); MuJoCo needs timeconst ≥ 2
 **Through the driver.** :func:`cube_step_function` gives the step one guard pair per corner
 (entry: MuJoCo's own distance at that corner, release: its contact's force argument), so both
 strikes are located (one guard for the box refused the second, ``TwoEventsInOneStep``);
-:func:`driver_row` runs it for MuJoCo (float64) or MuJoCo Warp (float32 declared; refused
-``ProbeDependent`` on this cube: its float32 contact solve is too noisy, docs/engines.md).
+:func:`driver_row` runs it for MuJoCo (float64) or MuJoCo Warp (float32 declared). MuJoCo Warp's
+runs the elliptic cone (:data:`WARP_OPTION`: the same law for this frictionless contact): with the
+default pyramidal cone its Newton solver's incremental Hessian updates made its float32 answer
+through a strike ~100 times noisier than its float32 state at timeconst 0.01 s, and the driver refused it
+``ProbeDependent`` (docs/engines.md).
 
 **Coordinates.** The cube's x = (c, θ, v, ω): θ a world-frame rotation vector (R = Exp(θ)),
 ω world-frame; its J is in tangent coordinates with a world-frame rotation δ left-multiplied
@@ -34,12 +37,20 @@ import copy
 import dataclasses
 import functools
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 #: Constant impedance (MuJoCo's largest d), as the drop's mapping.
 IMPEDANCE = 0.9999
+#: MuJoCo Warp's cube through the driver runs the elliptic cone. For this frictionless contact
+#: (condim 1) it is the same law as the default pyramidal cone: MuJoCo's ``mj_step`` gives the same
+#: trajectory bit for bit (tests/engines/test_cube_engines.py). In MuJoCo Warp 4.0 it switches off
+#: the incremental Hessian updates of its Newton solver (``solver._use_incremental``: Newton with a
+#: non-elliptic cone), whose float32 answer through a corner strike was ~100 times noisier than the
+#: float32 state at timeconst 0.01 s (docs/engines.md, "MuJoCo Warp's noise through a strike, located"). MJX 3.17 does
+#: not implement condim 1 with the elliptic cone, so the cube's MJCF keeps the default.
+WARP_OPTION = {"cone": "elliptic"}
 #: The cube fixture's horizons for the per-impact table: after the first strike (0.263 s) and
 #: before the second (0.302 s); after both (the fixture's T).
 HORIZONS = (0.28, 0.45)
@@ -64,13 +75,20 @@ def zeta_for(restitution: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def cube_mjcf(cube: Any, timeconst: float, dt: float) -> str:
-    """The cube's MJCF at ``solref = (timeconst, zeta_for(restitution))``, step dt."""
+def cube_mjcf(cube: Any, timeconst: float, dt: float, *, impedance: float = IMPEDANCE,
+              option: Optional[Dict[str, str]] = None, flag: Optional[Dict[str, str]] = None) -> str:
+    """The cube's MJCF at ``solref = (timeconst, zeta_for(restitution))``, step dt. ``option`` and
+    ``flag`` add or replace attributes of ``<option>`` and ``<option><flag>`` (``scripts/cube_engines.py
+    --noise`` varies the solver with them), ``impedance`` the constant solimp."""
     a, zeta = float(cube.half_side), zeta_for(float(cube.restitution))
-    imp = f"{IMPEDANCE!r} {IMPEDANCE!r} 0.001 0.5 2"
+    imp = f"{float(impedance)!r} {float(impedance)!r} 0.001 0.5 2"
+    opts = {"timestep": repr(float(dt)), "integrator": "Euler", "gravity": f"0 0 {-float(cube.gravity)!r}",
+            **(option or {})}
+    attrs = " ".join(f'{k}="{v}"' for k, v in opts.items())
+    flags = "<flag " + " ".join(f'{k}="{v}"' for k, v in flag.items()) + "/>" if flag else ""
     return f"""
 <mujoco model="ferromotion tumbling cube">
-  <option timestep="{dt!r}" integrator="Euler" gravity="0 0 {-float(cube.gravity)!r}"/>
+  <option {attrs}>{flags}</option>
   <default><geom condim="1" solref="{float(timeconst)!r} {zeta!r}" solimp="{imp}"/></default>
   <worldbody>
     <geom name="floor" type="plane" size="5 5 0.1"/>
@@ -284,15 +302,17 @@ class _Corners:
         return push[c] if c in push else -float(corners[c, 2])
 
 
-def cube_step_function(cube: Any, timeconst: float, dt: float, qpos: Any, engine: str = "mujoco") -> Tuple[Any, Any]:
+def cube_step_function(cube: Any, timeconst: float, dt: float, qpos: Any, engine: str = "mujoco",
+                       option: Optional[Dict[str, str]] = None) -> Tuple[Any, Any]:
     """The cube's MJCF as a :class:`ferromotion.StepFunction` with one guard pair per corner (16
     guards: entry, release per corner) and the step object: MuJoCo's ``mj_step`` (``engine=
     "mujoco"``) or MuJoCo Warp's (``"mujoco_warp"``: batched, float32 declared, each corner's
-    entry MuJoCo Warp's own contact distance where its collision makes one)."""
+    entry MuJoCo Warp's own contact distance where its collision makes one). ``option``: attributes
+    of the MJCF's ``<option>`` (:func:`cube_mjcf`)."""
     from .. import StepFunction
     from ._mujoco_model import MuJoCoModelStep
 
-    xml = cube_mjcf(cube, timeconst, dt)
+    xml = cube_mjcf(cube, timeconst, dt, option=option)
     if engine == "mujoco":
         class CubeStep(_Corners, MuJoCoModelStep):
             pass
@@ -431,7 +451,7 @@ def mujoco_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
 
 
 def driver_row(cube: Any, x0: Sequence[float], timeconst: float, dt: float, doc: Dict[str, Any],
-               engine: str = "mujoco", halve_dt: bool = False) -> CubeRow:
+               engine: str = "mujoco", halve_dt: bool = False, option: Optional[Dict[str, str]] = None) -> CubeRow:
     """The black-box driver through the engine's step (``mj_step``, or MuJoCo Warp's float32
     step), a guard pair per corner (:func:`cube_step_function`), from x0 to the horizon of
     ``doc``: J carried to the cube's tangent coordinates and judged by the core; a refusal is the
@@ -439,8 +459,10 @@ def driver_row(cube: Any, x0: Sequence[float], timeconst: float, dt: float, doc:
     from .. import FerroError, hybrid_jacobian
 
     qpos, qvel = to_mujoco(x0)
-    sys, box = cube_step_function(cube, timeconst, dt, qpos, engine)
+    sys, box = cube_step_function(cube, timeconst, dt, qpos, engine, option)
     route = "black-box driver on " + ("mj_step" if engine == "mujoco" else "mujoco_warp.step (float32)")
+    if option:
+        route += " (" + ", ".join(f"{k} {v}" for k, v in option.items()) + ")"
     start = time.perf_counter()
     try:
         s = hybrid_jacobian(sys, box.state_of(qpos, qvel), 0.0, float(doc["t_final"]), dt=dt, halve_dt=halve_dt,
@@ -459,7 +481,8 @@ def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
     """MuJoCo Warp (CPU, float32) on the cube: central differences of its own float32 loop, the
     25 probe runs as 25 worlds of one loop (probe h = 1e-3, far above float32's rounding); it
     has no gradient of its own. With ``driver_dt``, the black-box driver through its float32
-    step at that step (:func:`driver_row`): the gradient it lacks."""
+    step at that step with the elliptic cone (:data:`WARP_OPTION`; :func:`driver_row`): the gradient
+    it lacks."""
     from ._mujoco_warp import MuJoCoWarpStep
 
     box = MuJoCoWarpStep(cube_mjcf(cube, timeconst, dt))
@@ -473,7 +496,7 @@ def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
         out.append(judge("mujoco_warp", f"own f32 map, differences h = {h:g}", timeconst, dt, docs[t_final], x, jac,
                          wall))
         if driver_dt is not None:
-            out.append(driver_row(cube, x0, timeconst, driver_dt, docs[t_final], "mujoco_warp"))
+            out.append(driver_row(cube, x0, timeconst, driver_dt, docs[t_final], "mujoco_warp", option=WARP_OPTION))
     return out
 
 

@@ -30,11 +30,15 @@ contact's damping force times dt in the located map.) The release is MuJoCo's (t
 force's argument before the clamp): the force is continuous there, so float32's decision one
 step either side moves the state by the round-off alone.
 
-**Where float32 does not resolve it.** The drop through the driver gets MuJoCo's verdict (J within
-5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) is refused ``ProbeDependent`` (J(eps)
-and J(eps/2) 0.16 apart after one strike, against the 7.3e-3 float32 allows): MuJoCo Warp's contact
-solve at impedance 0.9999 is ill-conditioned in float32, its own map's second differences through
-a strike 1e-3 in ω against MuJoCo's 1e-9 (docs/engines.md).
+**Where its solver's fast path does not resolve it.** The drop through the driver gets MuJoCo's
+verdict (J within 5e-4 of MuJoCo's). The tumbling cube (``engines/_cube.py``) with MuJoCo's default
+pyramidal cone is refused ``ProbeDependent`` (J(eps) and J(eps/2) 0.16 and 0.27 apart after one
+and two strikes, against the 7.3e-3 float32 allows): MuJoCo Warp's Newton solver with a non-elliptic
+cone updates its Hessian incrementally and exits early, and through a corner strike that answer is
+~100 times noisier than the float32 state itself. With that path off (the elliptic cone, the same
+law for a frictionless contact) its noise is the float32 state's and the driver answers the cube
+with MuJoCo's verdict (``_cube.WARP_OPTION``; docs/engines.md, "MuJoCo Warp's noise through a
+strike, located").
 
 **Compile.** The first ``mujoco_warp.step`` compiles Warp's CPU kernels (``~/.cache/warp``);
 :func:`warm` times it; then ~15-30 ms a step (one world or 64: Warp launches ~60 CPU kernels per
@@ -171,17 +175,54 @@ class MuJoCoWarpStep(MuJoCoModelStep):
         return out
 
 
-def warm(model: Any) -> Dict[str, float]:
-    """Compile (or load from Warp's cache) the kernels ``mujoco_warp.step`` needs for ``model``:
-    the seconds taken by the first step and by the next."""
+def warm(model: Any, progress: bool = False) -> Dict[str, float]:
+    """Compile (or load from Warp's cache) the kernels ``mujoco_warp.step`` and its collision need
+    for ``model``: the seconds taken by the first step and by the next. With ``progress``, every
+    30 s of the first step prints the time so far and the kernel cache's entry count."""
+    import threading
+
     box = MuJoCoWarpStep(model)
     x = np.zeros(box.dim)
+    cache = str(box._wp.config.kernel_cache_dir or "")
+    done = threading.Event()
+
+    def beat() -> None:
+        import os
+
+        while not done.wait(30.0):
+            count = len(os.listdir(cache)) if cache and os.path.isdir(cache) else 0
+            print(f"  ... {time.perf_counter() - start:.0f} s, {count} entries in {cache}", flush=True)
+
     start = time.perf_counter()
-    box.step(x, float(box.model.opt.timestep))
+    if progress:
+        threading.Thread(target=beat, daemon=True).start()
+    try:
+        box.step(x, float(box.model.opt.timestep))
+        box.contacts(x[None, :])
+    finally:
+        done.set()
     first = time.perf_counter() - start
     start = time.perf_counter()
     box.step(x, float(box.model.opt.timestep))
     return {"first_step_s": first, "next_step_s": time.perf_counter() - start}
+
+
+def warm_tested_models() -> None:
+    """``make warp``'s warm-up (scripts/warp.sh): :func:`warm` the models the MuJoCo Warp
+    tests step (the drop's; the cube's, both cones), printing each as it starts and its times."""
+    from .. import Drop, systems
+    from ._cube import WARP_OPTION, cube_mjcf
+    from ._mujoco import mjcf
+
+    cube = systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
+    models = (("the drop (k = 1e4 N/m, dt = 1e-3 s)", mjcf(Drop(), 1e4, 1e-3)),
+              ("the cube (pyramidal cone)", cube_mjcf(cube, 0.01, 2e-4)),
+              ("the cube (elliptic cone)", cube_mjcf(cube, 0.01, 2e-4, option=WARP_OPTION)))
+    for name, xml in models:
+        print(f"warp: {name}: first step (compiles the kernels Warp's cache lacks: for all three, 48 s at "
+              "load 3, 396 s at load 9-10)", flush=True)
+        t = warm(xml, progress=True)
+        print(f"warp: {name}: first step {t['first_step_s']:.1f} s, next {1e3 * t['next_step_s']:.0f} ms", flush=True)
 
 
 def mujoco_warp_step_function(model: Any, qpos: Optional[Sequence[float]] = None, *,
