@@ -5,10 +5,11 @@ exact ones by the core. Run in .venv-engines: `make cube-engines` (minutes: MuJo
 minutes each).
 
 Newton and Drake (``--engines newton,drake``; ``drake`` is drake-tamsi and drake-sap) run at the
-stiffnesses ``FORCE_STIFFNESS`` (N/m), their damping bisected on their own first rebound
+settings ``FORCE_SETTINGS`` (k N/m, dt s), their damping bisected on their own first rebound
 (``engines/_cube_force.py``), the black-box driver on their same step where ``FORCE_DRIVER`` says.
 
-    .venv-engines/bin/python scripts/cube_engines.py [--engines mujoco,mujoco_warp,mjx,newton,drake] [--json FILE]
+    .venv-engines/bin/python scripts/cube_engines.py [--engines mujoco,mujoco_warp,mjx,newton,drake]
+        [--no-driver] [--json FILE]
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ X0 = [0.0, 0.0, 0.5, 0.5, 0.3, 0.2, 0.2, 0.0, 0.0, 2.0, 1.0, -1.0]
 STIFFNESS = ((0.01, 1e-4), (0.002, 1e-4), (0.0005, 1e-4))
 #: The black-box driver's step through mj_step and MuJoCo Warp's step (a guard pair per corner).
 DRIVER_DT = 2e-4
-#: Newton's and Drake's contact stiffness k (N/m), all at their step dt (s).
-FORCE_STIFFNESS = (1e5, 1e6, 1e7)
-FORCE_DT = _cube_force.DT
-#: (engine, k) whose black-box driver rows are run (on the engine's own step at FORCE_DT).
+#: Newton's and Drake's (contact stiffness k N/m, step dt s): at k = 1e7 a step of 1e-4 s leaves Newton's
+#: explicit damping no setting with e = 0.5 at the first strike (it overshoots), so the step shrinks.
+FORCE_SETTINGS = ((1e5, 1e-4), (1e6, 1e-4), (1e7, 2.5e-5))
+#: (engine, k) whose black-box driver rows are run (on the engine's own step, at its dt).
 FORCE_DRIVER = {("newton", 1e5), ("newton", 1e6), ("drake-tamsi", 1e5), ("drake-sap", 1e5)}
 
 
@@ -40,8 +41,8 @@ def _log(message: str) -> None:
 def force_rows(engine: str, driver: bool) -> list:
     cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
     out = []
-    for k in FORCE_STIFFNESS:
-        got = _cube_force.force_rows(engine, cube, X0, k, FORCE_DT, progress=_log,
+    for k, dt in FORCE_SETTINGS:
+        got = _cube_force.force_rows(engine, cube, X0, k, dt, progress=_log,
                                      driver=driver and (engine, k) in FORCE_DRIVER)
         print(_cube.table(got), flush=True)
         out.extend(got)
@@ -50,14 +51,15 @@ def force_rows(engine: str, driver: bool) -> list:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--engines", default="mujoco,mujoco_warp,mjx")
+    p.add_argument("--engines", default="mujoco,mujoco_warp,mjx,newton,drake")
     p.add_argument("--json", help="write the rows as JSON here")
     p.add_argument("--no-driver", action="store_true", help="Newton and Drake: their own gradients only")
     args = p.parse_args()
     cube = fm.systems.TumblingCube(half_side=0.1, mass=1.0, restitution=0.5)
     rows = []
     start = time.perf_counter()
-    engines = [e for name in args.engines.split(",") for e in (("drake-tamsi", "drake-sap") if name == "drake" else (name,))]
+    engines = [e for name in args.engines.split(",")
+               for e in (("drake-tamsi", "drake-sap") if name == "drake" else (name,))]
     for engine in engines:
         if engine in _cube_force.ENGINES:
             engine_start = time.perf_counter()

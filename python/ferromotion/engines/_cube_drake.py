@@ -24,7 +24,7 @@ from typing import Any, Dict, Tuple
 import numpy as np
 
 from . import _cube
-from ._cube_force import quat_of, tangent_in, tangent_out, theta_of
+from ._rotations import quat_of, tangent_in, tangent_out, theta_of
 
 #: The corner spheres' radius (m); the ground half-space is lowered by it.
 R_S = 1e-3
@@ -118,7 +118,8 @@ class DrakeCube:
             out.append(_cube_x(self.plant.GetPositionsAndVelocities(pc)))
         return np.array(out)
 
-    def gradient(self, x0: Any, horizons: Any, progress: Any = None) -> Dict[float, Tuple[np.ndarray, np.ndarray, float]]:
+    def gradient(self, x0: Any, horizons: Any,
+                 progress: Any = None) -> Dict[float, Tuple[np.ndarray, np.ndarray, float]]:
         """Per horizon: (x(T), J, wall s), J the engine's own: ``Simulator_[AutoDiffXd]`` from x0
         with the 12 derivatives of the cube's tangent coordinates seeded through the chart, read
         back through the chart at x(T). One forward-mode run through every horizon."""

@@ -10,17 +10,22 @@ from the centre, I = 2/3·m·a² the cube's isotropic inertia), so the damping r
 stiff-limit restitution, is kd/(2·sqrt(k·m_eff)). Drake's TAMSI (Hunt–Crossley) restitution depends
 on d_hc·u instead (u the corner's normal impact speed), not on the mass. The fixture's corners
 strike with m_eff 0.607 kg then 0.401 kg and u 2.50 then 3.03 m/s: one setting cannot realise e =
-0.5 at both strikes. Each engine's damping is therefore chosen for the **first** strike (closed
-form, from the exact flight's state just before it: :func:`strikes`), the second's realised
-restitution is predicted (:func:`law_restitutions`) and measured on the engine's own rollout
-(:func:`realised_restitutions`).
+0.5 at both strikes. Each engine's damping is therefore chosen for the **first** strike: its law's
+closed form (:func:`setting_for`, from the exact flight's state just before it: :func:`strikes`)
+is the stiff limit only, so the damping is bisected on the engine's own rebound there
+(:func:`tune`); the second strike's restitution is the law's stiff limit for its corner
+(:func:`law_restitutions`) and is measured on the engine's own rollout from x0
+(:func:`realised_restitutions`, from the impulse). Past the second strike each row is judged
+twice: against the exact J (e = 0.5 at both) and against the rigid J at the e the engine
+realised there (:func:`realised_law_fixture`): what is left is the gradient's own error.
 
 **Coordinates.** The cube's x = (c, θ, v, ω): θ a world-frame rotation vector, ω world-frame; its J
 in tangent coordinates with a world-frame rotation δ left-multiplied (R' = Exp(δ)·R), as
 ``_cube.to_cube_tangent`` documents. Newton's body holds (p, quaternion xyzw) and (v, ω) in the
 world frame; Drake's quaternion floating body (quaternion wxyz, p) and (ω, v) in the world frame.
-Each engine's own gradient is seeded on the engine's raw coordinates through :func:`tangent_in`
-(δ → d quaternion) and read back through :func:`tangent_out` (d quaternion → δ).
+Each engine's own gradient is seeded on the engine's raw coordinates through
+``_rotations.tangent_in`` (δ → d quaternion) and read back through ``_rotations.tangent_out``
+(d quaternion → δ).
 """
 
 from __future__ import annotations
@@ -32,47 +37,6 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from . import _cube
-
-#: Stiffnesses (N/m) of the rows: stiff (a contact of ~4 ms at the first corner), then stiffer.
-STIFFNESS = (1e5, 1e6, 1e7)
-#: The engines' step (s): Newton's explicit step is stable to k = 1e7 at the lighter corner.
-DT = 1e-4
-
-
-# -- rotations and the tangent charts ----------------------------------------------------------
-def qmul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Hamilton product of quaternions (w, x, y, z)."""
-    return np.array([p[0] * q[0] - p[1:] @ q[1:], *(p[0] * q[1:] + q[0] * p[1:] + np.cross(p[1:], q[1:]))])
-
-
-def quat_of(theta: Any) -> np.ndarray:
-    """The unit quaternion (w, x, y, z) of the rotation vector θ."""
-    theta = np.asarray(theta, dtype=float)
-    angle = float(np.linalg.norm(theta))
-    if angle == 0.0:
-        return np.array([1.0, 0.0, 0.0, 0.0])
-    return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * theta / angle])
-
-
-def theta_of(q: Any) -> np.ndarray:
-    """The rotation vector of the quaternion q (w, x, y, z), normalised first."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q) * (1.0 if q[0] >= 0 else -1.0)
-    s = float(np.linalg.norm(q[1:]))
-    if s == 0.0:
-        return np.zeros(3)
-    return 2.0 * math.atan2(s, q[0]) * q[1:] / s
-
-
-def tangent_in(q: np.ndarray) -> np.ndarray:
-    """(4, 3): d quaternion (w, x, y, z) / d δ at δ = 0 for q' = exp(δ/2) ⊗ q (a world-frame turn)."""
-    return np.stack([qmul(np.concatenate([[0.0], 0.5 * e]), q) for e in np.eye(3)], axis=1)
-
-
-def tangent_out(q: np.ndarray) -> np.ndarray:
-    """(3, 4): d δ / d quaternion at q, δ = 2·vec(q' ⊗ q̄) (the world-frame turn from q to q')."""
-    conj = q * np.array([1.0, -1.0, -1.0, -1.0])
-    return np.stack([2.0 * qmul(e, conj)[1:] for e in np.eye(4)], axis=1)
 
 
 # -- the strikes and the laws' restitution -------------------------------------------------------
@@ -253,7 +217,8 @@ def tune(runner: Runner, x0: Any, first: Strike, iters: int = 30) -> Dict[str, f
     restitution, each trial from the engine's own state on its own time grid ~13 ms before the strike
     (its run from x0 is flight until then): its law's closed form (:func:`setting_for`) misses it at
     finite stiffness and step, and the rebound depends on where touchdown falls between two steps
-    (the force jumps there). Returns the setting; the runner keeps it."""
+    (the force jumps there). Returns the setting (the runner keeps it) with ``closed_form_e``, the
+    rebound the closed form's damping gives there."""
     target = float(runner.cube.restitution)
     knob = KNOB[runner.engine]
     base = setting_for(runner.engine, runner.cube, runner.setting["k"], first)
@@ -263,6 +228,7 @@ def tune(runner: Runner, x0: Any, first: Strike, iters: int = 30) -> Dict[str, f
         runner.retune({**base, knob: value})
         return first_rebound(runner, start, first.corner)
 
+    closed = rebound(base[knob])
     lo, hi = 0.0, 4.0 * base[knob]
     if rebound(hi) > target or rebound(lo) < target:
         raise RuntimeError(f"{runner.engine}: no damping in [0, {hi:.4g}] gives e = {target} at the first strike")
@@ -273,7 +239,7 @@ def tune(runner: Runner, x0: Any, first: Strike, iters: int = 30) -> Dict[str, f
         else:
             hi = mid
     runner.retune({**base, knob: 0.5 * (lo + hi)})
-    return runner.setting
+    return {**runner.setting, "closed_form_e": closed}
 
 
 def restitution_note(realised: Sequence[Tuple[int, float]], law: Sequence[float], hits: Sequence[Strike]) -> str:
@@ -339,12 +305,15 @@ def force_rows(engine: str, cube: Any, x0: Sequence[float], k: float, dt: float,
                  f"rebound ({time.perf_counter() - start:.0f} s)")
     realised = realised_restitutions(runner.trajectory(x0, max(horizons)), cube, dt)
     note = restitution_note(realised, law_restitutions(engine, setting_for(engine, cube, k, hits[0]), hits), hits)
-    note += f"; {KNOB[engine]} {setting[KNOB[engine]]:.4g}"
+    note += (f"; {KNOB[engine]} {setting[KNOB[engine]]:.4g} (the closed form's "
+             f"{setting_for(engine, cube, k, hits[0])[KNOB[engine]]:.4g} gives c{hits[0].corner} "
+             f"{setting['closed_form_e']:.3f})")
     out = []
     for t_final, (x, jac, wall) in sorted(runner.gradient(x0, horizons, progress).items()):
         doc = _cube.horizon_fixture(cube, x0, t_final)
         row = _cube.judge(engine, ROUTES[engine], k, dt, doc, x, jac, wall)
-        out.append(dataclasses.replace(row, note=note + realised_law_note(engine, cube, x0, hits, realised, row, x, jac)))
+        more = realised_law_note(engine, cube, x0, hits, realised, row, x, jac)
+        out.append(dataclasses.replace(row, note=note + more))
         if driver:
             got, x, jac = driver_row(engine, cube, x0, setting, dt, doc, progress)
             more = "" if x is None else realised_law_note(engine, cube, x0, hits, realised, got, x, jac)

@@ -24,14 +24,12 @@ semi-implicit Euler, the quaternion advanced by ``q + dt/2·ω⊗q`` and normali
 
 from __future__ import annotations
 
-import functools
-import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _cube
-from ._cube_force import quat_of, tangent_in, tangent_out, theta_of
+from ._rotations import quat_of, tangent_in, tangent_out, theta_of
 
 #: The corner spheres' radius (m); the ground plane is lowered by it.
 R_S = 1e-3
