@@ -31,7 +31,7 @@ DRIVER_DT = 2e-4
 #: explicit damping no setting with e = 0.5 at the first strike (it overshoots), so the step shrinks.
 FORCE_SETTINGS = ((1e5, 1e-4), (1e6, 1e-4), (1e7, 2.5e-5))
 #: (engine, k) whose black-box driver rows are run (on the engine's own step, at its dt).
-FORCE_DRIVER = {("newton", 1e5), ("newton", 1e6), ("drake-tamsi", 1e5), ("drake-sap", 1e5)}
+FORCE_DRIVER = {("newton", 1e5), ("newton", 1e6), ("drake-tamsi", 1e5), ("drake-sap", 1e5), ("drake-sap", 1e6)}
 
 
 def _log(message: str) -> None:

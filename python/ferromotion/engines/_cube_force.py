@@ -269,7 +269,7 @@ def realised_law_fixture(cube: Any, x0: Sequence[float], hits: Sequence[Strike],
     return doc
 
 
-def realised_law_note(engine: str, cube: Any, x0: Sequence[float], hits: Sequence[Strike],
+def realised_law_note(cube: Any, x0: Sequence[float], hits: Sequence[Strike],
                       realised: Sequence[Tuple[int, float]], row: Any, x: Any, jac: Any) -> str:
     """For a row past the second strike: the core's judgement of (x, J) against the rigid answer at
     the restitution the engine realised there (:func:`realised_law_fixture`), as a note."""
@@ -312,11 +312,11 @@ def force_rows(engine: str, cube: Any, x0: Sequence[float], k: float, dt: float,
     for t_final, (x, jac, wall) in sorted(runner.gradient(x0, horizons, progress).items()):
         doc = _cube.horizon_fixture(cube, x0, t_final)
         row = _cube.judge(engine, ROUTES[engine], k, dt, doc, x, jac, wall)
-        more = realised_law_note(engine, cube, x0, hits, realised, row, x, jac)
+        more = realised_law_note(cube, x0, hits, realised, row, x, jac)
         out.append(dataclasses.replace(row, note=note + more))
         if driver:
             got, x, jac = driver_row(engine, cube, x0, setting, dt, doc, progress)
-            more = "" if x is None else realised_law_note(engine, cube, x0, hits, realised, got, x, jac)
+            more = "" if x is None else realised_law_note(cube, x0, hits, realised, got, x, jac)
             out.append(dataclasses.replace(got, note=note + more))
     return out
 

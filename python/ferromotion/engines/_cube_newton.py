@@ -1,5 +1,5 @@
-"""The tumbling cube in Newton (``SolverSemiImplicit``, CPU, float32): the model, its own rollouts
-(a world per start), its own gradient by ``wp.Tape``, and its step for the black-box driver with a
+"""The tumbling cube in Newton (``SolverSemiImplicit``, CPU, float32): the model, its own rollout,
+its own gradient by ``wp.Tape``, and its step for the black-box driver with a
 guard pair per corner.
 
 **The model.** One free body per world: a box shape of the cube's half side with density m/(2a)³
@@ -24,7 +24,7 @@ semi-implicit Euler, the quaternion advanced by ``q + dt/2·ω⊗q`` and normali
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -136,22 +136,6 @@ class NewtonCube:
             if record is not None:
                 record.append((b.body_q.numpy().copy(), b.body_qd.numpy().copy()))
         return states[n] if grad else states[n % 2]
-
-    def rollouts(self, starts: Any, horizons: Sequence[float], dt: float) -> Dict[float, np.ndarray]:
-        """(m, 12) cube states at each horizon of Newton's own loop from m starts (a world each)."""
-        starts = np.asarray(starts, dtype=float).reshape(-1, 12)
-        raw = [_raw(x) for x in starts]
-        states = self._states(0, False)
-        self._assign(states[0], self._pad(np.array([r[0] for r in raw])), self._pad(np.array([r[1] for r in raw])))
-        out, done = {}, 0
-        for t_final in sorted(horizons):
-            n = round(t_final / dt) - done
-            last = self._run(states, n, dt)
-            states = [last, states[1] if last is states[0] else states[0]]
-            done += n
-            q, qd = states[0].body_q.numpy(), states[0].body_qd.numpy()
-            out[t_final] = np.array([_cube_x(q[i], qd[i]) for i in range(len(starts))])
-        return out
 
     def trajectory(self, x0: Any, t_final: float, dt: float) -> np.ndarray:
         """(n + 1, 12): the cube's state at every step of Newton's loop from x0 (world 0)."""
