@@ -77,7 +77,7 @@ mutants: ## cargo-mutants over the physics modules (hours in full; MUTANTS_SHARD
 engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_TORCH=1 adds PyTorch) for `ferromotion audit --engine`
 	@scripts/engines_env.sh
 
-cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp, Newton, Drake; ~50 min; docs/engines.md) in .venv-engines
+cube-engines: ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp, Newton, Drake; ~1 h; docs/engines.md) in .venv-engines
 	@.venv-engines/bin/python scripts/cube_engines.py
 
 quadruped3d: engines ## dm_control's 3-D quadruped, per touchdown: MJX jacfwd, MuJoCo differences, the black-box driver (37 min on 2 cores at load 6-19; docs/engines.md)
