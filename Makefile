@@ -80,7 +80,7 @@ engines: ## build .venv-engines (MuJoCo, MJX, JAX, Newton/Warp, Drake; ENGINES_T
 warp: engines ## MuJoCo Warp into .venv-engines (tests/engines/requirements-warp.txt), its kernel cache warmed (cold: 1-7 min), its tests (~2 min)
 	@scripts/warp.sh
 
-cube-engines: engines ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp: installed if missing; minutes; docs/engines.md); NOISE=1: Warp's noise by setting
+cube-engines: engines ## the tumbling cube's engines table (MuJoCo, MJX, MuJoCo Warp: installed if missing, Newton, Drake; ~1 h; docs/engines.md); NOISE=1: Warp's noise by setting
 	@scripts/warp.sh install
 	@.venv-engines/bin/python scripts/cube_engines.py $(if $(NOISE),--noise)
 

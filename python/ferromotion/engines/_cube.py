@@ -381,6 +381,8 @@ class CubeRow:
 
     engine: str
     route: str
+    #: The contact's setting: MuJoCo's ``timeconst`` (s) for MuJoCo, MJX and MuJoCo Warp; the
+    #: stiffness k (N/m) for Newton and Drake (``_cube_force``).
     timeconst: float
     dt: float
     horizon: float
@@ -397,6 +399,8 @@ class CubeRow:
     events: Optional[int] = None
     jacobian: Optional[List[List[float]]] = None
     resolution: Optional[Dict[str, float]] = None
+    #: Newton's and Drake's rows: the restitution the engine realised at each strike, and its law's.
+    note: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
@@ -501,13 +505,14 @@ def warp_rows(cube: Any, x0: Sequence[float], timeconst: float, dt: float,
 
 
 def table(rows: Sequence[CubeRow]) -> str:
-    """The rows as the docs print them."""
-    lines = [f"{'engine':<12} {'route':<34} {'timeconst':>9} {'dt':>7} {'T':>5} {'hits':>4} {'state err':>9} "
+    """The rows as the docs print them (setting: timeconst s for the MuJoCo family, k N/m for Newton
+    and Drake)."""
+    lines = [f"{'engine':<12} {'route':<34} {'setting':>9} {'dt':>7} {'T':>5} {'hits':>4} {'state err':>9} "
              f"{'grad err':>9} {'key':>10} {'exact key':>9} {'signs':>5} {'wall s':>6}  verdict"]
     for r in rows:
         lines.append(f"{r.engine:<12} {r.route:<34} {r.timeconst:9.1e} {r.dt:7.0e} {r.horizon:5.2f} {r.strikes:4d} "
                      f"{r.state_error:9.2e} {r.gradient_error:9.2e} {r.key:10.4g} {r.key_exact:9.4g} "
-                     f"{r.large_signs_right:5.2f} {r.wall_s:6.1f}  {r.verdict}")
+                     f"{r.large_signs_right:5.2f} {r.wall_s:6.1f}  {r.verdict}" + (f"  [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 
 
