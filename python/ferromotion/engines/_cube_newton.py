@@ -177,11 +177,13 @@ def _corner_distance_kernel() -> Any:
     driver's "in contact" is Newton's own."""
     import warp as wp
 
+    # Warp reads a kernel's argument types from these annotations (calls, which mypy cannot read).
     @wp.kernel
-    def corner_distance(body_q: wp.array(dtype=wp.transform), shape_body: wp.array(dtype=int),
-                        point0: wp.array(dtype=wp.vec3), point1: wp.array(dtype=wp.vec3),
-                        normal: wp.array(dtype=wp.vec3), shape1: wp.array(dtype=int),
-                        margin1: wp.array(dtype=float), out: wp.array(dtype=float)):
+    def corner_distance(body_q: wp.array(dtype=wp.transform),  # type: ignore[valid-type, no-untyped-def]
+                        shape_body: wp.array(dtype=int),  # type: ignore[valid-type]
+                        point0: wp.array(dtype=wp.vec3), point1: wp.array(dtype=wp.vec3),  # type: ignore[valid-type]
+                        normal: wp.array(dtype=wp.vec3), shape1: wp.array(dtype=int),  # type: ignore[valid-type]
+                        margin1: wp.array(dtype=float), out: wp.array(dtype=float)):  # type: ignore[valid-type]
         tid = wp.tid()
         n = -normal[tid]
         bx_a = point0[tid]

@@ -138,7 +138,7 @@ def _second(omega: np.ndarray) -> float:
 def _measures(box: Any, ends: Dict[float, np.ndarray], sizes: np.ndarray) -> Dict[str, float]:
     """Second-difference noise of world ω(T) in flight and through the strike, and the gap of J(eps)
     and J(eps/2) (central differences in MuJoCo's chart) through the strike."""
-    out = {}
+    out: Dict[str, Any] = {}
     for name, t in (("flight", FLIGHT), ("strike", STRIKE)):
         out[name] = _second(np.array([_cube.from_mujoco(box.qpos(r), r[6:12])[9:12] for r in ends[t][:6]]))
     e = ends[STRIKE]
@@ -192,7 +192,7 @@ def noise_row(cube: Any, x0: Any, setting: Setting, gap: bool = True, timeconst:
     row["mujoco"] = _measures(c, _chain(c.step_rows, X, horizons), sizes)
     row["mujoco_f32_state"] = _measures(c, _chain(_float32_state(c), X, horizons), sizes)
     with _incremental(setting.incremental):
-        w = MuJoCoWarpStep(xml, qpos_ref=c.qpos_ref)
+        w = MuJoCoWarpStep(xml, qpos_ref=list(c.qpos_ref))
         w._wmodel.opt.warn_overflow = 0  # the iteration-limit warning at tolerance 0 (a compile-time switch)
         if setting.tolerance is not None:
             w._wmodel.opt.tolerance.fill_(setting.tolerance)
